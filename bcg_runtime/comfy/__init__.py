@@ -1,0 +1,1 @@
+"""ComfyUI glue for the BCG runtime; every ComfyUI import in this package is lazy (inside functions)."""

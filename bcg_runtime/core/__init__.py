@@ -1,0 +1,29 @@
+"""Breakable CUDA graph runtime core: plain torch, no ComfyUI import.
+
+- :mod:`.breaks`   the break-point API used from code under capture
+- :mod:`.graph`    BreakableGraph: segments and eager breaks of one call
+- :mod:`.runner`   GraphRunner: key, static buffers, replay, eager fallback with a reason
+- :mod:`.trees`    argument/output trees: keys, static buffers, clones, bridge copies
+- :mod:`.backends` CUDA graphs; :mod:`.cpu_graph` the CPU stand-in used by the unit tests
+- :mod:`.stats`    counters a UI can show
+"""
+
+from .breaks import breakable, graph_break, is_capturing
+from .graph import BreakableGraph, BreakRecord, SegmentLimitExceeded
+from .runner import CaptureResult, CaptureStatus, GraphRunner, RunnerLimits
+from .stats import RunnerStats, summarize_run
+
+__all__ = [
+    "BreakRecord",
+    "BreakableGraph",
+    "CaptureResult",
+    "CaptureStatus",
+    "GraphRunner",
+    "RunnerLimits",
+    "RunnerStats",
+    "SegmentLimitExceeded",
+    "breakable",
+    "graph_break",
+    "is_capturing",
+    "summarize_run",
+]

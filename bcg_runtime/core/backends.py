@@ -1,0 +1,106 @@
+"""Graph backends: what a segment is made of.
+
+A backend supplies graphs with the ``torch.cuda.CUDAGraph`` surface (``capture_begin``,
+``capture_end``, ``replay``, ``reset``), memory pools, a capture stream and memory accounting.
+:class:`CudaGraphBackend` is the real thing; :class:`bcg_runtime.core.cpu_graph.RecordingBackend`
+is a CPU stand-in with the same dangerous property (replay touches recorded storages only), so the
+runner's logic can be tested where there is no GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from typing import Any, Iterator, Protocol
+
+import torch
+
+
+class GraphBackend(Protocol):
+    """The operations :class:`~bcg_runtime.core.graph.BreakableGraph` needs from a graph system."""
+
+    #: ``torch.device.type`` of the tensors this backend can capture.
+    device_type: str
+
+    def new_pool(self, device: torch.device) -> Any: ...
+
+    def new_graph(self) -> Any: ...
+
+    def begin_segment(self, graph: Any, pool: Any) -> None: ...
+
+    def end_segment(self, graph: Any) -> bool:
+        """End capture; return False when the segment recorded no work (it is then dropped)."""
+
+    def capture_stream(self, device: torch.device) -> contextlib.AbstractContextManager: ...
+
+    def synchronize(self, device: torch.device) -> None: ...
+
+    def pool_bytes(self, pool: Any, device: torch.device) -> int: ...
+
+
+class CudaGraphBackend:
+    """Segments are ``torch.cuda.CUDAGraph`` objects captured on a side stream, replayed on the
+    caller's current stream (``CUDAGraph.replay`` launches there, so input copies, segments, eager
+    breaks and output clones are stream-ordered without extra waits)."""
+
+    device_type = "cuda"
+
+    def __init__(self) -> None:
+        self._streams: dict[int, torch.cuda.Stream] = {}
+
+    def new_pool(self, device: torch.device) -> Any:
+        with torch.cuda.device(device):
+            return torch.cuda.graph_pool_handle()
+
+    def new_graph(self) -> torch.cuda.CUDAGraph:
+        return torch.cuda.CUDAGraph()
+
+    def begin_segment(self, graph: torch.cuda.CUDAGraph, pool: Any) -> None:
+        # thread_local: ComfyUI serves HTTP and previews from other threads; their CUDA calls must
+        # neither invalidate our capture nor be invalidated by it.
+        graph.capture_begin(pool=pool, capture_error_mode="thread_local")
+
+    def end_segment(self, graph: torch.cuda.CUDAGraph) -> bool:
+        # An empty capture (two breaks back to back) instantiates nothing and cannot replay;
+        # torch reports it only as a warning, which is the exact signal we need.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            graph.capture_end()
+        return not any("CUDA Graph is empty" in str(w.message) for w in caught)
+
+    @contextlib.contextmanager
+    def capture_stream(self, device: torch.device) -> Iterator[None]:
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        stream = self._streams.get(index)
+        if stream is None:
+            stream = self._streams[index] = torch.cuda.Stream(device=index)
+        caller = torch.cuda.current_stream(index)
+        stream.wait_stream(caller)
+        try:
+            with torch.cuda.stream(stream):
+                yield
+        finally:
+            caller.wait_stream(stream)
+
+    def synchronize(self, device: torch.device) -> None:
+        torch.cuda.synchronize(device)
+
+    def pool_bytes(self, pool: Any, device: torch.device) -> int:
+        """Bytes the caching allocator holds in ``pool`` (segments tagged with its id)."""
+        try:
+            snapshot = torch.cuda.memory._snapshot(device)
+        except Exception:  # snapshot is best-effort accounting, never a reason to fail a capture
+            return 0
+        wanted = tuple(pool)
+        return sum(
+            seg.get("total_size", 0)
+            for seg in snapshot.get("segments", [])
+            if tuple(seg.get("segment_pool_id", ())) == wanted
+        )
+
+
+def backend_for(device: torch.device) -> GraphBackend | None:
+    """The real backend for a device, or ``None`` where graphs cannot be captured."""
+    if device.type == "cuda" and torch.cuda.is_available():
+        return CudaGraphBackend()
+    return None

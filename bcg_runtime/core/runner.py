@@ -1,0 +1,362 @@
+"""GraphRunner: key a call, replay its captured graph, or run it eagerly and say why.
+
+Dispatch (:meth:`GraphRunner.__call__`) never captures. Capture happens only when asked
+(:meth:`GraphRunner.capture`, driven by a warm-up), so a user's sampling step never pays for a
+capture it did not plan. Every call that does not replay runs the callable eagerly on the live
+arguments and is counted under its reason in :attr:`GraphRunner.stats`.
+
+Keys. A call's key is the structure of its arguments (containers, constants, and shape, stride,
+dtype and device of every tensor), the names of its opaque arguments, and ``key_extra``: anything
+else the caller knows changes the computation. Opaque arguments (``opaque=("transformer_options",)``)
+are passed to the callable as they are at capture and are not part of the key: the caller vouches
+that ``key_extra`` describes whatever in them matters. Any other object in the arguments makes the
+call a miss with reason ``unkeyable argument``, never a wrong replay.
+
+Replay. Tensor leaves are copied into the entry's static buffers on the current stream, the
+schedule replays, and the output tree is cloned out of the pool (two calls of one shape, such as
+cond and uncond, would otherwise return the same memory).
+
+Failure is safe. A capture that raises blocks its key (eager from then on, with the error as the
+reason); a replay that raises drops the entry, blocks the key and reruns the call eagerly; limits on
+entries, segments and pool memory stop capturing, never correctness.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable, Iterable, NamedTuple
+
+import torch
+
+from .backends import GraphBackend, backend_for
+from .graph import BreakableGraph
+from .stats import EntryStats, RunnerStats
+from .trees import (
+    TensorSpec,
+    UnkeyableArgument,
+    clone_tree,
+    flatten_inputs,
+    make_static_buffer,
+    tensor_bytes,
+    unflatten_inputs,
+)
+
+log = logging.getLogger(__name__)
+
+NOT_CAPTURED = "not captured"
+
+
+@dataclass(frozen=True)
+class RunnerLimits:
+    """Bounds that stop capturing (never correctness)."""
+
+    max_entries: int = 32
+    max_segments: int = 512
+    #: Pool plus static/bridge bytes above which no further signature is captured; None: no limit.
+    memory_budget_bytes: int | None = None
+    #: Eager runs on the capture stream before each capture (lazy init, workspaces, autotuning).
+    warmup_runs: int = 2
+
+
+class CallKey(NamedTuple):
+    structure: Hashable
+    opaque: tuple[str, ...]
+    extra: Hashable
+
+
+class CaptureStatus(enum.Enum):
+    CAPTURED = "captured"
+    ALREADY_CAPTURED = "already captured"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+
+@dataclass
+class CaptureResult:
+    status: CaptureStatus
+    label: str
+    reason: str = ""
+    entry: EntryStats | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (CaptureStatus.CAPTURED, CaptureStatus.ALREADY_CAPTURED)
+
+
+@dataclass
+class _Entry:
+    graph: BreakableGraph
+    static_leaves: list[torch.Tensor]
+    output: Any
+    stats: EntryStats
+
+
+@dataclass
+class _Call:
+    key: CallKey
+    leaves: list[torch.Tensor]
+    label: str
+    device: torch.device | None
+
+
+class GraphRunner:
+    """Captured entries of one callable family (one model), sharing one memory pool per device.
+
+    ``backend``: a fixed backend (tests use the CPU stand-in); by default the real one for the
+    inputs' device (CUDA), and calls on any other device run eagerly with that reason.
+    """
+
+    def __init__(self, backend: GraphBackend | None = None, limits: RunnerLimits = RunnerLimits(), name: str = "bcg"):
+        self.name = name
+        self.limits = limits
+        self.stats = RunnerStats()
+        self._fixed_backend = backend
+        self._backends: dict[str, GraphBackend] = {}
+        self._pools: dict[torch.device, Any] = {}
+        self._entries: dict[CallKey, _Entry] = {}
+        self._blocked: dict[CallKey, str] = {}
+        self._disabled: str | None = None
+        self._capture_stopped: str | None = None
+        self._warned: set[str] = set()
+
+    # ------------------------------------------------------------------ dispatch
+    def __call__(
+        self,
+        fn: Callable,
+        args: tuple = (),
+        kwargs: dict | None = None,
+        *,
+        key_extra: Hashable = (),
+        opaque: Iterable[str] = (),
+        label: str | None = None,
+    ) -> Any:
+        """Replay the captured entry for this call, or run ``fn`` eagerly and count the reason."""
+        kwargs = kwargs or {}
+        if self._disabled is not None:
+            return self._eager(fn, args, kwargs, f"disabled: {self._disabled}")
+        try:
+            call = self._key(args, kwargs, key_extra, opaque, label)
+        except UnkeyableArgument as e:
+            return self._eager(fn, args, kwargs, f"unkeyable argument {e.path}")
+        entry = self._entries.get(call.key)
+        if entry is None:
+            reason = self._blocked.get(call.key) or f"{NOT_CAPTURED}: {call.label}"
+            return self._eager(fn, args, kwargs, reason)
+        try:
+            self._copy_inputs(entry, call.leaves)
+            entry.graph.replay()
+            out = clone_tree(entry.output)
+        except Exception as e:  # a poisoned entry must never be replayed again
+            self._drop(call.key)
+            self._blocked[call.key] = reason = f"replay failed: {_one_line(e)}"
+            log.error("[BCG] %s: replay of %s failed, entry dropped, running eager: %s", self.name, call.label, e)
+            return self._eager(fn, args, kwargs, reason)
+        entry.stats.hits += 1
+        self.stats.hits += 1
+        return out
+
+    @staticmethod
+    def _copy_inputs(entry: _Entry, leaves: list[torch.Tensor]) -> None:
+        """Copy the live tensors into the static buffers the graphs read (on the current stream)."""
+        for static, live in zip(entry.static_leaves, leaves):
+            static.copy_(live)
+
+    def _eager(self, fn: Callable, args: tuple, kwargs: dict, reason: str) -> Any:
+        self.stats.record_miss(reason)
+        if reason not in self._warned:
+            self._warned.add(reason)
+            log.info("[BCG] %s: eager call (%s)", self.name, reason)
+        return fn(*args, **kwargs)
+
+    # ------------------------------------------------------------------ capture
+    def capture(
+        self,
+        fn: Callable,
+        args: tuple = (),
+        kwargs: dict | None = None,
+        *,
+        key_extra: Hashable = (),
+        opaque: Iterable[str] = (),
+        label: str | None = None,
+    ) -> CaptureResult:
+        """Capture ``fn`` for the signature of these arguments (idempotent).
+
+        Runs ``limits.warmup_runs`` eager calls and one capture on static copies of the tensor
+        arguments. The argument *values* only matter as warm-up data; later calls copy their own.
+        """
+        kwargs = kwargs or {}
+        try:
+            call = self._key(args, kwargs, key_extra, opaque, label)
+        except UnkeyableArgument as e:
+            return CaptureResult(CaptureStatus.SKIPPED, label or "?", f"unkeyable argument {e.path}")
+        if call.key in self._entries:
+            return CaptureResult(CaptureStatus.ALREADY_CAPTURED, call.label, entry=self._entries[call.key].stats)
+        skip = self._capture_refusal(call)
+        if skip is not None:
+            return CaptureResult(CaptureStatus.SKIPPED, call.label, skip)
+
+        backend = self._backend(call.device)
+        pool = self._pools.get(call.device)
+        if pool is None:
+            pool = self._pools[call.device] = backend.new_pool(call.device)
+        static_leaves = [make_static_buffer(t) for t in call.leaves]
+        s_args, s_kwargs = unflatten_inputs((args, kwargs), static_leaves)
+        graph = BreakableGraph(backend, pool, call.device, self.limits.max_segments)
+        start = time.perf_counter()
+        try:
+            with backend.capture_stream(call.device):
+                for _ in range(self.limits.warmup_runs):
+                    fn(*s_args, **s_kwargs)
+            backend.synchronize(call.device)
+            output = graph.capture(fn, s_args, s_kwargs)
+            backend.synchronize(call.device)
+        except Exception as e:
+            graph.reset()
+            reason = f"capture failed: {_one_line(e)}"
+            if isinstance(e, torch.OutOfMemoryError):
+                self._capture_stopped = "out of memory during capture"
+                reason = "capture failed: out of memory"
+            self._blocked[call.key] = reason
+            self.stats.capture_failures += 1
+            log.warning("[BCG] %s: %s for %s; this shape runs eager", self.name, reason, call.label)
+            return CaptureResult(CaptureStatus.FAILED, call.label, reason)
+        seconds = time.perf_counter() - start
+
+        static_bytes = tensor_bytes(static_leaves) + graph.bridge_bytes
+        self.stats.pool_bytes = backend.pool_bytes(pool, call.device)
+        self.stats.static_bytes += static_bytes
+        entry_stats = EntryStats(
+            label=call.label,
+            segments=graph.num_segments,
+            breaks=graph.num_breaks,
+            capture_seconds=seconds,
+            pool_bytes_after=self.stats.pool_bytes,
+            static_bytes=static_bytes,
+        )
+        self._entries[call.key] = _Entry(graph, static_leaves, output, entry_stats)
+        self.stats.captures += 1
+        self.stats.capture_seconds += seconds
+        log.info(
+            "[BCG] %s: captured %s in %.2fs: %d segments, %d breaks, pool %.1f MiB",
+            self.name, call.label, seconds, graph.num_segments, graph.num_breaks, self.stats.pool_bytes / 2**20,
+        )  # fmt: skip
+        return CaptureResult(CaptureStatus.CAPTURED, call.label, entry=entry_stats)
+
+    def _capture_refusal(self, call: _Call) -> str | None:
+        if self._disabled is not None:
+            return f"disabled: {self._disabled}"
+        if call.key in self._blocked:
+            return self._blocked[call.key]
+        if self._capture_stopped is not None:
+            return f"capturing stopped: {self._capture_stopped}"
+        if call.device is None or self._backend(call.device) is None:
+            where = call.device.type if call.device is not None else "no tensor inputs"
+            return f"not capturable: inputs on {where}, CUDA graphs need CUDA tensors"
+        if len(self._entries) >= self.limits.max_entries:
+            return f"entry limit reached ({self.limits.max_entries} captured shapes)"
+        budget = self.limits.memory_budget_bytes
+        if budget is not None and self.memory_bytes >= budget:
+            return f"memory budget reached ({self.memory_bytes / 2**20:.0f} of {budget / 2**20:.0f} MiB in graphs)"
+        return None
+
+    # ------------------------------------------------------------------ state
+    @property
+    def memory_bytes(self) -> int:
+        """Graph pool plus static input and bridge buffers: what the graphs keep resident."""
+        return self.stats.pool_bytes + self.stats.static_bytes
+
+    @property
+    def disabled_reason(self) -> str | None:
+        return self._disabled
+
+    def disable(self, reason: str) -> None:
+        """Every call runs eager with ``disabled: reason``; captures are refused. Entries are kept."""
+        self._disabled = reason
+
+    def enable(self) -> None:
+        self._disabled = None
+
+    def entries(self) -> list[EntryStats]:
+        return [e.stats for e in self._entries.values()]
+
+    def blocked(self) -> dict[str, str]:
+        """Blocked signatures (described) and why."""
+        return {_describe(k): reason for k, reason in self._blocked.items()}
+
+    def is_captured(self, args: tuple = (), kwargs: dict | None = None, *, key_extra: Hashable = (), opaque: Iterable[str] = ()) -> bool:
+        try:
+            return self._key(args, kwargs or {}, key_extra, opaque, None).key in self._entries
+        except UnkeyableArgument:
+            return False
+
+    def reset(self) -> None:
+        """Drop every entry, block and stop; the next capture starts a fresh pool.
+
+        Pool memory returns to the caching allocator only once all graphs drawing on it are gone;
+        call ``torch.cuda.empty_cache()`` afterwards to give it back to the device.
+        """
+        for key in list(self._entries):
+            self._drop(key)
+        self._pools.clear()
+        self._blocked.clear()
+        self._capture_stopped = None
+        self.stats.pool_bytes = 0
+        self.stats.static_bytes = 0
+
+    def _drop(self, key: CallKey) -> None:
+        entry = self._entries.pop(key)
+        entry.graph.reset()
+        self.stats.static_bytes -= entry.stats.static_bytes
+
+    # ------------------------------------------------------------------ helpers
+    def _backend(self, device: torch.device) -> GraphBackend | None:
+        if self._fixed_backend is not None:
+            return self._fixed_backend if self._fixed_backend.device_type == device.type else None
+        if device.type not in self._backends:
+            backend = backend_for(device)
+            if backend is None:
+                return None
+            self._backends[device.type] = backend
+        return self._backends[device.type]
+
+    @staticmethod
+    def _key(args: tuple, kwargs: dict, key_extra: Hashable, opaque: Iterable[str], label: str | None) -> _Call:
+        opaque = tuple(sorted(opaque))
+        keyed_kwargs = {k: v for k, v in kwargs.items() if k not in opaque}
+        leaves, structure = flatten_inputs((tuple(args), keyed_kwargs))
+        key = CallKey(structure, opaque, key_extra)
+        device = leaves[0].device if leaves else None
+        return _Call(key, leaves, label or _describe_leaves(leaves), device)
+
+    def __repr__(self) -> str:
+        return (
+            f"GraphRunner({self.name!r}, entries={len(self._entries)}, hits={self.stats.hits}, "
+            f"misses={sum(self.stats.misses.values())}, disabled={self._disabled!r})"
+        )
+
+
+def _describe_leaves(leaves: list[torch.Tensor]) -> str:
+    return " ".join(TensorSpec.of(t).describe() for t in leaves) or "no tensors"
+
+
+def _describe(key: CallKey) -> str:
+    specs = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, tuple):
+            if len(node) == 2 and node[0] == "T" and isinstance(node[1], TensorSpec):
+                specs.append(node[1].describe())
+                return
+            for item in node:
+                walk(item)
+
+    walk(key.structure)
+    return " ".join(specs) + (f" {key.extra}" if key.extra else "")
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"[:300]

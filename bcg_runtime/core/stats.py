@@ -1,0 +1,78 @@
+"""Counters a UI can show: hits, misses by reason, what was captured and what it cost."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class EntryStats:
+    """One captured signature."""
+
+    label: str
+    segments: int
+    breaks: int
+    capture_seconds: float
+    pool_bytes_after: int
+    static_bytes: int
+    hits: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "segments": self.segments,
+            "breaks": self.breaks,
+            "capture_seconds": round(self.capture_seconds, 4),
+            "pool_bytes_after": self.pool_bytes_after,
+            "static_bytes": self.static_bytes,
+            "hits": self.hits,
+        }
+
+
+@dataclass
+class RunnerStats:
+    """Cumulative counters of one runner. ``misses`` counts eager calls by their reason."""
+
+    hits: int = 0
+    misses: Counter = field(default_factory=Counter)
+    captures: int = 0
+    capture_failures: int = 0
+    capture_seconds: float = 0.0
+    pool_bytes: int = 0
+    static_bytes: int = 0
+
+    @property
+    def calls(self) -> int:
+        return self.hits + sum(self.misses.values())
+
+    def record_miss(self, reason: str) -> None:
+        self.misses[reason] += 1
+
+    def window(self) -> "StatsWindow":
+        """Start counting a sampling run: ``window.delta()`` later gives that run's counts."""
+        return StatsWindow(self, self.hits, Counter(self.misses))
+
+
+@dataclass
+class StatsWindow:
+    stats: RunnerStats
+    hits0: int
+    misses0: Counter
+
+    def delta(self) -> tuple[int, Counter]:
+        """``(replayed, eager_by_reason)`` since the window opened."""
+        misses = Counter(self.stats.misses)
+        misses.subtract(self.misses0)
+        return self.stats.hits - self.hits0, +misses
+
+
+def summarize_run(replayed: int, eager: Counter) -> str:
+    """``replayed 14/16 calls; eager: 2x not captured: 640x512`` (one line for the log and UI)."""
+    total = replayed + sum(eager.values())
+    text = f"replayed {replayed}/{total} calls"
+    if eager:
+        reasons = ", ".join(f"{n}x {reason}" for reason, n in eager.most_common())
+        text += f"; eager: {reasons}"
+    return text

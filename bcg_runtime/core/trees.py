@@ -1,0 +1,215 @@
+"""Walking the argument and output trees of a captured call.
+
+Three jobs, each a small recursive function:
+
+* :func:`flatten_inputs` turns ``(args, kwargs)`` into a flat list of tensor leaves plus a
+  hashable *structure* that records everything else (containers, constants, tensor specs).
+  Together they are the call's key; the leaves are what gets copied into static buffers.
+* :func:`clone_tree` clones every tensor of an output tree, so a replayed output never aliases
+  the static buffer that the next replay overwrites (cond and uncond calls of one shape would
+  otherwise return the same memory).
+* :func:`copy_tree_into` writes a freshly computed tree into a recorded one of the same shape
+  (bridge buffers after an eager break).
+
+Trees are built of tensors, tuples (named tuples too), lists, dicts, constants and, for outputs
+only, plain objects whose ``__dict__`` holds tensors (diffusers-style output objects).
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+from typing import Any, Hashable, NamedTuple
+
+import torch
+
+#: Types whose *value* enters the key: host values are baked into the captured Python control flow.
+CONSTANT_TYPES = (type(None), bool, int, float, str, bytes, torch.dtype, torch.device, enum.Enum)
+
+
+class TensorSpec(NamedTuple):
+    """What a kernel sees of a tensor besides its values: shape, strides, dtype, device."""
+
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    dtype: torch.dtype
+    device: str
+
+    @classmethod
+    def of(cls, t: torch.Tensor) -> "TensorSpec":
+        return cls(tuple(t.shape), tuple(t.stride()), t.dtype, str(t.device))
+
+    def describe(self) -> str:
+        dtype = str(self.dtype).replace("torch.", "")
+        return f"{dtype}[{','.join(str(s) for s in self.shape)}]"
+
+
+class UnkeyableArgument(TypeError):
+    """An argument holds an object whose effect on the computation cannot be keyed."""
+
+    def __init__(self, path: str, obj: Any):
+        self.path = path
+        super().__init__(
+            f"argument {path} is a {type(obj).__name__}, which cannot be part of a graph key; "
+            "pass it as an opaque argument and describe it in key_extra, or leave the call eager"
+        )
+
+
+def flatten_inputs(tree: Any, path: str = "") -> tuple[list[torch.Tensor], Hashable]:
+    """Return ``(tensor_leaves, structure)`` for an input tree.
+
+    ``structure`` is hashable and equal for two trees exactly when they have the same containers,
+    the same constants and tensors with the same :class:`TensorSpec` in the same places.
+    Raises :class:`UnkeyableArgument` for any other object.
+    """
+    leaves: list[torch.Tensor] = []
+    structure = _flatten(tree, path or "args", leaves)
+    return leaves, structure
+
+
+def _flatten(obj: Any, path: str, leaves: list[torch.Tensor]) -> Hashable:
+    if isinstance(obj, torch.Tensor):
+        leaves.append(obj)
+        return ("T", TensorSpec.of(obj))
+    if isinstance(obj, CONSTANT_TYPES):
+        # float('nan') != itself, which would make a key miss forever; repr is stable.
+        return ("C", type(obj).__name__, repr(obj) if isinstance(obj, float) else obj)
+    if isinstance(obj, tuple):
+        items = tuple(_flatten(v, f"{path}[{i}]", leaves) for i, v in enumerate(obj))
+        return ("tuple", type(obj).__qualname__, items)
+    if isinstance(obj, list):
+        return ("list", tuple(_flatten(v, f"{path}[{i}]", leaves) for i, v in enumerate(obj)))
+    if isinstance(obj, dict):
+        items = []
+        for k, v in obj.items():
+            if not isinstance(k, CONSTANT_TYPES):
+                raise UnkeyableArgument(f"{path} key {k!r}", k)
+            items.append((k, _flatten(v, f"{path}[{k!r}]", leaves)))
+        return ("dict", tuple(items))
+    raise UnkeyableArgument(path, obj)
+
+
+def unflatten_inputs(tree: Any, leaves: list[torch.Tensor]) -> Any:
+    """Rebuild ``tree`` with its tensor leaves replaced, in :func:`flatten_inputs` order."""
+    it = iter(leaves)
+    return _rebuild(tree, it)
+
+
+def _rebuild(obj: Any, it) -> Any:
+    if isinstance(obj, torch.Tensor):
+        return next(it)
+    if isinstance(obj, tuple):
+        items = [_rebuild(v, it) for v in obj]
+        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
+    if isinstance(obj, list):
+        return [_rebuild(v, it) for v in obj]
+    if isinstance(obj, dict):
+        return {k: _rebuild(v, it) for k, v in obj.items()}
+    return obj
+
+
+def make_static_buffer(t: torch.Tensor) -> torch.Tensor:
+    """A new tensor with ``t``'s layout and values, owned by the caller for a graph's life.
+
+    Dense tensors keep their strides, so the captured kernels see the layout eager would see;
+    overlapping or sparse layouts (e.g. ``expand``) cannot be a copy destination and become
+    contiguous.
+    """
+    buf = torch.empty_like(t, memory_format=torch.preserve_format)  # strides kept when dense
+    buf.copy_(t)
+    return buf
+
+
+def clone_tree(obj: Any) -> Any:
+    """Clone every tensor in an output tree; containers and objects are rebuilt around them."""
+    if isinstance(obj, torch.Tensor):
+        return obj.clone()
+    if isinstance(obj, tuple):
+        items = [clone_tree(v) for v in obj]
+        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
+    if isinstance(obj, list):
+        return [clone_tree(v) for v in obj]
+    if isinstance(obj, dict):
+        out = copy.copy(obj)  # keeps dict subclasses (OrderedDict, ModelOutput-like)
+        for k, v in obj.items():
+            out[k] = clone_tree(v)
+        return out
+    if isinstance(obj, CONSTANT_TYPES):
+        return obj
+    if hasattr(obj, "__dict__") and _holds_tensor(vars(obj)):
+        out = copy.copy(obj)
+        for k, v in vars(obj).items():
+            setattr(out, k, clone_tree(v))
+        return out
+    return obj
+
+
+def _holds_tensor(obj: Any) -> bool:
+    if isinstance(obj, torch.Tensor):
+        return True
+    if isinstance(obj, (tuple, list)):
+        return any(_holds_tensor(v) for v in obj)
+    if isinstance(obj, dict):
+        return any(_holds_tensor(v) for v in obj.values())
+    if hasattr(obj, "__dict__") and not isinstance(obj, type):
+        return any(_holds_tensor(v) for v in vars(obj).values())
+    return False
+
+
+class ReplayDivergence(RuntimeError):
+    """An eager break returned something a recorded graph cannot absorb (new shape, new constant)."""
+
+
+def copy_tree_into(dst: Any, src: Any, path: str = "output") -> None:
+    """Write ``src`` into the recorded tree ``dst`` in place.
+
+    Tensors are copied into the recorded storage (skipped when ``src`` already *is* that memory,
+    as for an in-place break); non-tensor leaves must be equal, since the graphs after the break
+    were captured for the recorded value. Raises :class:`ReplayDivergence` otherwise.
+    """
+    if isinstance(dst, torch.Tensor):
+        if not isinstance(src, torch.Tensor):
+            raise ReplayDivergence(f"{path}: recorded a tensor, replay returned {type(src).__name__}")
+        if src.shape != dst.shape or src.dtype != dst.dtype:
+            raise ReplayDivergence(
+                f"{path}: recorded {TensorSpec.of(dst).describe()}, replay returned {TensorSpec.of(src).describe()}"
+            )
+        if src is not dst and not _same_memory(src, dst):
+            dst.copy_(src)
+        return
+    if isinstance(dst, (tuple, list)):
+        if not isinstance(src, (tuple, list)) or len(src) != len(dst):
+            raise ReplayDivergence(f"{path}: recorded a sequence of {len(dst)}, replay returned {src!r:.80}")
+        for i, (d, s) in enumerate(zip(dst, src)):
+            copy_tree_into(d, s, f"{path}[{i}]")
+        return
+    if isinstance(dst, dict):
+        if not isinstance(src, dict) or src.keys() != dst.keys():
+            raise ReplayDivergence(f"{path}: recorded dict keys {list(dst)}, replay returned {src!r:.80}")
+        for k in dst:
+            copy_tree_into(dst[k], src[k], f"{path}[{k!r}]")
+        return
+    if hasattr(dst, "__dict__") and not isinstance(dst, CONSTANT_TYPES) and _holds_tensor(vars(dst)):
+        copy_tree_into(vars(dst), vars(src), path)
+        return
+    if dst is not src and dst != src:
+        raise ReplayDivergence(f"{path}: recorded {dst!r:.80}, replay returned {src!r:.80}")
+
+
+def _same_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return (
+        a.data_ptr() == b.data_ptr()
+        and a.stride() == b.stride()
+        and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    )
+
+
+def tensor_bytes(obj: Any) -> int:
+    """Bytes held by the tensors of a tree (static buffers, bridge buffers)."""
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, (tuple, list)):
+        return sum(tensor_bytes(v) for v in obj)
+    if isinstance(obj, dict):
+        return sum(tensor_bytes(v) for v in obj.values())
+    return 0

@@ -1,0 +1,106 @@
+"""Trees, keys and the pack's import-time contracts."""
+
+import ast
+import importlib
+import pathlib
+import sys
+from collections import namedtuple
+
+import pytest
+import torch
+
+from bcg_runtime.core.runner import GraphRunner
+from bcg_runtime.core.stats import summarize_run
+from bcg_runtime.core.trees import ReplayDivergence, clone_tree, copy_tree_into, flatten_inputs, unflatten_inputs
+
+pytestmark = pytest.mark.unit
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+Pair = namedtuple("Pair", "a b")
+
+
+def test_flatten_unflatten_round_trip_keeps_structure():
+    tree = ((torch.ones(2), Pair(torch.zeros(1), 3)), {"k": [torch.ones(3, 2).t(), None, 1.5]})
+    leaves, structure = flatten_inputs(tree)
+    assert len(leaves) == 3
+    rebuilt = unflatten_inputs(tree, [t + 1 for t in leaves])
+    assert isinstance(rebuilt[0][1], Pair) and rebuilt[0][1].b == 3
+    assert torch.equal(rebuilt[1]["k"][0], torch.ones(2, 3) + 1)
+    assert flatten_inputs(rebuilt)[1] == structure  # same shapes, dtypes, strides, constants
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        ((torch.ones(3),), {}),  # shape
+        ((torch.ones(2, dtype=torch.float64),), {}),  # dtype
+        ((torch.ones(4)[::2],), {}),  # strides
+        ((torch.ones(2),), {"flag": True}),  # a new constant
+    ],
+)
+def test_keys_differ_for_anything_a_kernel_sees(other):
+    assert flatten_inputs(((torch.ones(2),), {}))[1] != flatten_inputs(other)[1]
+
+
+def test_nan_constants_key_stably():
+    assert flatten_inputs(float("nan"))[1] == flatten_inputs(float("nan"))[1]
+
+
+def test_copy_tree_into_refuses_divergent_structure():
+    dst = (torch.zeros(2), 3)
+    copy_tree_into(dst, (torch.ones(2), 3))
+    assert torch.equal(dst[0], torch.ones(2))
+    with pytest.raises(ReplayDivergence, match=r"output\[1\]"):
+        copy_tree_into(dst, (torch.ones(2), 4))
+    with pytest.raises(ReplayDivergence, match="float32\\[3\\]"):
+        copy_tree_into(dst, (torch.ones(3), 3))
+
+
+def test_clone_tree_keeps_types():
+    out = clone_tree({"x": Pair(torch.ones(1), "s")})
+    assert isinstance(out["x"], Pair) and out["x"].b == "s"
+
+
+def test_runner_on_cpu_without_stand_in_says_why():
+    runner = GraphRunner()
+    result = runner.capture(lambda x: x + 1, (torch.ones(2),))
+    assert not result.ok and "CUDA graphs need CUDA tensors" in result.reason
+    assert torch.equal(runner(lambda x: x + 1, (torch.ones(2),)), torch.full((2,), 2.0))
+
+
+def test_summary_line():
+    from collections import Counter
+
+    assert summarize_run(3, Counter()) == "replayed 3/3 calls"
+    assert summarize_run(14, Counter({"not captured: 640x512": 2})) == "replayed 14/16 calls; eager: 2x not captured: 640x512"
+
+
+def test_core_never_imports_comfy():
+    for path in (ROOT / "bcg_runtime" / "core").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                top = name.split(".")[0]
+                assert top not in {"comfy", "comfy_api", "comfy_extras", "nodes", "folder_paths", "server"}, f"{path.name} imports {name}"
+
+
+def test_pack_init_imports_without_comfyui_and_exports_only_the_entrypoint():
+    spec = importlib.util.spec_from_file_location("bcg_pack_under_test", ROOT / "__init__.py", submodule_search_locations=[str(ROOT)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(spec.name, None)
+    assert sorted(module.__all__) == ["WEB_DIRECTORY", "comfy_entrypoint"]
+    assert not hasattr(module, "NODE_CLASS_MAPPINGS")  # ComfyUI would take the V1 branch and skip the entrypoint
+    assert (ROOT / module.WEB_DIRECTORY.lstrip("./")).is_dir()
+
+
+def test_requirements_never_pin_torch():
+    lines = [l.split("#")[0].strip().lower() for l in (ROOT / "requirements.txt").read_text().splitlines()]
+    assert not any(l.startswith(("torch", "torchvision", "torchaudio")) for l in lines)
