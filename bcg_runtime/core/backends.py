@@ -31,6 +31,9 @@ class GraphBackend(Protocol):
     def end_segment(self, graph: Any) -> bool:
         """End capture; return False when the segment recorded no work (it is then dropped)."""
 
+    def abort_segment(self, graph: Any, pool: Any, device: torch.device) -> None:
+        """End a capture that failed midway and leave no capture state behind."""
+
     def capture_stream(self, device: torch.device) -> contextlib.AbstractContextManager: ...
 
     def synchronize(self, device: torch.device) -> None: ...
@@ -67,6 +70,20 @@ class CudaGraphBackend:
             warnings.simplefilter("always")
             graph.capture_end()
         return not any("CUDA Graph is empty" in str(w.message) for w in caught)
+
+    def abort_segment(self, graph: torch.cuda.CUDAGraph, pool: Any, device: torch.device) -> None:
+        try:
+            graph.capture_end()
+        except Exception:
+            # capture_end throws at cudaStreamEndCapture of an invalidated capture (the stream does
+            # leave capture mode) before it tells the caching allocator to stop routing this
+            # stream's allocations into the pool; without this the next capture_begin fails with
+            # "already recording to mempool" and every later shape would be lost too.
+            end_pool = getattr(torch._C, "_cuda_endAllocateToPool", None)
+            if end_pool is not None:
+                index = device.index if device.index is not None else torch.cuda.current_device()
+                end_pool(index, pool)
+        graph.reset()
 
     @contextlib.contextmanager
     def capture_stream(self, device: torch.device) -> Iterator[None]:

@@ -147,6 +147,9 @@ class RecordingBackend:
         graph.capture_end()
         return graph.num_ops > 0
 
+    def abort_segment(self, graph: RecordedGraph, pool: list[RecordedGraph], device: torch.device) -> None:
+        graph.reset()
+
     @contextlib.contextmanager
     def capture_stream(self, device: torch.device) -> Iterator[None]:
         yield

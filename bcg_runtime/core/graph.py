@@ -146,10 +146,5 @@ class BreakableGraph:
 
     def _abort(self) -> None:
         graph, self._open = self._open, None
-        if graph is None:
-            return
-        try:
-            self.backend.end_segment(graph)
-        except Exception:  # the capture is already invalid; ending it only releases CUDA state
-            pass
-        graph.reset()
+        if graph is not None:
+            self.backend.abort_segment(graph, self.pool, self.device)

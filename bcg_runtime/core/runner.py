@@ -132,19 +132,24 @@ class GraphRunner:
         key_extra: Hashable = (),
         opaque: Iterable[str] = (),
         label: str | None = None,
+        record: bool = True,
     ) -> Any:
-        """Replay the captured entry for this call, or run ``fn`` eagerly and count the reason."""
+        """Replay the captured entry for this call, or run ``fn`` eagerly and count the reason.
+
+        ``record=False`` leaves the hit/miss counters alone (a warm-up checking its own capture).
+        """
         kwargs = kwargs or {}
+        eager = self.run_eager if record else (lambda fn, args, kwargs, reason: fn(*args, **kwargs))
         if self._disabled is not None:
-            return self._eager(fn, args, kwargs, f"disabled: {self._disabled}")
+            return eager(fn, args, kwargs, f"disabled: {self._disabled}")
         try:
             call = self._key(args, kwargs, key_extra, opaque, label)
         except UnkeyableArgument as e:
-            return self._eager(fn, args, kwargs, f"unkeyable argument {e.path}")
+            return eager(fn, args, kwargs, f"unkeyable argument {e.path}")
         entry = self._entries.get(call.key)
         if entry is None:
             reason = self._blocked.get(call.key) or f"{NOT_CAPTURED}: {call.label}"
-            return self._eager(fn, args, kwargs, reason)
+            return eager(fn, args, kwargs, reason)
         try:
             self._copy_inputs(entry, call.leaves)
             entry.graph.replay()
@@ -153,9 +158,10 @@ class GraphRunner:
             self._drop(call.key)
             self._blocked[call.key] = reason = f"replay failed: {_one_line(e)}"
             log.error("[BCG] %s: replay of %s failed, entry dropped, running eager: %s", self.name, call.label, e)
-            return self._eager(fn, args, kwargs, reason)
-        entry.stats.hits += 1
-        self.stats.hits += 1
+            return eager(fn, args, kwargs, reason)
+        if record:
+            entry.stats.hits += 1
+            self.stats.hits += 1
         return out
 
     @staticmethod
@@ -164,7 +170,8 @@ class GraphRunner:
         for static, live in zip(entry.static_leaves, leaves):
             static.copy_(live)
 
-    def _eager(self, fn: Callable, args: tuple, kwargs: dict, reason: str) -> Any:
+    def run_eager(self, fn: Callable, args: tuple, kwargs: dict, reason: str) -> Any:
+        """Run ``fn`` eagerly, counted under ``reason`` (also for callers that decided it themselves)."""
         self.stats.record_miss(reason)
         if reason not in self._warned:
             self._warned.add(reason)
@@ -203,7 +210,9 @@ class GraphRunner:
         if pool is None:
             pool = self._pools[call.device] = backend.new_pool(call.device)
         static_leaves = [make_static_buffer(t) for t in call.leaves]
-        s_args, s_kwargs = unflatten_inputs((args, kwargs), static_leaves)
+        keyed = {k: v for k, v in kwargs.items() if k not in call.key.opaque}
+        s_args, s_kwargs = unflatten_inputs((tuple(args), keyed), static_leaves)
+        s_kwargs.update((k, kwargs[k]) for k in call.key.opaque if k in kwargs)  # passed as they are
         graph = BreakableGraph(backend, pool, call.device, self.limits.max_segments)
         start = time.perf_counter()
         try:

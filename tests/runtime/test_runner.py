@@ -260,7 +260,7 @@ def test_keys_constants_opaque_arguments_and_unkeyable_objects(device, make_runn
         assert torch.equal(runner(fn, (x, 3.0), label="scale 3"), x * 3)  # constants are keyed by value
         assert runner.stats.misses == {"not captured: scale 3": 1}
 
-        opts = {"shift": 1.0}
+        opts = {"shift": 1.0, "sigmas": torch.ones(2, device=device)}  # opaque: its tensors are not inputs
         runner.capture(fn, (x, 2.0), {"options": opts}, opaque=("options",), key_extra=("shift", 1.0))
         assert torch.equal(runner(fn, (x, 2.0), {"options": {"shift": 1.0}}, opaque=("options",), key_extra=("shift", 1.0)), x * 2 + 1)
         runner(fn, (x, 2.0), {"options": {"shift": 5.0}}, opaque=("options",), key_extra=("shift", 5.0), label="shift 5")

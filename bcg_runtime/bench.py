@@ -1,0 +1,295 @@
+"""Benchmark: eager ComfyUI vs BCG vs torch.compile on one synthetic model, in one process.
+
+    python -m bcg_runtime.bench --comfyui /path/to/ComfyUI            # Z-Image-Turbo 512², 8 steps
+    python -m bcg_runtime.bench --family flux --resolutions 512x512,1024x1024 --steps 20 \\
+        --modes eager,bcg,bcg-full,compile-cudagraphs --json out.json
+
+Every mode samples the same random-weight checkpoint (built in the family's real key layout and
+loaded by ComfyUI's own loader) through ``comfy.sample.sample`` with the same seed and prompts, so
+the final latents are comparable bit for bit. Per row: median denoise seconds over ``--repeats``
+runs after one warm run, speedup vs eager of the same run, kernel time and busy fraction from the
+profiler, first-run seconds (warm-up capture or compile), peak memory, and exactness vs eager.
+
+Without CUDA it runs the eager path of a reduced model at a small size and says that replay needs
+CUDA: graphs cannot be captured on a CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+log = logging.getLogger("bcg_runtime.bench")
+
+MODES = ("eager", "bcg", "bcg-full", "compile-cudagraphs", "compile-inductor")
+DEFAULTS = {  # family -> (steps, cfg), as in shared/BASELINE.md
+    "zimage": (8, 1.0),
+    "flux": (20, 1.0),
+    "qwen_image": (20, 2.5),
+}
+CPU_NOTE = "no CUDA: eager only, on a reduced model at a small size; graph replay needs an NVIDIA GPU"
+
+
+@dataclass
+class Row:
+    family: str
+    resolution: str
+    mode: str
+    steps: int
+    cfg: float
+    denoise_s: float | None = None
+    speedup: float | None = None
+    kernel_s: float | None = None
+    busy: float | None = None
+    first_run_s: float | None = None
+    peak_allocated_gib: float | None = None
+    peak_reserved_gib: float | None = None
+    exact: bool | None = None
+    max_abs_diff: float | None = None
+    replayed: str | None = None
+    error: str | None = None
+    runs_s: list[float] = field(default_factory=list)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bcg_runtime.bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--comfyui", default=os.environ.get("COMFYUI_PATH"), help="ComfyUI folder (default: $COMFYUI_PATH, or the ComfyUI this pack is installed in)")
+    p.add_argument("--family", default="zimage", choices=sorted(DEFAULTS), help="model family (default zimage = Z-Image-Turbo)")
+    p.add_argument("--resolutions", default=None, help="WIDTHxHEIGHT list (default 512x512; 128x128 without CUDA)")
+    p.add_argument("--steps", type=int, default=None, help="sampling steps (default: the family's, see BASELINE.md)")
+    p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's)")
+    p.add_argument("--prompt-lengths", default=None, help="cond,uncond token counts (default 256,256 for flux; 100,12 otherwise)")
+    p.add_argument("--modes", default=None, help=f"comma list of {','.join(MODES)} (default eager,bcg,bcg-full,compile-cudagraphs; eager without CUDA)")
+    p.add_argument("--repeats", type=int, default=3, help="timed runs per mode after one warm run (median reported)")
+    p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: full on CUDA, 1 without)")
+    p.add_argument("--json", default=None, help="write every row (and the environment) as JSON here")
+    p.add_argument("--no-profile", action="store_true", help="skip the profiler run (no kernel time / busy)")
+    return p.parse_args(argv)
+
+
+def setup_comfyui(path: str | None) -> str:
+    """Put ComfyUI on sys.path (CPU mode where there is no CUDA) and return its version."""
+    import torch
+
+    if path is None:  # installed as ComfyUI/custom_nodes/<pack>
+        guess = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+        path = guess if os.path.isdir(os.path.join(guess, "comfy")) else None
+    if path is None or not os.path.isdir(os.path.join(path, "comfy")):
+        raise SystemExit("ComfyUI not found: pass --comfyui /path/to/ComfyUI or set COMFYUI_PATH")
+    sys.path.insert(0, os.path.abspath(path))
+    import comfy.cli_args
+
+    if not torch.cuda.is_available():
+        comfy.cli_args.args.cpu = True
+    comfy.cli_args.args.preview_method = comfy.cli_args.LatentPreviewMethod.NoPreviews
+    import comfy.model_management  # noqa: F401  (reads the args above)
+
+    try:
+        from comfyui_version import __version__
+    except ImportError:
+        __version__ = "unknown"
+    return __version__
+
+
+def _sync() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def timed_sample(model, family, res, steps, cfg, positive, negative) -> tuple[Any, float]:
+    from .comfy import synthetic
+
+    _sync()
+    start = time.perf_counter()
+    out = synthetic.sample(model, family, res[0], res[1], steps, cfg, positive, negative, seed=0)
+    _sync()
+    return out, time.perf_counter() - start
+
+
+def kernel_seconds(model, family, res, steps, cfg, positive, negative) -> tuple[float, float]:
+    """(kernel seconds, wall seconds) of one profiled denoise."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        _, wall = timed_sample(model, family, res, steps, cfg, positive, negative)
+    total_us = 0.0
+    for evt in prof.key_averages():
+        if evt.device_type == torch.autograd.DeviceType.CUDA:
+            total_us += getattr(evt, "self_device_time_total", None) or getattr(evt, "self_cuda_time_total", 0.0)
+    return total_us / 1e6, wall
+
+
+def prepare_mode(mode: str, model, family, res, positive, negative) -> tuple[Any, float, Any]:
+    """(model to sample, first-run seconds, session or None) for one mode."""
+    from .comfy import api
+    from .comfy.wrappers import session_of
+
+    if mode == "eager":
+        return model, 0.0, None
+    if mode in ("bcg", "bcg-full"):
+        m = api.apply(model, "full" if mode == "bcg-full" else "breakable")
+        report = api.warm_up(m, f"{res[0]}x{res[1]}", "", "1", positive, negative)
+        if report.refusal:
+            raise RuntimeError(report.refusal)
+        return m, report.seconds, session_of(m)
+    if mode.startswith("compile-"):
+        from comfy_api.torch_helpers import set_torch_compile_wrapper
+
+        m = model.clone()
+        set_torch_compile_wrapper(model=m, backend=mode.split("-", 1)[1])
+        return m, -1.0, None  # first-run seconds measured by the warm run
+    raise ValueError(f"--modes: unknown mode '{mode}'; accepted: {', '.join(MODES)}")
+
+
+def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
+    import torch
+
+    from .comfy import synthetic
+    from .plan import parse_resolutions
+
+    comfy_version = setup_comfyui(args.comfyui)
+    cuda = torch.cuda.is_available()
+    steps, cfg = DEFAULTS[args.family]
+    steps = args.steps or (steps if cuda else 2)
+    cfg = args.cfg if args.cfg is not None else cfg
+    depth = args.depth if args.depth is not None else (None if cuda else 1)
+    resolutions = parse_resolutions(args.resolutions or ("512x512" if cuda else "128x128"))
+    modes = (args.modes or ("eager,bcg,bcg-full,compile-cudagraphs" if cuda else "eager")).split(",")
+    for mode in modes:
+        if mode not in MODES:
+            raise SystemExit(f"--modes: unknown mode '{mode}'; accepted: {', '.join(MODES)}")
+    if not cuda:
+        log.warning("[BCG] %s", CPU_NOTE)
+        modes = ["eager"]
+    lengths = args.prompt_lengths or ("256,256" if args.family == "flux" else "100,12")
+    cond_len, uncond_len = (int(v) for v in lengths.split(","))
+    env = {
+        "date": time.strftime("%Y-%m-%d"),
+        "gpu": torch.cuda.get_device_name() if cuda else "none (CPU)",
+        "torch": torch.__version__,
+        "comfyui": comfy_version,
+        "comfy_kitchen": _comfy_kitchen_version(),
+        "family": args.family,
+        "depth": depth or "full",
+        "steps": steps,
+        "cfg": cfg,
+        "prompt_lengths": [cond_len, uncond_len],
+        "command": "python -m bcg_runtime.bench " + " ".join(sys.argv[1:]),
+        "note": None if cuda else CPU_NOTE,
+    }
+    t0 = time.perf_counter()
+    model = synthetic.load_model(args.family, depth=depth, seed=0, device="cuda" if cuda else None)
+    env["model_build_s"] = round(time.perf_counter() - t0, 2)
+    positive = synthetic.make_conditioning(args.family, cond_len, seed=1)
+    negative = synthetic.make_conditioning(args.family, uncond_len, seed=2)
+
+    rows: list[Row] = []
+    for res in resolutions:
+        reference = None
+        eager_median = None
+        for mode in modes:
+            row = Row(args.family, f"{res[0]}x{res[1]}", mode, steps, cfg)
+            rows.append(row)
+            try:
+                _measure(row, mode, model, args, res, positive, negative, cuda)
+            except Exception as e:  # one broken mode must not hide the others' numbers
+                row.error = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+                log.error("[BCG] bench %s %s failed: %s", mode, row.resolution, row.error)
+                continue
+            out = row.__dict__.pop("_out")
+            if mode == "eager":
+                reference, eager_median = out, row.denoise_s
+                row.exact, row.max_abs_diff = True, 0.0
+            elif reference is not None:
+                row.exact = bool(torch.equal(out, reference))
+                row.max_abs_diff = 0.0 if row.exact else float((out.float() - reference.float()).abs().max())
+            if eager_median:
+                row.speedup = eager_median / row.denoise_s
+    return rows, env
+
+
+def _measure(row: Row, mode, model, args, res, positive, negative, cuda) -> None:
+    import torch
+
+    family, steps, cfg = row.family, row.steps, row.cfg
+    m, first_run, session = prepare_mode(mode, model, family, res, positive, negative)
+    _, warm = timed_sample(m, family, res, steps, cfg, positive, negative)  # also the compile run
+    row.first_run_s = warm if first_run < 0 else first_run
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    out = None
+    for _ in range(max(1, args.repeats)):
+        out, seconds = timed_sample(m, family, res, steps, cfg, positive, negative)
+        row.runs_s.append(seconds)
+    row.denoise_s = statistics.median(row.runs_s)
+    if cuda:
+        row.peak_allocated_gib = torch.cuda.max_memory_allocated() / 2**30
+        row.peak_reserved_gib = torch.cuda.max_memory_reserved() / 2**30
+        if not args.no_profile:
+            kernel, wall = kernel_seconds(m, family, res, steps, cfg, positive, negative)
+            row.kernel_s, row.busy = kernel, kernel / row.denoise_s
+    if session is not None and session.last_run:
+        row.replayed = f"{session.last_run['replayed']}/{session.last_run['calls']}"
+    row.__dict__["_out"] = out.cpu()
+    # Give the next mode a clean device: this mode's graphs and compiled code go.
+    if session is not None:
+        session.runner.reset()
+    if mode.startswith("compile-"):
+        torch._dynamo.reset()
+    if cuda:
+        torch.cuda.empty_cache()
+
+
+def _comfy_kitchen_version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version("comfy-kitchen")
+    except Exception:
+        return None
+
+
+def format_table(rows: list[Row]) -> str:
+    head = ["model", "res", "mode", "denoise s", "vs eager", "kernel s", "busy", "first run s", "peak alloc GiB", "exact", "replayed"]
+    lines = [head]
+    for r in rows:
+        if r.error:
+            lines.append([r.family, r.resolution, r.mode, "error: " + r.error[:60], "", "", "", "", "", "", ""])
+            continue
+        exact = "yes" if r.exact else (f"no ({r.max_abs_diff:.3g})" if r.exact is False else "-")
+        lines.append([
+            r.family, r.resolution, r.mode, f"{r.denoise_s:.3f}", f"{r.speedup:.2f}x" if r.speedup else "-",
+            f"{r.kernel_s:.3f}" if r.kernel_s else "-", f"{r.busy:.2f}" if r.busy else "-",
+            f"{r.first_run_s:.1f}" if r.first_run_s else "-",
+            f"{r.peak_allocated_gib:.1f}" if r.peak_allocated_gib is not None else "-", exact, r.replayed or "-",
+        ])  # fmt: skip
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
+    return "\n".join(" | ".join(str(c).ljust(w) for c, w in zip(line, widths)) for line in lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    args = parse_args(argv)
+    rows, env = run(args)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"env": env, "rows": [asdict(r) for r in rows]}, f, indent=2)
+    print(f"\n{env['family']} depth={env['depth']} steps={env['steps']} cfg={env['cfg']} on {env['gpu']}, torch {env['torch']}, ComfyUI {env['comfyui']}")  # noqa: T201
+    if env["note"]:
+        print(env["note"])  # noqa: T201
+    print(format_table(rows))  # noqa: T201
+    return 1 if any(r.error for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

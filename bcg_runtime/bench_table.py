@@ -1,0 +1,25 @@
+"""Print one table from several benchmark JSON files: ``python -m bcg_runtime.bench_table out/*.json``."""
+
+import json
+import sys
+
+from .bench import Row, format_table
+
+
+def main(paths: list[str]) -> int:
+    rows, envs = [], []
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        envs.append(data["env"])
+        rows += [Row(**r) for r in data["rows"]]
+    if not rows:
+        return 1
+    env = envs[0]
+    sys.stdout.write(f"{env['gpu']}, torch {env['torch']}, ComfyUI {env['comfyui']}, comfy-kitchen {env['comfy_kitchen']}, {env['date']}\n")
+    sys.stdout.write(format_table(rows) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

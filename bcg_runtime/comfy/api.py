@@ -1,0 +1,72 @@
+"""The two operations behind the nodes, usable from scripts, the benchmark and tests alike.
+
+``apply`` clones a ComfyUI model and attaches a BCG session; ``warm_up`` parses a warm-up plan
+and captures it. The V3 nodes in ``nodes/`` are thin shells over these.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from ..plan import parse_plan
+from . import guards
+from .models import SUPPORTED, adapter_for, config_class_name
+from .session import BCGConfig, BCGSession, Mode
+from .warmup import WarmupReport, run_warmup
+from .wrappers import install, session_of
+
+log = logging.getLogger(__name__)
+
+#: Longest text bucket accepted before the model is known.
+ANY_MODEL_MAX_TEXT = 4096
+
+
+def apply(model: Any, mode: str = "breakable", memory_budget_mb: int = 0, verify: bool = False, node_id: str | None = None) -> Any:
+    """A clone of ``model`` whose DiT calls replay captured graphs; unchanged where BCG cannot run."""
+    m = model.clone()
+    adapter = adapter_for(m)
+    refusal = None
+    if adapter is None:
+        refusal = f"unsupported model {config_class_name(m)}: BCG supports {SUPPORTED}; the model runs unchanged"
+    refusal = refusal or guards.device_refusal(m)
+    try:
+        config = BCGConfig(mode=Mode(mode), memory_budget_mb=int(memory_budget_mb), verify=bool(verify))
+    except ValueError:
+        raise ValueError(f"mode: '{mode}' is not a BCG mode; accepted: {', '.join(x.value for x in Mode)}") from None
+    if config.mode is Mode.FULL and adapter is not None and not adapter.full_graph_safe:
+        raise ValueError(f"mode: 'full' is not safe for {adapter.display_name} (its forward syncs with the host); use 'breakable'")
+    session = install(m, adapter, config, refusal)
+    if node_id is not None:
+        session.node_ids.add(str(node_id))
+    if refusal:
+        log.warning("[BCG] off: %s", refusal)
+    return m
+
+
+def require_session(model: Any) -> BCGSession:
+    session = session_of(model)
+    if session is None:
+        raise ValueError("model: no BCG Apply on this model; connect BCG Apply between the model loader and BCG Warmup Capture")
+    return session
+
+
+def warm_up(
+    model: Any,
+    resolutions: str,
+    text_buckets: str = "",
+    batch_sizes: str = "1,2",
+    positive: Any = None,
+    negative: Any = None,
+    node_id: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> WarmupReport:
+    """Parse the plan (errors name the field) and capture it for ``model`` (a BCG Apply output)."""
+    session = require_session(model)
+    if not text_buckets.strip() and positive is None:
+        raise ValueError("text_buckets: empty and no conditioning connected; give buckets (e.g. 256) or connect positive")
+    max_text = session.adapter.max_text_length if session.adapter else ANY_MODEL_MAX_TEXT
+    plan = parse_plan(resolutions, text_buckets if text_buckets.strip() else None, batch_sizes, max_text)
+    if node_id is not None:
+        session.node_ids.add(str(node_id))
+    return run_warmup(model, session, plan, positive, negative, progress=progress)

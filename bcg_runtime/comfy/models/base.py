@@ -1,0 +1,48 @@
+"""What the runner needs to know about one model family, and nothing the runner hard-codes.
+
+An adapter names the family, says how text lengths reach the DiT (which lengths share a graph and
+whether that is exact against stock ComfyUI), labels a call for people (``1024x1024 txt256 b2``),
+and may refuse a call it knows a graph cannot serve. Everything else is generic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+#: Latent pixels per latent cell for every supported family's VAE.
+VAE_SCALE = 8
+
+
+@dataclass(frozen=True)
+class ModelAdapter:
+    family: str
+    display_name: str
+    #: ``comfy.supported_models`` class names that this adapter serves.
+    config_classes: tuple[str, ...]
+    #: Name of the text-context argument of the DiT's ``_forward``.
+    context_arg: str = "context"
+    #: Longest text context a warm-up bucket may ask for.
+    max_text_length: int = 1024
+    #: How text lengths map to graphs; shown in the warm-up report and the README support table.
+    text_policy: str = "exact length: each prompt length the DiT sees is its own graph"
+    #: True when the whole forward has no graph-unsafe op, so mode 'full' (one graph) may be used.
+    full_graph_safe: bool = True
+
+    def text_length_seen(self, tokens: int) -> int:
+        """Context length the DiT receives for a prompt of ``tokens`` tokens (model padding included)."""
+        return tokens
+
+    def refusal(self, call: dict[str, Any]) -> str | None:
+        """A reason this call must run eager, or None. ``call`` holds the DiT's bound arguments."""
+        return None
+
+    def label(self, call: dict[str, Any]) -> str:
+        """``WIDTHxHEIGHT txtN bB`` of a DiT call, for logs and miss reasons."""
+        x = call.get("x")
+        context = call.get(self.context_arg)
+        if x is None or not hasattr(x, "shape"):
+            return f"{self.display_name} call"
+        h, w = x.shape[-2] * VAE_SCALE, x.shape[-1] * VAE_SCALE
+        text = f" txt{context.shape[1]}" if context is not None and hasattr(context, "shape") and context.dim() >= 2 else ""
+        return f"{w}x{h}{text} b{x.shape[0]}"

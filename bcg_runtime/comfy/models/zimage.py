@@ -1,0 +1,18 @@
+"""Z-Image and Z-Image-Turbo (Lumina2 ``NextDiT`` with the Z-Image config).
+
+The DiT receives the caption at its exact token count (``num_tokens`` is a constant of the call)
+and pads it to a multiple of 32 itself, with a *learned* pad token that every other token attends
+to. Padding the caption ourselves would change the output (SGLang measured 21 dB PSNR drift doing
+exactly that), so each exact caption length is its own graph; the warm-up takes the workflow's
+CONDITIONING to capture the lengths it will really send.
+"""
+
+from .base import ModelAdapter
+
+ADAPTER = ModelAdapter(
+    family="zimage",
+    display_name="Z-Image",
+    config_classes=("ZImage",),
+    max_text_length=1024,
+    text_policy="exact length: the model pads captions with learned tokens itself; each caption length is its own graph",
+)

@@ -1,0 +1,201 @@
+"""BCGSession: everything BCG keeps for one model, shared by every clone of its ModelPatcher.
+
+ComfyUI deep-copies ``model_options`` when it clones a model, and list-copies wrappers. A session
+holds CUDA graphs and must never be copied, so it (and every wrapper that points at it) returns
+itself from ``__deepcopy__``. None of these objects has a ``.to`` method: ComfyUI calls ``.to`` on
+any wrapper that has one after sampling.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import uuid
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core import GraphRunner, RunnerLimits, summarize_run
+from ..core.breaks import graph_break, is_capturing
+from . import guards
+from .models import ModelAdapter
+
+log = logging.getLogger(__name__)
+
+#: Every live session, for the HTTP status route and the UI (weak: a deleted model frees its graphs).
+SESSIONS: "weakref.WeakValueDictionary[str, BCGSession]" = weakref.WeakValueDictionary()
+
+_invalidations = 0
+
+
+def invalidations() -> int:
+    """How many times any session dropped its graphs because weights moved.
+
+    The warm-up node returns this from ``fingerprint_inputs``: ComfyUI then re-runs a cached
+    warm-up on the next prompt after an invalidation, and never otherwise.
+    """
+    return _invalidations
+
+
+class Mode(enum.Enum):
+    """How a forward is cut into graphs."""
+
+    #: Attention runs eagerly between captured segments (one break per attention call).
+    BREAKABLE = "breakable"
+    #: The whole forward is one graph; only for models whose forward is fully graph-safe.
+    FULL = "full"
+
+
+@dataclass(frozen=True)
+class BCGConfig:
+    mode: Mode = Mode.BREAKABLE
+    #: Graph memory (pool plus static buffers) above which no further shape is captured; 0 = no limit.
+    memory_budget_mb: int = 0
+    #: Compare replay with eager on the first replayed call of each shape and log the difference.
+    verify: bool = False
+
+
+class BreakingAttention:
+    """The attention break site, installed as ``transformer_options["optimized_attention_override"]``.
+
+    Chains any override that was there before BCG Apply. Under capture, the break snapshots
+    ``transformer_options``: the DiT keeps writing ``block_index`` into that dict after this call,
+    and a chained override replayed later must see the values of its own block.
+    """
+
+    def __init__(self, previous: Any = None):
+        self.previous = previous
+
+    def __call__(self, func, *args, **kwargs):
+        if self.previous is not None:
+            args = (func, *args)
+            func = self.previous
+        if is_capturing() and isinstance(kwargs.get("transformer_options"), dict):
+            kwargs["transformer_options"] = dict(kwargs["transformer_options"])
+        return graph_break(func, *args, **kwargs)
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+@dataclass
+class CaptureRecord:
+    """One signature met during a warm-up: what happened and whether replay matched eager."""
+
+    label: str
+    status: str
+    reason: str = ""
+    segments: int = 0
+    breaks: int = 0
+    seconds: float = 0.0
+    pool_mib: float = 0.0
+    exact: bool | None = None
+    max_abs_diff: float | None = None
+
+
+@dataclass
+class BCGSession:
+    adapter: ModelAdapter | None
+    config: BCGConfig
+    runner: GraphRunner = field(init=False)
+    attention: BreakingAttention | None = None
+    #: Why graphs can never serve this model (no CUDA, unsupported family); None when they can.
+    permanent_refusal: str | None = None
+    #: Set when weights moved after warm-up; cleared by the next warm-up.
+    stale: str | None = None
+    fingerprint: tuple | None = None
+    #: A list while a warm-up runs: DiT calls then capture instead of replaying.
+    capture_log: list[CaptureRecord] | None = None
+    verified: set[str] = field(default_factory=set)
+    last_run: dict | None = None
+    last_warmup: dict | None = None
+    node_ids: set[str] = field(default_factory=set)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+
+    def __post_init__(self) -> None:
+        budget = self.config.memory_budget_mb * 2**20 or None
+        name = self.adapter.family if self.adapter else "bcg"
+        self.runner = GraphRunner(limits=RunnerLimits(memory_budget_bytes=budget), name=f"{name}#{self.id}")
+        if self.permanent_refusal:
+            self.runner.disable(self.permanent_refusal)
+        SESSIONS[self.id] = self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    # ----------------------------------------------------------------- run lifecycle
+    def begin_run(self, model_patcher: Any, warming: bool) -> None:
+        """Called when a sampling run starts, after ComfyUI loaded the model."""
+        if self.permanent_refusal:
+            return
+        reason = guards.dynamic_vram_refusal(model_patcher) or guards.lowvram_refusal(model_patcher)
+        if reason is None and not warming and self.fingerprint is not None:
+            if guards.weight_fingerprint(model_patcher.model.diffusion_model) != self.fingerprint:
+                self.invalidate(
+                    "weights moved since warm-up (model reloaded or offloaded, or a LoRA replaced weights): "
+                    "graphs dropped; run BCG Warmup Capture again"
+                )
+        reason = reason or self.stale
+        if reason:
+            self.runner.disable(reason)
+        else:
+            self.runner.enable()
+
+    def invalidate(self, reason: str) -> None:
+        """Drop every graph (their addresses are no longer the model's) and say why."""
+        import torch
+
+        global _invalidations
+        _invalidations += 1
+        log.warning("[BCG] %s", reason)
+        self.stale = reason
+        self.fingerprint = None
+        self.runner.reset()
+        self.runner.disable(reason)
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def end_run(self, replayed: int, eager: Any) -> None:
+        calls = replayed + sum(eager.values())
+        if not calls:
+            return
+        summary = summarize_run(replayed, eager)
+        log.info("[BCG] %s", summary)
+        self.last_run = {
+            "replayed": replayed,
+            "calls": calls,
+            "eager": dict(eager),
+            "summary": summary,
+            "state": self.state(replayed, calls),
+        }
+        from . import events
+
+        events.publish(self)
+
+    def state(self, replayed: int, calls: int) -> str:
+        """'replayed' (all), 'partial' or 'off' (none), the badge colours of the UI."""
+        if calls and replayed == calls:
+            return "replayed"
+        return "partial" if replayed else "off"
+
+    # ----------------------------------------------------------------- reporting
+    def status(self) -> dict:
+        """JSON for the HTTP route and UI events."""
+        stats = self.runner.stats
+        return {
+            "id": self.id,
+            "model": self.adapter.display_name if self.adapter else None,
+            "mode": self.config.mode.value,
+            "disabled": self.runner.disabled_reason,
+            "node_ids": sorted(self.node_ids),
+            "captured": [e.as_dict() for e in self.runner.entries()],
+            "blocked": self.runner.blocked(),
+            "hits": stats.hits,
+            "misses": dict(stats.misses),
+            "captures": stats.captures,
+            "capture_seconds": round(stats.capture_seconds, 3),
+            "pool_bytes": stats.pool_bytes,
+            "graph_bytes": self.runner.memory_bytes,
+            "last_run": self.last_run,
+            "last_warmup": self.last_warmup,
+        }

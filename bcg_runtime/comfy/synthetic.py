@@ -1,0 +1,488 @@
+"""Synthetic (random-weight) checkpoints for the DiT families BCG supports.
+
+Each family's checkpoint is made by instantiating ComfyUI's own model class on the meta device with
+the config ComfyUI's detection derives for the real checkpoint (optionally with fewer blocks), then
+filling every key with seeded random values. The key names and shapes are exactly those of the
+"diffusion_models" split files ComfyUI loads (no prefix), so ``comfy.sd.load_diffusion_model_state_dict``
+detects the right ``supported_models`` class and builds the real model: FLUX.1-dev (``Flux``),
+Z-Image / Z-Image-Turbo (``ZImage``, a Lumina2 NextDiT) and Qwen-Image (``QwenImage``).
+
+Conditioning mirrors what ``CLIPTextEncode`` returns for each family (keys and dtypes), with random
+context tensors in place of a text encoder, and :func:`sample` follows ``nodes.common_ksampler``.
+
+ComfyUI is imported lazily (inside functions): importing this module needs only torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import logging
+import time
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
+
+import torch
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "FamilyInfo",
+    "FAMILIES",
+    "family_info",
+    "unet_config",
+    "state_dict_shapes",
+    "build_state_dict",
+    "detect_family_class",
+    "load_model",
+    "make_conditioning",
+    "latent_channels",
+    "empty_latent",
+    "output_latent_shape",
+    "sample",
+]
+
+WEIGHT_STD = 0.02
+"""Standard deviation of every synthetic weight; norm gains are ``1 + N(0, WEIGHT_STD)``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class FamilyInfo:
+    """Facts about one model family, as ComfyUI 0.8 detects and runs it."""
+
+    name: str
+    title: str
+    ldm_class: str  # "module:Class" of the diffusion model ComfyUI instantiates
+    supported_model: str  # comfy.supported_models class picked by detection
+    model_base: str  # comfy.model_base class
+    latent_format: str  # comfy.latent_formats class
+    hidden_size: int
+    num_heads: int
+    text_dim: int  # context (cross_attn) width from the family's text encoder
+    text_encoder: str
+    pooled_dim: int | None  # pooled_output width, None where the encoder returns None
+    latent_channels: int
+    latent_dimensions: int  # 2: latents are [B,C,H,W]; 3: [B,C,T,H,W] (ComfyUI unsqueezes T=1)
+    depth_keys: tuple[str, ...]  # unet_config keys that count blocks
+    real_depth: tuple[int, ...]  # their values in the real checkpoint
+    block_attrs: tuple[str, ...]  # diffusion_model attributes holding those blocks
+    default_steps: int
+    default_cfg: float
+    default_cond_length: int
+    default_guidance: float | None  # Flux's distilled guidance (FluxGuidance), else None
+    config: Mapping[str, Any]  # full-depth unet_config exactly as model_detection returns it
+
+    def unet_config(self, depth=None) -> dict:
+        """The detection config with block counts set by :func:`_depth_counts`."""
+        cfg = dict(self.config)
+        for key, count in zip(self.depth_keys, _depth_counts(self, depth)):
+            cfg[key] = count
+        return {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in cfg.items()}
+
+
+def _frozen(d: dict) -> Mapping[str, Any]:
+    return MappingProxyType({k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()})
+
+
+FAMILIES: Mapping[str, FamilyInfo] = MappingProxyType(
+    {
+        "flux": FamilyInfo(
+            name="flux",
+            title="FLUX.1-dev",
+            ldm_class="comfy.ldm.flux.model:Flux",
+            supported_model="Flux",
+            model_base="Flux",
+            latent_format="Flux",
+            hidden_size=3072,
+            num_heads=24,
+            text_dim=4096,
+            text_encoder="T5-XXL (context) + CLIP-L (pooled)",
+            pooled_dim=768,
+            latent_channels=16,
+            latent_dimensions=2,
+            depth_keys=("depth", "depth_single_blocks"),
+            real_depth=(19, 38),
+            block_attrs=("double_blocks", "single_blocks"),
+            default_steps=20,
+            default_cfg=1.0,
+            default_cond_length=256,  # the T5 tokenizer pads to min_length=256
+            default_guidance=3.5,
+            config=_frozen(
+                {
+                    "image_model": "flux",
+                    "axes_dim": [16, 56, 56],
+                    "num_heads": 24,
+                    "mlp_ratio": 4.0,
+                    "theta": 10000,
+                    "out_channels": 16,
+                    "qkv_bias": True,
+                    "txt_ids_dims": [],
+                    "in_channels": 16,
+                    "hidden_size": 3072,
+                    "context_in_dim": 4096,
+                    "patch_size": 2,
+                    "vec_in_dim": 768,
+                    "depth": 19,
+                    "depth_single_blocks": 38,
+                    "guidance_embed": True,
+                    "yak_mlp": False,
+                    "txt_norm": False,
+                }
+            ),
+        ),
+        "zimage": FamilyInfo(
+            name="zimage",
+            title="Z-Image / Z-Image-Turbo",
+            ldm_class="comfy.ldm.lumina.model:NextDiT",
+            supported_model="ZImage",
+            model_base="Lumina2",
+            latent_format="Flux",
+            hidden_size=3840,
+            num_heads=30,
+            text_dim=2560,
+            text_encoder="Qwen3-4B (hidden layer -2)",
+            pooled_dim=None,
+            latent_channels=16,
+            latent_dimensions=2,
+            depth_keys=("n_layers",),
+            real_depth=(30,),
+            block_attrs=("layers",),
+            default_steps=8,
+            default_cfg=1.0,
+            default_cond_length=64,
+            default_guidance=None,
+            config=_frozen(
+                {
+                    "image_model": "lumina2",
+                    "patch_size": 2,
+                    "in_channels": 16,
+                    "dim": 3840,
+                    "cap_feat_dim": 2560,
+                    "n_layers": 30,
+                    "qk_norm": True,
+                    "n_heads": 30,
+                    "n_kv_heads": 30,
+                    "axes_dims": [32, 48, 48],
+                    "axes_lens": [1536, 512, 512],
+                    "rope_theta": 256.0,
+                    "ffn_dim_multiplier": 8.0 / 3.0,
+                    "z_image_modulation": True,
+                    "time_scale": 1000.0,
+                    "pad_tokens_multiple": 32,
+                }
+            ),
+        ),
+        "qwen_image": FamilyInfo(
+            name="qwen_image",
+            title="Qwen-Image (20B)",
+            ldm_class="comfy.ldm.qwen_image.model:QwenImageTransformer2DModel",
+            supported_model="QwenImage",
+            model_base="QwenImage",
+            latent_format="Wan21",
+            hidden_size=3072,
+            num_heads=24,
+            text_dim=3584,
+            text_encoder="Qwen2.5-VL-7B (last layer, template tokens dropped)",
+            pooled_dim=None,
+            latent_channels=16,
+            latent_dimensions=3,
+            depth_keys=("num_layers",),
+            real_depth=(60,),
+            block_attrs=("transformer_blocks",),
+            default_steps=20,
+            default_cfg=2.5,
+            default_cond_length=64,
+            default_guidance=None,
+            config=_frozen({"image_model": "qwen_image", "in_channels": 64, "num_layers": 60}),
+        ),
+    }
+)
+
+
+def family_info(family: str) -> FamilyInfo:
+    """The :class:`FamilyInfo` for ``family``; ValueError naming the accepted values otherwise."""
+    info = FAMILIES.get(family) if isinstance(family, str) else None
+    if info is None:
+        raise ValueError(f"unknown model family {family!r}; accepted: {', '.join(sorted(FAMILIES))}")
+    return info
+
+
+def _depth_counts(info: FamilyInfo, depth) -> tuple[int, ...]:
+    """Block counts for ``depth``: None = real depth; an int applies to every block kind (Flux: that
+    many double and single blocks); a sequence gives one count per ``info.depth_keys``."""
+    if depth is None:
+        return info.real_depth
+    if isinstance(depth, bool):
+        raise ValueError(f"depth for {info.name!r} must be an int or None, got {depth!r}")
+    if isinstance(depth, int):
+        counts = (depth,) * len(info.depth_keys)
+    elif isinstance(depth, Sequence) and len(depth) == len(info.depth_keys):
+        counts = tuple(depth)
+    else:
+        raise ValueError(
+            f"depth for {info.name!r} must be None, an int or a {len(info.depth_keys)}-sequence "
+            f"for {info.depth_keys}, got {depth!r}"
+        )
+    for key, count, real in zip(info.depth_keys, counts, info.real_depth):
+        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= real:
+            raise ValueError(f"depth {key}={count!r} for {info.name!r} must be an int in 1..{real}")
+    return counts
+
+
+def unet_config(family: str, depth=None) -> dict:
+    """ComfyUI's detected unet_config for ``family`` at ``depth``."""
+    return family_info(family).unet_config(depth)
+
+
+def _ldm_class(info: FamilyInfo):
+    module, name = info.ldm_class.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _meta_model(info: FamilyInfo, depth, dtype):
+    import comfy.ops
+
+    cls = _ldm_class(info)
+    return cls(**info.unet_config(depth), device="meta", dtype=dtype, operations=comfy.ops.disable_weight_init)
+
+
+def _norm_gain_keys(model: torch.nn.Module) -> set[str]:
+    """Keys of the gains of normalisation layers (RMSNorm/LayerNorm weight or scale)."""
+    keys = set()
+    for mod_name, mod in model.named_modules():
+        if "norm" not in type(mod).__name__.lower():
+            continue
+        for pname, p in mod._parameters.items():
+            if p is not None and pname in ("weight", "scale"):
+                keys.add(f"{mod_name}.{pname}" if mod_name else pname)
+    return keys
+
+
+def state_dict_shapes(family: str, depth=None) -> dict[str, tuple[int, ...]]:
+    """Key -> shape of the synthetic checkpoint (no prefix), without allocating any weight."""
+    info = family_info(family)
+    model = _meta_model(info, depth, torch.bfloat16)
+    return {k: tuple(v.shape) for k, v in model.state_dict().items()}
+
+
+def _key_seed(seed: int, key: str) -> int:
+    digest = hashlib.blake2b(f"{int(seed)}/{key}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") & ((1 << 63) - 1)
+
+
+def build_state_dict(
+    family: str,
+    depth=None,
+    seed: int = 0,
+    dtype: torch.dtype = torch.bfloat16,
+    device=None,
+    prefix: str = "",
+    verify: bool = True,
+) -> dict[str, torch.Tensor]:
+    """A random checkpoint for ``family`` in the key layout ComfyUI loads.
+
+    Every tensor is ``N(0, 0.02)`` except norm gains (``1 + N(0, 0.02)``, so activations keep a
+    realistic scale). Each key has its own generator seeded from ``(seed, key)``: the result is
+    deterministic for a given device and does not depend on ``depth`` (block 0 of a depth-1 model
+    equals block 0 of the full model). ``device`` is where the tensors are generated (use the GPU for
+    full-size models); ``prefix`` (e.g. ``"model.diffusion_model."``) is prepended to every key.
+    With ``verify`` ComfyUI's detection is run on the result and must give back the same config.
+    """
+    info = family_info(family)
+    counts = _depth_counts(info, depth)
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    t0 = time.perf_counter()
+    model = _meta_model(info, depth, dtype)
+    gains = _norm_gain_keys(model)
+    out: dict[str, torch.Tensor] = {}
+    gen = torch.Generator(device=device)
+    numel = 0
+    for key, meta in model.state_dict().items():
+        gen.manual_seed(_key_seed(seed, key))
+        t = torch.empty(meta.shape, dtype=dtype, device=device)
+        t.normal_(1.0 if key in gains else 0.0, WEIGHT_STD, generator=gen)
+        out[prefix + key] = t
+        numel += t.numel()
+    del model
+    log.info(
+        "[BCG] synthetic %s checkpoint: %d tensors, %.3fB params, %s on %s, depth %s, seed %d (%.1fs)",
+        info.name, len(out), numel / 1e9, dtype, device, dict(zip(info.depth_keys, counts)), seed,
+        time.perf_counter() - t0,
+    )
+    if verify:
+        _verify_detection(info, out, prefix, depth)
+    return out
+
+
+def detect_family_class(state_dict: Mapping[str, torch.Tensor], prefix: str = "") -> tuple[str | None, dict | None]:
+    """(supported_models class name, unet_config) that ComfyUI's detection gives ``state_dict``."""
+    import comfy.model_detection
+
+    cfg = comfy.model_detection.detect_unet_config(state_dict, prefix)
+    if cfg is None:
+        return None, None
+    model_config = comfy.model_detection.model_config_from_unet_config(cfg, state_dict)
+    return (type(model_config).__name__ if model_config is not None else None), cfg
+
+
+def _verify_detection(info: FamilyInfo, sd: Mapping[str, torch.Tensor], prefix: str, depth) -> None:
+    cls_name, cfg = detect_family_class(sd, prefix)
+    want = info.unet_config(depth)
+    if cls_name != info.supported_model or cfg is None:
+        raise RuntimeError(
+            f"[BCG] ComfyUI detected the synthetic {info.name!r} checkpoint as {cls_name!r}, "
+            f"expected {info.supported_model!r}"
+        )
+    diff = {k: (want.get(k), cfg.get(k)) for k in set(want) | set(cfg) if want.get(k) != cfg.get(k)}
+    if diff:
+        raise RuntimeError(f"[BCG] detected config of synthetic {info.name!r} differs (ours, detected): {diff}")
+
+
+def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch.dtype | None = None, model_options=None):
+    """A ``comfy.model_patcher.ModelPatcher`` for a synthetic ``family`` checkpoint.
+
+    Weights are generated in bf16 (or ``dtype``) on ``device`` (default: ComfyUI's torch device, so
+    full-size models are generated on the GPU) and loaded through
+    ``comfy.sd.load_diffusion_model_state_dict``, which picks the inference dtype as for a real
+    checkpoint: bf16 on a bf16-capable GPU, fp32 under ``--cpu``. Passing ``dtype`` also forces that
+    dtype through ``model_options["dtype"]``. Checks the detected classes, the loaded keys, the block
+    counts and the weight dtype; raises RuntimeError when one is off.
+    """
+    import comfy.model_management
+    import comfy.sd
+
+    info = family_info(family)
+    counts = _depth_counts(info, depth)
+    if device is None:
+        device = comfy.model_management.get_torch_device()
+    device = torch.device(device)
+    options = dict(model_options or {})
+    if dtype is not None:
+        options.setdefault("dtype", dtype)
+    sd = build_state_dict(info.name, depth=depth, seed=seed, dtype=dtype or torch.bfloat16, device=device)
+    shapes = {k: tuple(v.shape) for k, v in sd.items()}
+    t0 = time.perf_counter()
+    patcher = comfy.sd.load_diffusion_model_state_dict(sd, model_options=options)
+    del sd
+    if patcher is None:
+        raise RuntimeError(f"[BCG] ComfyUI could not detect the synthetic {info.name!r} checkpoint")
+    base = patcher.model
+    got = (type(base.model_config).__name__, type(base).__name__)
+    if got != (info.supported_model, info.model_base):
+        raise RuntimeError(
+            f"[BCG] synthetic {info.name!r} loaded as supported_models.{got[0]} / model_base.{got[1]}, "
+            f"expected {info.supported_model} / {info.model_base}"
+        )
+    dm = base.diffusion_model
+    loaded = {k: tuple(v.shape) for k, v in dm.state_dict().items()}
+    if loaded != shapes:
+        missing = sorted(set(shapes) - set(loaded))[:5]
+        extra = sorted(set(loaded) - set(shapes))[:5]
+        raise RuntimeError(f"[BCG] synthetic {info.name!r} key layout differs: missing {missing}, unexpected {extra}")
+    blocks = tuple(len(getattr(dm, attr)) for attr in info.block_attrs)
+    if blocks != counts:
+        raise RuntimeError(f"[BCG] synthetic {info.name!r} has blocks {blocks}, expected {counts}")
+    weight_dtypes = {p.dtype for p in dm.parameters()}
+    want = options.get("dtype")
+    if want is None and patcher.load_device.type == "cuda" and comfy.model_management.should_use_bf16(patcher.load_device):
+        want = torch.bfloat16  # what ComfyUI picks for a bf16 checkpoint of these families on Ampere+
+    if len(weight_dtypes) != 1 or (want is not None and weight_dtypes != {want}):
+        raise RuntimeError(f"[BCG] synthetic {info.name!r} weight dtypes {weight_dtypes}, expected {want}")
+    if device.type == "cuda":
+        comfy.model_management.soft_empty_cache()
+    log.info(
+        "[BCG] loaded synthetic %s: %s/%s, blocks %s, weights %s, manual cast %s, load device %s (%.1fs)",
+        info.name, got[0], got[1], dict(zip(info.block_attrs, blocks)), next(iter(weight_dtypes)),
+        base.manual_cast_dtype, patcher.load_device, time.perf_counter() - t0,
+    )
+    return patcher
+
+
+def make_conditioning(family: str, length: int | None = None, seed: int = 0, batch: int = 1, guidance: float | None = None):
+    """A CONDITIONING list ``[[context, extras]]`` shaped like ``CLIPTextEncode``'s output.
+
+    ``context`` is float32 on CPU, ``(batch, length, text_dim)``, ``N(0, 1)`` seeded by ``seed``.
+    Extras mirror the family's text encoder: Flux ``{"pooled_output": (batch, 768) float32,
+    "guidance": 3.5}`` (guidance as FluxGuidance/CLIPTextEncodeFlux add it); Z-Image (Qwen3-4B)
+    ``{"pooled_output": None, "attention_mask": (batch, length) int64 ones}``; Qwen-Image
+    ``{"pooled_output": None}`` (its encoder drops an all-ones mask). Real encoders return batch 1.
+    """
+    info = family_info(family)
+    if length is None:
+        length = info.default_cond_length
+    if length < 1 or batch < 1:
+        raise ValueError(f"length and batch must be >= 1, got length={length} batch={batch}")
+    gen = torch.Generator(device="cpu").manual_seed(int(seed))
+    context = torch.randn(batch, length, info.text_dim, generator=gen, dtype=torch.float32)
+    extras: dict[str, Any] = {}
+    if info.name == "flux":
+        extras["pooled_output"] = torch.randn(batch, info.pooled_dim, generator=gen, dtype=torch.float32)
+        extras["guidance"] = float(info.default_guidance if guidance is None else guidance)
+    elif info.name == "zimage":
+        extras["pooled_output"] = None
+        extras["attention_mask"] = torch.ones(batch, length, dtype=torch.long)
+    else:
+        extras["pooled_output"] = None
+    return [[context, extras]]
+
+
+def latent_channels(family: str) -> int:
+    return family_info(family).latent_channels
+
+
+def empty_latent(family: str, width: int, height: int, batch: int = 1) -> torch.Tensor:
+    """The zeros ``EmptySD3LatentImage`` makes for all three families: ``[batch, 16, height//8, width//8]``
+    float32 on ComfyUI's intermediate device. Qwen-Image's 5-D shape comes from
+    ``comfy.sample.fix_empty_latent_channels`` at sampling time."""
+    import comfy.model_management
+
+    info = family_info(family)
+    if width < 8 or height < 8 or batch < 1:
+        raise ValueError(f"bad latent size {width}x{height} batch {batch}")
+    return torch.zeros(
+        [batch, info.latent_channels, height // 8, width // 8], device=comfy.model_management.intermediate_device()
+    )
+
+
+def output_latent_shape(family: str, width: int, height: int, batch: int = 1) -> tuple[int, ...]:
+    """Shape of what :func:`sample` returns (Qwen-Image adds a time axis of 1)."""
+    info = family_info(family)
+    spatial = (height // 8, width // 8)
+    if info.latent_dimensions == 3:
+        return (batch, info.latent_channels, 1) + spatial
+    return (batch, info.latent_channels) + spatial
+
+
+def sample(
+    model,
+    family: str,
+    width: int,
+    height: int,
+    steps: int,
+    cfg: float,
+    positive,
+    negative,
+    seed: int = 0,
+    sampler: str = "euler",
+    scheduler: str = "simple",
+    batch: int = 1,
+    denoise: float = 1.0,
+    latent: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Sample like ``nodes.common_ksampler`` (KSampler): empty latent (or ``latent``),
+    ``fix_empty_latent_channels``, ``prepare_noise(latent, seed)``, ``comfy.sample.sample`` with
+    ``disable_pbar=True``. Returns the denoised latent on ComfyUI's intermediate device."""
+    import comfy.sample
+
+    family_info(family)
+    latent_image = empty_latent(family, width, height, batch) if latent is None else latent
+    latent_image = comfy.sample.fix_empty_latent_channels(model, latent_image)
+    noise = comfy.sample.prepare_noise(latent_image, seed, None)
+    t0 = time.perf_counter()
+    out = comfy.sample.sample(
+        model, noise, steps, cfg, sampler, scheduler, positive, negative, latent_image,
+        denoise=denoise, disable_pbar=True, seed=seed,
+    )
+    log.debug("[BCG] sampled %s %dx%d, %d steps, cfg %s in %.2fs", family, width, height, steps, cfg, time.perf_counter() - t0)
+    return out

@@ -1,0 +1,193 @@
+"""Warm-up: capture every planned shape by sampling one step of it through ComfyUI itself.
+
+Each planned shape (resolution x text length x batch) becomes a one-step ``comfy.sample.sample``
+run with a conditioning of that length. ComfyUI then builds the DiT calls exactly as a KSampler
+will (cond batching, CFG, dtype casts, extra conds), and the session's DIFFUSION_MODEL hook, in
+capture mode, captures each signature it meets, replays it once and checks it equals eager. What
+gets captured is therefore what sampling will ask for, not a guess of it.
+
+Batch ``b`` of the plan is the DiT's batch: ``1`` is a cfg-1 call (or one of cond/uncond run
+apart); an even ``b`` is cond and uncond of equal length batched together (latent batch ``b/2``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from ..plan import WarmupPlan
+from . import guards, synthetic
+from .session import BCGSession, CaptureRecord
+
+log = logging.getLogger(__name__)
+
+#: CFG used when a warm-up step needs cond and uncond (any value > 1 makes ComfyUI run both).
+WARMUP_CFG = 2.0
+
+
+@dataclass
+class WarmupJob:
+    width: int
+    height: int
+    latent_batch: int
+    cfg: float
+    positive: Any
+    negative: Any
+    what: str
+
+
+@dataclass
+class WarmupReport:
+    model: str
+    refusal: str | None = None
+    records: list[CaptureRecord] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    #: Peak allocated memory during the warm-up above what was resident after loading the model.
+    peak_growth_mib: float = 0.0
+    graph_mib: float = 0.0
+
+    @property
+    def captured(self) -> int:
+        return sum(r.status == "captured" for r in self.records)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def text(self) -> str:
+        """The node's text output: one line per signature, then totals."""
+        lines = [f"BCG warm-up, {self.model}"]
+        if self.refusal:
+            return "\n".join(lines + [f"off: {self.refusal}"])
+        lines += [f"note: {n}" for n in self.notes]
+        for r in self.records:
+            if r.status in ("captured", "already captured"):
+                exact = {True: "exact", False: f"NOT exact (max abs diff {r.max_abs_diff:g})", None: "unchecked"}[r.exact]
+                lines.append(
+                    f"{r.label}: {r.status}, {r.segments} segments, {r.breaks} breaks, "
+                    f"{r.seconds:.2f}s, graphs {r.pool_mib:.0f} MiB, replay {exact}"
+                )
+            else:
+                lines.append(f"{r.label}: {r.status}: {r.reason}")
+        lines.append(
+            f"{self.captured} new captures in {self.seconds:.1f}s; graph memory {self.graph_mib:.0f} MiB; "
+            f"peak memory +{self.peak_growth_mib:.0f} MiB"
+        )
+        return "\n".join(lines)
+
+
+def plan_jobs(session: BCGSession, plan: WarmupPlan, positive=None, negative=None) -> tuple[list[WarmupJob], list[str]]:
+    """The one-step sampling runs that make ComfyUI issue every planned DiT call."""
+    adapter = session.adapter
+    notes: list[str] = []
+    lengths: list[int] = []
+    for requested in plan.text_lengths:
+        seen = adapter.text_length_seen(requested)
+        if seen != requested:
+            notes.append(f"text bucket {requested} reaches the DiT as {seen} ({adapter.text_policy})")
+        if seen not in lengths:
+            lengths.append(seen)
+    jobs: list[WarmupJob] = []
+    for w, h in plan.resolutions:
+        if positive is not None:
+            neg = negative if negative is not None else positive
+            jobs.append(WarmupJob(w, h, 1, 1.0, positive, neg, "workflow prompt, cfg 1"))
+            if negative is not None:
+                jobs.append(WarmupJob(w, h, 1, WARMUP_CFG, positive, negative, "workflow prompt, cfg > 1"))
+        for length in lengths:
+            for b in plan.batch_sizes:
+                cond = synthetic.make_conditioning(adapter.family, length, seed=0)
+                if b % 2 == 0:
+                    uncond = synthetic.make_conditioning(adapter.family, length, seed=1)
+                    jobs.append(WarmupJob(w, h, b // 2, WARMUP_CFG, cond, uncond, f"text {length}, cond+uncond batch {b}"))
+                else:
+                    jobs.append(WarmupJob(w, h, b, 1.0, cond, cond, f"text {length}, batch {b}"))
+    # Largest first: the shared pool is sized once by the biggest capture and reused by the rest.
+    jobs.sort(key=lambda j: (j.width * j.height * j.latent_batch * (2 if j.cfg > 1 else 1)), reverse=True)
+    return jobs, notes
+
+
+def run_warmup(
+    model_patcher: Any,
+    session: BCGSession,
+    plan: WarmupPlan,
+    positive=None,
+    negative=None,
+    progress: Callable[[int, int], None] | None = None,
+) -> WarmupReport:
+    """Capture the plan for ``model_patcher``; never raises for a shape that cannot be captured."""
+    import comfy.model_management as mm
+
+    report = WarmupReport(model=session.adapter.display_name if session.adapter else "unsupported model")
+    report.refusal = session.permanent_refusal or guards.dynamic_vram_refusal(model_patcher)
+    if report.refusal:
+        log.warning("[BCG] warm-up skipped: %s", report.refusal)
+        return _finish(session, report)
+
+    device = model_patcher.load_device
+    start = time.perf_counter()
+    try:
+        mm.load_models_gpu([model_patcher], force_full_load=True)
+    except torch.OutOfMemoryError:
+        report.refusal = "out of memory loading the model fully on the GPU; free VRAM or use a smaller model"
+        return _finish(session, report)
+    report.refusal = guards.lowvram_refusal(model_patcher)
+    if report.refusal:
+        return _finish(session, report)
+    resident = _reset_peak(device)  # weights and whatever else was already there
+
+    jobs, report.notes = plan_jobs(session, plan, positive, negative)
+    report.notes = plan.notes + report.notes
+    session.stale = None
+    session.runner.enable()
+    session.capture_log = []
+    try:
+        for i, job in enumerate(jobs):
+            try:
+                synthetic.sample(
+                    model_patcher, session.adapter.family, job.width, job.height, 1, job.cfg,
+                    job.positive, job.negative, batch=job.latent_batch,
+                )  # fmt: skip
+            except torch.OutOfMemoryError:
+                report.notes.append(f"{job.width}x{job.height} {job.what}: out of memory; later shapes skipped")
+                break
+            if progress:
+                progress(i + 1, len(jobs))
+    finally:
+        report.records, session.capture_log = session.capture_log, None
+    session.fingerprint = guards.weight_fingerprint(model_patcher.model.diffusion_model)
+    peak = _peak(device)
+    report.seconds = time.perf_counter() - start
+    report.peak_growth_mib = max(0, peak - resident) / 2**20
+    report.graph_mib = session.runner.memory_bytes / 2**20
+    return _finish(session, report)
+
+
+def _reset_peak(device: torch.device) -> int:
+    """Allocated bytes now, with the peak counter restarted (0 where there is no CUDA)."""
+    if device.type != "cuda":
+        return 0
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    return torch.cuda.memory_allocated(device)
+
+
+def _peak(device: torch.device) -> int:
+    if device.type != "cuda":
+        return 0
+    torch.cuda.synchronize(device)
+    return torch.cuda.max_memory_allocated(device)
+
+
+def _finish(session: BCGSession, report: WarmupReport) -> WarmupReport:
+    session.last_warmup = report.as_dict()
+    for line in report.text().splitlines():
+        log.info("[BCG] %s", line)
+    from . import events
+
+    events.publish(session)
+    return report

@@ -1,0 +1,195 @@
+"""The ComfyUI hooks BCG installs on a cloned model, all under one key (:data:`BCG_KEY`).
+
+- DIFFUSION_MODEL (innermost): keys each DiT call and replays it, or runs it eager with a reason;
+  during a warm-up it captures instead.
+- SAMPLER_SAMPLE: per sampling run, after the model is loaded: guards (lowvram, Dynamic VRAM,
+  moved weights), making BCG the innermost DIFFUSION_MODEL wrapper, and the run summary.
+- PREPARE_SAMPLING: reserves the graphs' memory in ComfyUI's VRAM estimate, which cannot see
+  private graph pools, so ComfyUI does not offload the DiT to make room we already hold.
+- ``transformer_options["optimized_attention_override"]``: the attention break (mode breakable).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from typing import Any
+
+import torch
+
+from .options import options_key
+from .session import BCGConfig, BCGSession, BreakingAttention, CaptureRecord, Mode
+
+log = logging.getLogger(__name__)
+
+BCG_KEY = "bcg"
+
+
+class _SessionHook:
+    """Base of the hooks: bound to a session, never copied, no ``.to`` (see session.py)."""
+
+    def __init__(self, session: BCGSession):
+        self.session = session
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+@functools.lru_cache(maxsize=None)
+def _forward_signature(cls: type) -> tuple[inspect.Signature, str | None]:
+    sig = inspect.signature(cls._forward)
+    varkw = next((p.name for p in sig.parameters.values() if p.kind is p.VAR_KEYWORD), None)
+    return sig, varkw
+
+
+def bind_call(diffusion_model: Any, args: tuple, kwargs: dict) -> dict:
+    """Name every argument of a DiT ``_forward`` call (models pass them positionally)."""
+    sig, varkw = _forward_signature(type(diffusion_model))
+    bound = sig.bind(diffusion_model, *args, **kwargs).arguments
+    call = {k: v for k, v in bound.items() if k != "self" and k != varkw}
+    call.update(bound.get(varkw, {}) if varkw else {})
+    return call
+
+
+def _attention_backend() -> str:
+    import comfy.ldm.modules.attention as attention
+
+    return getattr(attention.optimized_attention, "__name__", "unknown")
+
+
+class DiffusionModelHook(_SessionHook):
+    """WrappersMP.DIFFUSION_MODEL: ``(executor, *args, **kwargs)`` -> the DiT's output."""
+
+    def __call__(self, executor, *args, **kwargs):
+        session = self.session
+        runner = session.runner
+        if runner.disabled_reason is not None and session.capture_log is None:
+            return runner.run_eager(executor, args, kwargs, f"disabled: {runner.disabled_reason}")
+        if executor.idx != len(executor.wrappers) - 1:
+            inner = len(executor.wrappers) - 1 - executor.idx
+            return runner.run_eager(executor, args, kwargs, f"{inner} DIFFUSION_MODEL wrapper(s) run inside BCG")
+        call = bind_call(executor.class_obj, args, kwargs)
+        options = call.get("transformer_options") or {}
+        extra, refusal = options_key(options, session.attention)
+        refusal = refusal or session.adapter.refusal(call)
+        if refusal:
+            return runner.run_eager(executor, (), call, refusal)
+        dispatch = {
+            "key_extra": (extra, _attention_backend()),
+            "opaque": ("transformer_options",),
+            "label": session.adapter.label(call),
+        }
+        if session.capture_log is not None:
+            return self._capture(executor, call, dispatch)
+        if session.config.verify and dispatch["label"] not in session.verified:
+            return self._verify(executor, call, dispatch)
+        return runner(executor, (), call, **dispatch)
+
+    def _capture(self, executor, call: dict, dispatch: dict):
+        """Warm-up: capture this signature, prove replay == eager, return the eager output."""
+        session = self.session
+        result = session.runner.capture(executor, (), call, **dispatch)
+        out = executor(**call)
+        record = CaptureRecord(label=result.label, status=result.status.value, reason=result.reason)
+        if result.entry is not None:
+            record.segments, record.breaks = result.entry.segments, result.entry.breaks
+            record.seconds = result.entry.capture_seconds if result.status.value == "captured" else 0.0
+            record.pool_mib = session.runner.memory_bytes / 2**20
+        if result.ok:
+            replayed = session.runner(executor, (), call, record=False, **dispatch)
+            record.exact, record.max_abs_diff = compare(replayed, out)
+        session.capture_log.append(record)
+        return out
+
+    def _verify(self, executor, call: dict, dispatch: dict):
+        session = self.session
+        out = session.runner(executor, (), call, **dispatch)
+        if session.runner.is_captured((), call, key_extra=dispatch["key_extra"], opaque=dispatch["opaque"]):
+            exact, diff = compare(out, executor(**call))
+            session.verified.add(dispatch["label"])
+            level = logging.INFO if exact else logging.WARNING
+            log.log(level, "[BCG] verify %s: replay %s eager (max abs diff %g)", dispatch["label"], "==" if exact else "!=", diff)
+        return out
+
+
+def compare(a: Any, b: Any) -> tuple[bool, float]:
+    """``(torch.equal, max abs difference)`` of two DiT outputs (tensors)."""
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape:
+        return False, float("inf")
+    if torch.equal(a, b):
+        return True, 0.0
+    return False, (a.float() - b.float()).abs().max().item()
+
+
+class SamplerRunHook(_SessionHook):
+    """WrappersMP.SAMPLER_SAMPLE: ``(executor, guider, sigmas, extra_args, ...)``."""
+
+    def __call__(self, executor, guider, sigmas, extra_args, *args, **kwargs):
+        session = self.session
+        _make_innermost(extra_args.get("model_options", {}))
+        warming = session.capture_log is not None
+        session.begin_run(guider.model_patcher, warming)
+        window = session.runner.stats.window()
+        try:
+            return executor(guider, sigmas, extra_args, *args, **kwargs)
+        finally:
+            if not warming:
+                session.end_run(*window.delta())
+
+
+def _make_innermost(model_options: dict) -> None:
+    """Move BCG's DIFFUSION_MODEL wrapper last, i.e. innermost, for this run only.
+
+    Wrapper order is key insertion order, and nodes applied after BCG Apply (EasyCache, ...) add
+    theirs later, which would put them inside BCG; ``model_options`` here is this run's own copy.
+    """
+    from comfy.patcher_extension import WrappersMP
+
+    chain = model_options.get("transformer_options", {}).get("wrappers", {}).get(WrappersMP.DIFFUSION_MODEL)
+    if chain and BCG_KEY in chain and next(reversed(chain)) != BCG_KEY:
+        chain[BCG_KEY] = chain.pop(BCG_KEY)
+
+
+class PrepareSamplingHook(_SessionHook):
+    """WrappersMP.PREPARE_SAMPLING: reserve graph memory while ComfyUI plans its loads."""
+
+    def __call__(self, executor, *args, **kwargs):
+        import comfy.model_management as mm
+
+        reserve = self.session.runner.memory_bytes
+        mm.EXTRA_RESERVED_VRAM += reserve
+        try:
+            return executor(*args, **kwargs)
+        finally:
+            mm.EXTRA_RESERVED_VRAM -= reserve
+
+
+def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: str | None) -> BCGSession:
+    """Attach a new session's hooks to ``model_patcher`` (a clone the caller owns)."""
+    from comfy.patcher_extension import WrappersMP
+
+    session = BCGSession(adapter, config, permanent_refusal=permanent_refusal)
+    for wrapper_type in (WrappersMP.DIFFUSION_MODEL, WrappersMP.SAMPLER_SAMPLE, WrappersMP.PREPARE_SAMPLING):
+        model_patcher.remove_wrappers_with_key(wrapper_type, BCG_KEY)
+    model_patcher.add_wrapper_with_key(WrappersMP.DIFFUSION_MODEL, BCG_KEY, DiffusionModelHook(session))
+    model_patcher.add_wrapper_with_key(WrappersMP.SAMPLER_SAMPLE, BCG_KEY, SamplerRunHook(session))
+    model_patcher.add_wrapper_with_key(WrappersMP.PREPARE_SAMPLING, BCG_KEY, PrepareSamplingHook(session))
+    if config.mode is Mode.BREAKABLE and permanent_refusal is None:
+        options = model_patcher.model_options.setdefault("transformer_options", {})
+        previous = options.get("optimized_attention_override")
+        if isinstance(previous, BreakingAttention):  # BCG applied twice: keep the chain, not our old break
+            previous = previous.previous
+        session.attention = BreakingAttention(previous)
+        options["optimized_attention_override"] = session.attention
+    if permanent_refusal is None:
+        # LoRA patches then write into the existing weight tensors: addresses (and graphs) stay valid.
+        model_patcher.weight_inplace_update = True
+    return session
+
+
+def session_of(model_patcher: Any) -> BCGSession | None:
+    from comfy.patcher_extension import WrappersMP
+
+    hooks = model_patcher.get_wrappers(WrappersMP.DIFFUSION_MODEL, BCG_KEY)
+    return hooks[-1].session if hooks else None

@@ -1,0 +1,113 @@
+"""The warm-up plan: which shapes to capture, parsed from what a user types into a node.
+
+Every parse error names the field, the bad value and what is accepted, e.g.
+``resolutions: '512x' is not WIDTHxHEIGHT (e.g. 1024x1024)``. Inputs whose intent is obvious are
+normalised and the normalisation is reported in :attr:`WarmupPlan.notes` (duplicates dropped,
+``512`` read as ``512x512``), never silently.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+#: ComfyUI's own upper bound for latent image sizes (nodes.MAX_RESOLUTION).
+MAX_RESOLUTION = 16384
+#: The VAEs of the supported families downsample by 8: a pixel size must be a multiple of it.
+PIXEL_GRID = 8
+MAX_BATCH = 64
+
+
+class PlanError(ValueError):
+    """A warm-up input that cannot be used; the message names the field and the fix."""
+
+
+@dataclass
+class WarmupPlan:
+    resolutions: list[tuple[int, int]]
+    text_lengths: list[int]
+    batch_sizes: list[int]
+    notes: list[str] = field(default_factory=list)
+
+    def shapes(self) -> list[tuple[int, int, int, int]]:
+        """``(width, height, text_length, batch)`` for every planned shape, largest first.
+
+        Largest first so the shared pool is sized by the biggest capture and smaller ones reuse it.
+        """
+        shapes = [(w, h, t, b) for (w, h) in self.resolutions for t in self.text_lengths for b in self.batch_sizes]
+        return sorted(shapes, key=lambda s: (s[0] * s[1] * s[3], s[2] * s[3]), reverse=True)
+
+
+def _items(text: str) -> list[str]:
+    return [p.strip() for p in re.split(r"[,\n;]+", text or "") if p.strip()]
+
+
+def parse_resolutions(text: str, notes: list[str] | None = None) -> list[tuple[int, int]]:
+    """``"512x512, 1024x1024"`` (comma, semicolon or newline separated) -> ``[(512, 512), (1024, 1024)]``."""
+    notes = notes if notes is not None else []
+    items = _items(text)
+    if not items:
+        raise PlanError("resolutions: empty; give at least one WIDTHxHEIGHT, e.g. 1024x1024")
+    out: list[tuple[int, int]] = []
+    for item in items:
+        m = re.fullmatch(r"(-?\d+)\s*[xX×*]\s*(-?\d+)", item)
+        if m is None:
+            if re.fullmatch(r"\d+", item):
+                notes.append(f"resolutions: '{item}' read as {item}x{item}")
+                m = re.fullmatch(r"(\d+)x(\d+)", f"{item}x{item}")
+            else:
+                raise PlanError(f"resolutions: '{item}' is not WIDTHxHEIGHT (e.g. 1024x1024)")
+        w, h = int(m.group(1)), int(m.group(2))
+        for name, v in (("width", w), ("height", h)):
+            if v <= 0:
+                raise PlanError(f"resolutions: '{item}' has {name} {v}; sizes must be positive, e.g. 1024x1024")
+            if v > MAX_RESOLUTION:
+                raise PlanError(f"resolutions: '{item}' has {name} {v}, above ComfyUI's maximum {MAX_RESOLUTION}")
+            if v % PIXEL_GRID:
+                lo, hi = v - v % PIXEL_GRID, v - v % PIXEL_GRID + PIXEL_GRID
+                fix = f"use {lo} or {hi}" if lo > 0 else f"use {hi}"
+                raise PlanError(f"resolutions: '{item}' has {name} {v}, not a multiple of {PIXEL_GRID} (the latent grid); {fix}")
+        if (w, h) in out:
+            notes.append(f"resolutions: duplicate {w}x{h} dropped")
+            continue
+        out.append((w, h))
+    return out
+
+
+def _parse_ints(field_name: str, text: str, lo: int, hi: int, example: str, notes: list[str]) -> list[int]:
+    items = _items(text)
+    if not items:
+        raise PlanError(f"{field_name}: empty; give comma-separated whole numbers, e.g. {example}")
+    out: list[int] = []
+    for item in items:
+        if not re.fullmatch(r"[+-]?\d+", item):
+            raise PlanError(f"{field_name}: '{item}' is not a whole number; give e.g. {example}")
+        v = int(item)
+        if v < lo or v > hi:
+            raise PlanError(f"{field_name}: {v} is out of range; accepted: {lo} to {hi}")
+        if v in out:
+            notes.append(f"{field_name}: duplicate {v} dropped")
+            continue
+        out.append(v)
+    return out
+
+
+def parse_text_buckets(text: str, max_length: int, notes: list[str] | None = None) -> list[int]:
+    notes = notes if notes is not None else []
+    return _parse_ints("text_buckets", text, 1, max_length, "64,128,256,512", notes)
+
+
+def parse_batch_sizes(text: str, notes: list[str] | None = None) -> list[int]:
+    notes = notes if notes is not None else []
+    return _parse_ints("batch_sizes", text, 1, MAX_BATCH, "1,2", notes)
+
+
+def parse_plan(resolutions: str, text_buckets: str | None, batch_sizes: str, max_text_length: int) -> WarmupPlan:
+    """Parse all three fields; ``text_buckets=None`` plans no synthetic prompts (conditioning only)."""
+    notes: list[str] = []
+    return WarmupPlan(
+        resolutions=parse_resolutions(resolutions, notes),
+        text_lengths=[] if text_buckets is None else parse_text_buckets(text_buckets, max_text_length, notes),
+        batch_sizes=parse_batch_sizes(batch_sizes, notes),
+        notes=notes,
+    )

@@ -1,0 +1,50 @@
+"""BCG Apply: MODEL -> MODEL whose DiT calls replay captured graphs (after BCG Warmup Capture)."""
+
+from comfy_api.latest import io
+
+from ..bcg_runtime.comfy import api
+from ..bcg_runtime.comfy.session import Mode
+
+
+class BCGApply(io.ComfyNode):
+    @classmethod
+    def define_schema(cls) -> io.Schema:
+        return io.Schema(
+            node_id="BCGApply",
+            display_name="BCG Apply",
+            category="advanced/model",
+            description=(
+                "Replays the diffusion model's forward as CUDA graphs for every shape captured by "
+                "BCG Warmup Capture; other shapes run as usual and are reported. Same pixels as without it."
+            ),
+            inputs=[
+                io.Model.Input("model"),
+                io.Combo.Input(
+                    "mode",
+                    options=[m.value for m in Mode],
+                    default=Mode.BREAKABLE.value,
+                    tooltip="breakable: attention runs eagerly between graph segments. "
+                    "full: the whole forward is one graph (fastest; fixed shapes only).",
+                ),
+                io.Int.Input(
+                    "memory_budget_mb",
+                    default=0,
+                    min=0,
+                    max=1 << 20,
+                    step=256,
+                    tooltip="Stop capturing new shapes once graphs hold this much memory (MiB). 0: no limit.",
+                ),
+                io.Boolean.Input(
+                    "verify",
+                    default=False,
+                    tooltip="Compare replay with eager on the first replayed step of each shape and log the difference.",
+                ),
+            ],
+            outputs=[io.Model.Output()],
+            hidden=[io.Hidden.unique_id],
+        )
+
+    @classmethod
+    def execute(cls, model, mode: str, memory_budget_mb: int = 0, verify: bool = False) -> io.NodeOutput:
+        node_id = getattr(getattr(cls, "hidden", None), "unique_id", None)
+        return io.NodeOutput(api.apply(model, mode, memory_budget_mb, verify, node_id=node_id))

@@ -1,0 +1,73 @@
+"""BCG Warmup Capture: MODEL -> MODEL + report, capturing every planned shape once."""
+
+import comfy.utils
+from comfy_api.latest import io
+
+from ..bcg_runtime.comfy import api
+from ..bcg_runtime.comfy import session as session_module
+from ..bcg_runtime.plan import PlanError, parse_batch_sizes, parse_resolutions, parse_text_buckets
+
+
+class BCGWarmupCapture(io.ComfyNode):
+    @classmethod
+    def define_schema(cls) -> io.Schema:
+        return io.Schema(
+            node_id="BCGWarmupCapture",
+            display_name="BCG Warmup Capture",
+            category="advanced/model",
+            description=(
+                "Captures CUDA graphs for each resolution x text length x batch by sampling one step of "
+                "each through ComfyUI, and checks each replay equals eager. Connect the workflow's "
+                "conditioning to capture the exact prompt lengths it sends."
+            ),
+            inputs=[
+                io.Model.Input("model", tooltip="A model from BCG Apply."),
+                io.String.Input(
+                    "resolutions",
+                    default="1024x1024",
+                    multiline=True,
+                    tooltip="WIDTHxHEIGHT, one per line or comma separated, e.g. 512x512, 1024x1024.",
+                ),
+                io.String.Input(
+                    "text_buckets",
+                    default="64,128,256,512,1024",
+                    tooltip="Prompt lengths (tokens) to capture; the report says how each model treats them. "
+                    "May be empty when conditioning is connected.",
+                ),
+                io.String.Input(
+                    "batch_sizes",
+                    default="1,2",
+                    tooltip="DiT batch sizes: 1 = cfg 1 (or cond/uncond run apart), 2 = cond+uncond batched.",
+                ),
+                io.Conditioning.Input("positive", optional=True, tooltip="The workflow's positive prompt: its exact length is captured."),
+                io.Conditioning.Input("negative", optional=True, tooltip="The workflow's negative prompt (cfg > 1)."),
+            ],
+            outputs=[io.Model.Output(), io.String.Output(display_name="report")],
+            hidden=[io.Hidden.unique_id],
+        )
+
+    @classmethod
+    def validate_inputs(cls, resolutions: str = "1024x1024", text_buckets: str = "", batch_sizes: str = "1,2", **kwargs):
+        try:
+            parse_resolutions(resolutions)
+            if text_buckets.strip():
+                parse_text_buckets(text_buckets, api.ANY_MODEL_MAX_TEXT)
+            parse_batch_sizes(batch_sizes)
+        except PlanError as e:
+            return str(e)
+        return True
+
+    @classmethod
+    def fingerprint_inputs(cls, **kwargs):
+        # Re-run (re-capture) only after some model's weights moved; otherwise ComfyUI's cache holds.
+        return session_module.invalidations()
+
+    @classmethod
+    def execute(cls, model, resolutions: str, text_buckets: str, batch_sizes: str, positive=None, negative=None) -> io.NodeOutput:
+        node_id = getattr(getattr(cls, "hidden", None), "unique_id", None)
+        bar = comfy.utils.ProgressBar(1)
+        report = api.warm_up(
+            model, resolutions, text_buckets, batch_sizes, positive, negative,
+            node_id=node_id, progress=lambda i, n: bar.update_absolute(i, n),
+        )  # fmt: skip
+        return io.NodeOutput(model, report.text(), ui={"text": (report.text(),)})

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The whole GPU check in one call, for the H200 (or any CUDA machine with ComfyUI):
+#   1. the gpu layer: runtime tests on real CUDA graphs, and the comfy tests on CUDA, full-size
+#      models included (bit-exact BCG vs eager sampling);
+#   2. the benchmark (eager vs BCG vs torch.compile) at 512² for the three families;
+# then a short table. Details (logs, JSON) go to $OUT (default ./bench_out).
+#
+#   bash scripts/gpu_suite.sh                 # tests + quick benchmark (fits in 10 minutes)
+#   bash scripts/gpu_suite.sh tests           # tests only
+#   bash scripts/gpu_suite.sh bench 1024x1024 # benchmark only, at the given resolutions
+#
+# ComfyUI comes from $COMFYUI_PATH, else ./.comfyui. Wheels in ./.whl and unpacked packages in
+# ./.whl_unpacked (both git-ignored) are installed/added first for machines without a registry.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+resolutions=${2:-512x512}
+OUT=${OUT:-$PWD/bench_out}
+mkdir -p "$OUT"
+if compgen -G ".whl/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/bcg_site .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/bcg_site${PYTHONPATH:+:$PYTHONPATH}
+fi
+[ -d .whl_unpacked ] && export PYTHONPATH=$PWD/.whl_unpacked:${PYTHONPATH:-}
+export COMFYUI_PATH=${COMFYUI_PATH:-$PWD/.comfyui} BCG_COMFY_TEST_CPU=0 PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+python3 -c "import torch, comfy_kitchen; print('torch', torch.__version__, 'comfy-kitchen', getattr(comfy_kitchen, '__version__', '?'))" 2>&1 | tee -a "$OUT/gpu.txt"
+
+status=0
+if [ "$what" = all ] || [ "$what" = tests ]; then
+  python3 -m pytest tests -m gpu -p no:cacheprovider -q -rs 2>&1 | tee "$OUT/gpu_tests.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+if [ "$what" = all ] || [ "$what" = bench ]; then
+  for family in zimage flux qwen_image; do
+    python3 -m bcg_runtime.bench --family "$family" --resolutions "$resolutions" --repeats "${REPEATS:-3}" \
+      --modes "${MODES:-eager,bcg,bcg-full,compile-cudagraphs}" --json "$OUT/bench_${family}.json" 2>&1 \
+      | tee "$OUT/bench_${family}.log" | grep -E "^\[BCG\] (replayed|captured)|error|Error" | tail -5
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  done
+fi
+echo
+echo "== summary =="
+grep -E "passed|failed" "$OUT/gpu_tests.log" 2>/dev/null | tail -1
+python3 -m bcg_runtime.bench_table "$OUT"/bench_*.json 2>/dev/null
+exit $status

@@ -1,0 +1,22 @@
+"""Helpers shared by the comfy-layer tests (fixtures live in conftest.py)."""
+
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+#: Module name the tests load the pack under, as ComfyUI's loader would under its folder name.
+PACK = "comfyui_bcg_pack"
+#: (positive, negative) prompt lengths per family: FLUX's T5 pads both to 256, the others differ.
+LENGTHS = {"flux": (256, 256), "zimage": (40, 17), "qwen_image": (40, 17)}
+
+
+def conds(family):
+    from bcg_runtime.comfy import synthetic
+
+    pos_len, neg_len = LENGTHS[family]
+    return synthetic.make_conditioning(family, pos_len, seed=1), synthetic.make_conditioning(family, neg_len, seed=2)
+
+
+def session_of(model):
+    """The BCG session the pack attached to a ModelPatcher."""
+    return sys.modules[f"{PACK}.bcg_runtime.comfy.wrappers"].session_of(model)

@@ -1,0 +1,100 @@
+"""Comfy layer: tests that import ComfyUI from ``$COMFYUI_PATH`` (a ComfyUI checkout).
+
+ComfyUI is put on ``sys.path`` and forced to CPU (``comfy.cli_args.args.cpu = True``) before
+``comfy.model_management`` is imported, unless ``BCG_COMFY_TEST_CPU=0``. When ComfyUI cannot be
+imported every test in this directory is skipped with the reason below.
+"""
+
+import asyncio
+import importlib.util
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SKIP_REASON = "ComfyUI not importable: set COMFYUI_PATH to a ComfyUI checkout (see README)"
+
+
+def _import_comfy():
+    """None when ComfyUI imports, else why not."""
+    path = os.environ.get("COMFYUI_PATH")
+    if not path:
+        return "COMFYUI_PATH is unset"
+    path = os.path.abspath(path)
+    if not os.path.isdir(os.path.join(path, "comfy")):
+        return f"no comfy/ package under COMFYUI_PATH={path}"
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    try:
+        import comfy.cli_args
+
+        if os.environ.get("BCG_COMFY_TEST_CPU", "1") != "0":
+            comfy.cli_args.args.cpu = True
+        import comfy.model_management  # noqa: F401  (reads args.cpu at import)
+        import comfy.sample  # noqa: F401
+        import comfy.samplers  # noqa: F401
+        import comfy.sd  # noqa: F401
+    except Exception as exc:  # any import failure means the layer cannot run
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+COMFY_IMPORT_ERROR = _import_comfy()
+
+
+def pytest_configure(config):
+    if not any(line.split(":")[0].strip() == "comfy" for line in config.getini("markers")):
+        config.addinivalue_line("markers", "comfy: needs ComfyUI importable (set COMFYUI_PATH)")
+
+
+def pytest_report_header(config):
+    if COMFY_IMPORT_ERROR is None:
+        import comfy.model_management
+
+        return f"comfy layer: ComfyUI from {os.environ['COMFYUI_PATH']}, device {comfy.model_management.get_torch_device()}"
+    return f"comfy layer: skipped ({COMFY_IMPORT_ERROR})"
+
+
+def pytest_collection_modifyitems(config, items):
+    if COMFY_IMPORT_ERROR is None:
+        return
+    skip = pytest.mark.skip(reason=f"{SKIP_REASON} [{COMFY_IMPORT_ERROR}]")
+    for item in items:
+        if str(item.path).startswith(HERE + os.sep):
+            item.add_marker(skip)
+
+
+# ---------------------------------------------------------------- the pack, loaded like ComfyUI does
+@pytest.fixture(scope="module")
+def pack():
+    """The pack loaded the way ComfyUI's loader does (a package from its ``__init__.py``)."""
+    from bcg_testing import PACK, ROOT
+
+    try:
+        import av  # noqa: F401  (ComfyUI's node API, comfy_api.latest, imports PyAV)
+    except ImportError:
+        pytest.skip("PyAV (av) not installed: ComfyUI's node API needs it; the api-level tests still run")
+
+    spec = importlib.util.spec_from_file_location(PACK, ROOT / "__init__.py", submodule_search_locations=[str(ROOT)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[PACK] = module
+    spec.loader.exec_module(module)
+    extension = asyncio.run(module.comfy_entrypoint())
+    nodes = {n.define_schema().node_id: n for n in asyncio.run(extension.get_node_list())}
+    assert set(nodes) == {"BCGApply", "BCGWarmupCapture"}
+    return module, nodes
+
+
+@pytest.fixture
+def standin_graphs(pack, monkeypatch):
+    """On CPU, let the pack capture with the stand-in backend (tests only); CUDA keeps real graphs."""
+    from bcg_testing import PACK
+
+    from bcg_runtime.core.cpu_graph import RecordingBackend
+
+    guards = sys.modules[f"{PACK}.bcg_runtime.comfy.guards"]
+    runner = sys.modules[f"{PACK}.bcg_runtime.core.runner"]
+    real = runner.backend_for
+    monkeypatch.setattr(guards, "device_refusal", lambda model_patcher: None)
+    monkeypatch.setattr(runner, "backend_for", lambda device: RecordingBackend() if device.type == "cpu" else real(device))

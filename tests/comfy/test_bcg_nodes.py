@@ -1,0 +1,131 @@
+"""The pack inside real ComfyUI: nodes loaded through ``comfy_entrypoint``, tiny real models,
+sampling through ``comfy.sample.sample`` (the KSampler path).
+
+On CPU two things are exercised: the honest "off: no CUDA" pass-through, and, with the runner's
+backend swapped for the CPU stand-in (same replay semantics as CUDA graphs), the whole glue path:
+warm-up captures, replay during sampling, cond/uncond of different lengths, fallbacks and their
+reasons. On the H200 the gpu layer runs the same flows on real graphs (tests/gpu).
+"""
+
+import logging
+
+import pytest
+import torch
+from bcg_testing import conds, session_of
+
+from bcg_runtime.comfy import synthetic
+
+pytestmark = pytest.mark.comfy
+
+
+@pytest.fixture(scope="module", params=["flux", "zimage", "qwen_image"])
+def family_model(request):
+    model = synthetic.load_model(request.param, depth=1, seed=0)
+    yield request.param, model
+
+
+def test_on_cpu_bcg_is_off_says_why_and_changes_nothing(pack, family_model):
+    _, nodes = pack
+    family, model = family_model
+    if model.load_device.type != "cpu":
+        pytest.skip("checks the no-CUDA pass-through; ComfyUI runs on CUDA here")
+    positive, negative = conds(family)
+    eager = synthetic.sample(model, family, 64, 64, 2, 2.0, positive, negative, seed=3)
+
+    (bcg_model,) = nodes["BCGApply"].execute(model, "breakable").args
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    assert "off: no CUDA" in report
+
+    out = synthetic.sample(warmed, family, 64, 64, 2, 2.0, positive, negative, seed=3)
+    assert torch.equal(out, eager)
+    session = session_of(warmed)
+    run = session.last_run
+    assert run["state"] == "off" and run["replayed"] == 0 and run["calls"] >= 2
+    [(reason, n)] = run["eager"].items()
+    assert reason.startswith("disabled: no CUDA") and n == run["calls"]
+
+
+@pytest.mark.parametrize("mode", ["breakable", "full"])
+def test_warmed_sampling_replays_every_call_and_equals_eager(pack, family_model, standin_graphs, mode, caplog):
+    _, nodes = pack
+    family, model = family_model
+    positive, negative = conds(family)
+    eager = synthetic.sample(model, family, 64, 64, 2, 2.0, positive, negative, seed=3)
+
+    (bcg_model,) = nodes["BCGApply"].execute(model, mode).args
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1,2", positive, negative).args
+    session = session_of(warmed)
+    assert "NOT exact" not in report and "replay exact" in report, report
+    captured = session.runner.stats.captures
+    # Flux's cond and uncond share the T5 length: one batch-2 call per step (and batch 1 at cfg 1).
+    assert captured == (2 if family == "flux" else 2), report
+    breaks = {e.breaks for e in session.runner.entries()}
+    assert breaks == ({0} if mode == "full" else {b for b in breaks if b > 0}) and breaks
+
+    caplog.set_level(logging.INFO)
+    out = synthetic.sample(warmed, family, 64, 64, 2, 2.0, positive, negative, seed=3)
+    assert torch.equal(out, eager)
+    run = session.last_run
+    assert run["state"] == "replayed" and run["replayed"] == run["calls"] > 0, run
+    assert f"replayed {run['calls']}/{run['calls']} calls" in caplog.text
+
+    # A second prompt: new seed, same shapes: replays, no new capture.
+    out2 = synthetic.sample(warmed, family, 64, 64, 2, 2.0, positive, negative, seed=4)
+    assert torch.equal(out2, synthetic.sample(model, family, 64, 64, 2, 2.0, positive, negative, seed=4))
+    assert session.runner.stats.captures == captured
+    assert session.last_run["state"] == "replayed"
+
+    # The same warm-up again captures nothing new.
+    _, report2 = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1,2", positive, negative).args
+    assert session.runner.stats.captures == captured and "0 new captures" in report2
+
+
+def test_unwarmed_resolution_falls_back_and_names_it(pack, standin_graphs):
+    _, nodes = pack
+    family = "zimage"
+    model = synthetic.load_model(family, depth=1, seed=0)
+    positive, negative = conds(family)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "breakable").args
+    warmed, _ = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    out = synthetic.sample(warmed, family, 80, 64, 2, 1.0, positive, negative, seed=3)
+    assert torch.equal(out, synthetic.sample(model, family, 80, 64, 2, 1.0, positive, negative, seed=3))
+    run = session_of(warmed).last_run
+    assert run["state"] == "off"
+    assert run["eager"] == {"not captured: 80x64 txt40 b1": 2}
+
+
+def test_synthetic_text_buckets_and_flux_t5_padding_note(pack, standin_graphs):
+    _, nodes = pack
+    model = synthetic.load_model("flux", depth=1, seed=0)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "breakable").args
+    _, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "64,128,256", "1").args
+    assert "text bucket 64 reaches the DiT as 256" in report
+    assert report.count("captured,") == 1, report  # 64, 128 and 256 all become the 256 graph
+    positive = synthetic.make_conditioning("flux", 256, seed=5)
+    out = synthetic.sample(bcg_model, "flux", 64, 64, 2, 1.0, positive, positive, seed=1)
+    assert torch.equal(out, synthetic.sample(model, "flux", 64, 64, 2, 1.0, positive, positive, seed=1))
+    assert session_of(bcg_model).last_run["state"] == "replayed"
+
+
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("resolutions", "512x", "resolutions: '512x' is not WIDTHxHEIGHT"),
+        ("resolutions", "0x512", "sizes must be positive"),
+        ("resolutions", "", "resolutions: empty"),
+        ("text_buckets", "abc", "text_buckets: 'abc' is not a whole number"),
+        ("batch_sizes", "0", "batch_sizes: 0 is out of range"),
+    ],
+)
+def test_bad_warmup_input_names_the_field(pack, field, value, message):
+    _, nodes = pack
+    inputs = {"resolutions": "512x512", "text_buckets": "256", "batch_sizes": "1", field: value}
+    result = nodes["BCGWarmupCapture"].validate_inputs(**inputs)
+    assert isinstance(result, str) and message in result
+
+
+def test_warmup_without_bcg_apply_says_what_to_connect(pack):
+    _, nodes = pack
+    model = synthetic.load_model("zimage", depth=1, seed=0)
+    with pytest.raises(ValueError, match="connect BCG Apply"):
+        nodes["BCGWarmupCapture"].execute(model, "64x64", "256", "1")

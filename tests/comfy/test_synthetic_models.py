@@ -1,0 +1,105 @@
+"""Synthetic FLUX.1-dev / Z-Image / Qwen-Image checkpoints load as the real ComfyUI models and sample.
+
+Depth-1 models on CPU (fp32, as ComfyUI picks under --cpu): detection, key layout, and KSampler-path
+sampling (2 steps, 64x64) with cfg 1 and cfg 2, each run twice with the same seed (must be equal).
+"""
+
+import gc
+
+import pytest
+import torch
+
+from bcg_runtime.comfy import synthetic
+
+pytestmark = pytest.mark.comfy
+
+FAMILY_NAMES = ["flux", "zimage", "qwen_image"]
+WIDTH = HEIGHT = 64
+STEPS = 2
+
+
+def cond_lengths(family):
+    """(positive, negative) context lengths: Flux's T5 pads to 256; the Qwen encoders do not pad."""
+    return (256, 256) if family == "flux" else (40, 17)
+
+
+@pytest.fixture(scope="module", params=FAMILY_NAMES)
+def family_model(request):
+    """(family, ModelPatcher) at depth 1, loaded once per family and unloaded after its tests."""
+    import comfy.model_management
+
+    family = request.param
+    model = synthetic.load_model(family, depth=1, seed=0)
+    yield family, model
+    del model
+    comfy.model_management.unload_all_models()
+    comfy.model_management.cleanup_models_gc()
+    gc.collect()
+
+
+def test_detected_model_class_and_layout(family_model):
+    family, model = family_model
+    info = synthetic.family_info(family)
+    base = model.model
+    assert type(base.model_config).__name__ == info.supported_model
+    assert type(base).__name__ == info.model_base
+    assert type(base.latent_format).__name__ == info.latent_format
+    assert base.latent_format.latent_channels == synthetic.latent_channels(family) == 16
+    dm = base.diffusion_model
+    assert type(dm).__name__ == info.ldm_class.split(":")[1]
+    for attr in info.block_attrs:
+        assert len(getattr(dm, attr)) == 1, attr
+    loaded = {k: tuple(v.shape) for k, v in dm.state_dict().items()}
+    assert loaded == synthetic.state_dict_shapes(family, depth=1)
+    # ComfyUI's choice under --cpu is fp32; on CUDA it is bf16 for these checkpoints.
+    want = torch.float32 if model.load_device.type == "cpu" else torch.bfloat16
+    assert {p.dtype for p in dm.parameters()} == {want}
+
+
+@pytest.mark.parametrize("cfg", [1.0, 2.0], ids=["cfg1", "cfg2"])
+def test_sample_finite_shape_and_deterministic(family_model, cfg):
+    family, model = family_model
+    n_pos, n_neg = cond_lengths(family)
+    positive = synthetic.make_conditioning(family, n_pos, seed=1)
+    negative = synthetic.make_conditioning(family, n_neg, seed=2)
+
+    def run():
+        return synthetic.sample(model, family, WIDTH, HEIGHT, STEPS, cfg, positive, negative, seed=123)
+
+    first = run()
+    second = run()
+    assert tuple(first.shape) == synthetic.output_latent_shape(family, WIDTH, HEIGHT)
+    assert first.dtype == torch.float32
+    assert torch.isfinite(first).all()
+    assert first.abs().max() > 0
+    assert torch.equal(first, second)
+
+
+@pytest.mark.parametrize("family", FAMILY_NAMES)
+def test_conditioning_mirrors_text_encode(family):
+    info = synthetic.family_info(family)
+    [[context, extras]] = synthetic.make_conditioning(family, 40, seed=3)
+    assert context.shape == (1, 40, info.text_dim) and context.dtype == torch.float32
+    assert context.device.type == "cpu"
+    assert "pooled_output" in extras
+    if family == "flux":
+        assert extras["pooled_output"].shape == (1, 768)
+        assert extras["guidance"] == 3.5
+    else:
+        assert extras["pooled_output"] is None
+    if family == "zimage":
+        mask = extras["attention_mask"]
+        assert mask.dtype == torch.long and mask.shape == (1, 40) and bool(mask.all())
+    else:
+        assert "attention_mask" not in extras
+    again = synthetic.make_conditioning(family, 40, seed=3)[0][0]
+    assert torch.equal(context, again)
+
+
+def test_empty_latent_and_unknown_family():
+    latent = synthetic.empty_latent("qwen_image", 64, 96, batch=2)
+    assert latent.shape == (2, 16, 12, 8) and not latent.any()
+    with pytest.raises(ValueError, match="accepted: flux, qwen_image, zimage"):
+        synthetic.load_model("sdxl", depth=1)
+    with pytest.raises(ValueError, match="1..19"):
+        synthetic.build_state_dict("flux", depth=20)
