@@ -22,9 +22,10 @@ class BCGApply(io.ComfyNode):
                 io.Combo.Input(
                     "mode",
                     options=[m.value for m in Mode],
-                    default=Mode.BREAKABLE.value,
-                    tooltip="breakable: attention runs eagerly between graph segments. "
-                    "full: the whole forward is one graph (fastest; fixed shapes only).",
+                    default=Mode.AUTO.value,
+                    tooltip="auto: full where the model allows it, else breakable. "
+                    "full: the whole forward is one graph (fastest, least memory). "
+                    "breakable: attention runs eagerly between graph segments (more graph memory).",
                 ),
                 io.Int.Input(
                     "memory_budget_mb",

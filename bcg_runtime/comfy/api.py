@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 ANY_MODEL_MAX_TEXT = 4096
 
 
-def apply(model: Any, mode: str = "breakable", memory_budget_mb: int = 0, verify: bool = False, node_id: str | None = None) -> Any:
+def apply(model: Any, mode: str = "auto", memory_budget_mb: int = 0, verify: bool = False, node_id: str | None = None) -> Any:
     """A clone of ``model`` whose DiT calls replay captured graphs; unchanged where BCG cannot run."""
     m = model.clone()
     adapter = adapter_for(m)
@@ -31,9 +31,12 @@ def apply(model: Any, mode: str = "breakable", memory_budget_mb: int = 0, verify
         refusal = f"unsupported model {config_class_name(m)}: BCG supports {SUPPORTED}; the model runs unchanged"
     refusal = refusal or guards.device_refusal(m)
     try:
-        config = BCGConfig(mode=Mode(mode), memory_budget_mb=int(memory_budget_mb), verify=bool(verify))
+        chosen = Mode(mode)
     except ValueError:
         raise ValueError(f"mode: '{mode}' is not a BCG mode; accepted: {', '.join(x.value for x in Mode)}") from None
+    if chosen is Mode.AUTO:
+        chosen = Mode.FULL if adapter is not None and adapter.full_graph_safe else Mode.BREAKABLE
+    config = BCGConfig(mode=chosen, memory_budget_mb=int(memory_budget_mb), verify=bool(verify))
     if config.mode is Mode.FULL and adapter is not None and not adapter.full_graph_safe:
         raise ValueError(f"mode: 'full' is not safe for {adapter.display_name} (its forward syncs with the host); use 'breakable'")
     session = install(m, adapter, config, refusal)

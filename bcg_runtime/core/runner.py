@@ -91,7 +91,7 @@ class _Entry:
     graph: BreakableGraph
     static_leaves: list[torch.Tensor]
     output: Any
-    stats: EntryStats
+    stats: EntryStats | None
 
 
 @dataclass
@@ -224,6 +224,10 @@ class GraphRunner:
             backend.synchronize(call.device)
         except Exception as e:
             graph.reset()
+            # A pool whose capture failed midway stays marked as recording inside the caching
+            # allocator (torch 2.11 and 2.14: "beginAllocateToPool: already recording"), so later
+            # shapes start a fresh pool; entries captured before keep theirs alive.
+            self._pools.pop(call.device, None)
             reason = f"capture failed: {_one_line(e)}"
             if isinstance(e, torch.OutOfMemoryError):
                 self._capture_stopped = "out of memory during capture"
@@ -235,7 +239,8 @@ class GraphRunner:
         seconds = time.perf_counter() - start
 
         static_bytes = tensor_bytes(static_leaves) + graph.bridge_bytes
-        self.stats.pool_bytes = backend.pool_bytes(pool, call.device)
+        self._entries[call.key] = entry = _Entry(graph, static_leaves, output, None)  # stats below
+        self.stats.pool_bytes = self._pool_bytes()
         self.stats.static_bytes += static_bytes
         entry_stats = EntryStats(
             label=call.label,
@@ -245,7 +250,7 @@ class GraphRunner:
             pool_bytes_after=self.stats.pool_bytes,
             static_bytes=static_bytes,
         )
-        self._entries[call.key] = _Entry(graph, static_leaves, output, entry_stats)
+        entry.stats = entry_stats
         self.stats.captures += 1
         self.stats.capture_seconds += seconds
         log.info(
@@ -319,6 +324,12 @@ class GraphRunner:
         entry = self._entries.pop(key)
         entry.graph.reset()
         self.stats.static_bytes -= entry.stats.static_bytes
+        self.stats.pool_bytes = self._pool_bytes()
+
+    def _pool_bytes(self) -> int:
+        """Bytes held by the pools that live entries draw on (one per device, more after a failure)."""
+        pools = {id(e.graph.pool): e.graph for e in self._entries.values()}
+        return sum(g.backend.pool_bytes(g.pool, g.device) for g in pools.values())
 
     # ------------------------------------------------------------------ helpers
     def _backend(self, device: torch.device) -> GraphBackend | None:

@@ -18,10 +18,22 @@ from bcg_runtime.comfy import synthetic
 pytestmark = pytest.mark.comfy
 
 
-@pytest.fixture(scope="module", params=["flux", "zimage", "qwen_image"])
-def family_model(request):
-    model = synthetic.load_model(request.param, depth=1, seed=0)
-    yield request.param, model
+@pytest.fixture(scope="module")
+def models():
+    """Depth-1 models, built once per family for the whole module."""
+    cache = {}
+
+    def get(family):
+        if family not in cache:
+            cache[family] = synthetic.load_model(family, depth=1, seed=0)
+        return cache[family]
+
+    return get
+
+
+@pytest.fixture(params=["flux", "zimage", "qwen_image"])
+def family_model(request, models):
+    return request.param, models(request.param)
 
 
 def test_on_cpu_bcg_is_off_says_why_and_changes_nothing(pack, family_model):
@@ -45,10 +57,11 @@ def test_on_cpu_bcg_is_off_says_why_and_changes_nothing(pack, family_model):
     assert reason.startswith("disabled: no CUDA") and n == run["calls"]
 
 
-@pytest.mark.parametrize("mode", ["breakable", "full"])
-def test_warmed_sampling_replays_every_call_and_equals_eager(pack, family_model, standin_graphs, mode, caplog):
+# Each family once, each mode once (CPU time is scarce; the gpu layer runs every pair at full size).
+@pytest.mark.parametrize("family,mode", [("flux", "breakable"), ("zimage", "auto"), ("qwen_image", "full")])
+def test_warmed_sampling_replays_every_call_and_equals_eager(pack, models, standin_graphs, family, mode, caplog):
     _, nodes = pack
-    family, model = family_model
+    model = models(family)
     positive, negative = conds(family)
     eager = synthetic.sample(model, family, 64, 64, 2, 2.0, positive, negative, seed=3)
 
@@ -60,7 +73,8 @@ def test_warmed_sampling_replays_every_call_and_equals_eager(pack, family_model,
     # Flux's cond and uncond share the T5 length: one batch-2 call per step (and batch 1 at cfg 1).
     assert captured == (2 if family == "flux" else 2), report
     breaks = {e.breaks for e in session.runner.entries()}
-    assert breaks == ({0} if mode == "full" else {b for b in breaks if b > 0}) and breaks
+    assert session.config.mode.value == ("full" if mode == "auto" else mode)
+    assert breaks == {0} if session.config.mode.value == "full" else min(breaks) > 0
 
     caplog.set_level(logging.INFO)
     out = synthetic.sample(warmed, family, 64, 64, 2, 2.0, positive, negative, seed=3)
@@ -80,10 +94,10 @@ def test_warmed_sampling_replays_every_call_and_equals_eager(pack, family_model,
     assert session.runner.stats.captures == captured and "0 new captures" in report2
 
 
-def test_unwarmed_resolution_falls_back_and_names_it(pack, standin_graphs):
+def test_unwarmed_resolution_falls_back_and_names_it(pack, models, standin_graphs):
     _, nodes = pack
     family = "zimage"
-    model = synthetic.load_model(family, depth=1, seed=0)
+    model = models(family)
     positive, negative = conds(family)
     (bcg_model,) = nodes["BCGApply"].execute(model, "breakable").args
     warmed, _ = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
@@ -94,10 +108,10 @@ def test_unwarmed_resolution_falls_back_and_names_it(pack, standin_graphs):
     assert run["eager"] == {"not captured: 80x64 txt40 b1": 2}
 
 
-def test_synthetic_text_buckets_and_flux_t5_padding_note(pack, standin_graphs):
+def test_synthetic_text_buckets_and_flux_t5_padding_note(pack, models, standin_graphs):
     _, nodes = pack
-    model = synthetic.load_model("flux", depth=1, seed=0)
-    (bcg_model,) = nodes["BCGApply"].execute(model, "breakable").args
+    model = models("flux")
+    (bcg_model,) = nodes["BCGApply"].execute(model, "full").args
     _, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "64,128,256", "1").args
     assert "text bucket 64 reaches the DiT as 256" in report
     assert report.count("captured,") == 1, report  # 64, 128 and 256 all become the 256 graph
@@ -124,8 +138,8 @@ def test_bad_warmup_input_names_the_field(pack, field, value, message):
     assert isinstance(result, str) and message in result
 
 
-def test_warmup_without_bcg_apply_says_what_to_connect(pack):
+def test_warmup_without_bcg_apply_says_what_to_connect(pack, models):
     _, nodes = pack
-    model = synthetic.load_model("zimage", depth=1, seed=0)
+    model = models("zimage")
     with pytest.raises(ValueError, match="connect BCG Apply"):
         nodes["BCGWarmupCapture"].execute(model, "64x64", "256", "1")
