@@ -17,6 +17,7 @@ CUDA: graphs cannot be captured on a CPU.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -24,7 +25,7 @@ import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 log = logging.getLogger("bcg_runtime.bench")
 
@@ -96,6 +97,15 @@ def setup_comfyui(path: str | None) -> str:
     except ImportError:
         __version__ = "unknown"
     return __version__
+
+
+@contextlib.contextmanager
+def phase(what: str) -> Iterator[None]:
+    """Log the start and the duration of a long phase (model build, warm-up, compile)."""
+    log.info("[BCG] %s ...", what)
+    start = time.perf_counter()
+    yield
+    log.info("[BCG] %s: %.1f s", what, time.perf_counter() - start)
 
 
 def _sync() -> None:
@@ -188,7 +198,8 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
         "note": None if cuda else CPU_NOTE,
     }
     t0 = time.perf_counter()
-    model = synthetic.load_model(args.family, depth=depth, seed=0, device="cuda" if cuda else None)
+    with phase(f"building a random-weight {args.family} (depth {depth or 'full'})"):
+        model = synthetic.load_model(args.family, depth=depth, seed=0, device="cuda" if cuda else None)
     env["model_build_s"] = round(time.perf_counter() - t0, 2)
     positive = synthetic.make_conditioning(args.family, cond_len, seed=1)
     negative = synthetic.make_conditioning(args.family, uncond_len, seed=2)
@@ -221,14 +232,17 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
 def _measure(row: Row, mode, model, args, res, positive, negative, cuda) -> None:
     import torch
 
+    from tqdm import tqdm
+
     family, steps, cfg = row.family, row.steps, row.cfg
-    m, first_run, session = prepare_mode(mode, model, family, res, positive, negative)
-    _, warm = timed_sample(m, family, res, steps, cfg, positive, negative)  # also the compile run
+    with phase(f"{row.resolution} {mode}: preparing (warm-up capture / compile on the first run)"):
+        m, first_run, session = prepare_mode(mode, model, family, res, positive, negative)
+        _, warm = timed_sample(m, family, res, steps, cfg, positive, negative)  # also the compile run
     row.first_run_s = warm if first_run < 0 else first_run
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     out = None
-    for _ in range(max(1, args.repeats)):
+    for _ in tqdm(range(max(1, args.repeats)), desc=f"{row.resolution} {mode}", unit="run", file=sys.stderr):
         out, seconds = timed_sample(m, family, res, steps, cfg, positive, negative)
         row.runs_s.append(seconds)
     row.denoise_s = statistics.median(row.runs_s)

@@ -91,7 +91,7 @@ class _Entry:
     graph: BreakableGraph
     static_leaves: list[torch.Tensor]
     output: Any
-    stats: EntryStats | None
+    stats: EntryStats
 
 
 @dataclass
@@ -239,8 +239,7 @@ class GraphRunner:
         seconds = time.perf_counter() - start
 
         static_bytes = tensor_bytes(static_leaves) + graph.bridge_bytes
-        self._entries[call.key] = entry = _Entry(graph, static_leaves, output, None)  # stats below
-        self.stats.pool_bytes = self._pool_bytes()
+        self.stats.pool_bytes = self._pool_bytes(extra=graph)
         self.stats.static_bytes += static_bytes
         entry_stats = EntryStats(
             label=call.label,
@@ -250,7 +249,7 @@ class GraphRunner:
             pool_bytes_after=self.stats.pool_bytes,
             static_bytes=static_bytes,
         )
-        entry.stats = entry_stats
+        self._entries[call.key] = _Entry(graph, static_leaves, output, entry_stats)
         self.stats.captures += 1
         self.stats.capture_seconds += seconds
         log.info(
@@ -326,9 +325,10 @@ class GraphRunner:
         self.stats.static_bytes -= entry.stats.static_bytes
         self.stats.pool_bytes = self._pool_bytes()
 
-    def _pool_bytes(self) -> int:
+    def _pool_bytes(self, extra: BreakableGraph | None = None) -> int:
         """Bytes held by the pools that live entries draw on (one per device, more after a failure)."""
-        pools = {id(e.graph.pool): e.graph for e in self._entries.values()}
+        graphs = [e.graph for e in self._entries.values()] + ([extra] if extra is not None else [])
+        pools = {id(g.pool): g for g in graphs}
         return sum(g.backend.pool_bytes(g.pool, g.device) for g in pools.values())
 
     # ------------------------------------------------------------------ helpers

@@ -20,3 +20,20 @@ def conds(family):
 def session_of(model):
     """The BCG session the pack attached to a ModelPatcher."""
     return sys.modules[f"{PACK}.bcg_runtime.comfy.wrappers"].session_of(model)
+
+
+def sample_custom_advanced(model, family, width, height, steps, cfg, positive, negative, seed):
+    """Sample the way SamplerCustomAdvanced does: a CFGGuider's ``sample`` with explicit sigmas."""
+    import comfy.sample
+    import comfy.samplers
+
+    from bcg_runtime.comfy import synthetic
+
+    latent = comfy.sample.fix_empty_latent_channels(model, synthetic.empty_latent(family, width, height))
+    noise = comfy.sample.prepare_noise(latent, seed)
+    guider = comfy.samplers.CFGGuider(model)
+    guider.set_conds(positive, negative)
+    guider.set_cfg(cfg)
+    sigmas = comfy.samplers.calculate_sigmas(model.get_model_object("model_sampling"), "simple", steps)
+    sampler = comfy.samplers.sampler_object("euler")
+    return guider.sample(noise, latent, sampler, sigmas, disable_pbar=True, seed=seed)

@@ -11,7 +11,7 @@ import logging
 
 import pytest
 import torch
-from bcg_testing import conds, session_of
+from bcg_testing import conds, sample_custom_advanced, session_of
 
 from bcg_runtime.comfy import synthetic
 
@@ -83,9 +83,9 @@ def test_warmed_sampling_replays_every_call_and_equals_eager(pack, models, stand
     assert run["state"] == "replayed" and run["replayed"] == run["calls"] > 0, run
     assert f"replayed {run['calls']}/{run['calls']} calls" in caplog.text
 
-    # A second prompt: new seed, same shapes: replays, no new capture.
-    out2 = synthetic.sample(warmed, family, 64, 64, 2, 2.0, positive, negative, seed=4)
-    assert torch.equal(out2, synthetic.sample(model, family, 64, 64, 2, 2.0, positive, negative, seed=4))
+    # A second prompt, new seed, through SamplerCustomAdvanced's path: replays, no new capture.
+    out2 = sample_custom_advanced(warmed, family, 64, 64, 2, 2.0, positive, negative, seed=4)
+    assert torch.equal(out2, sample_custom_advanced(model, family, 64, 64, 2, 2.0, positive, negative, seed=4))
     assert session.runner.stats.captures == captured
     assert session.last_run["state"] == "replayed"
 
