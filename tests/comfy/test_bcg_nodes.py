@@ -143,3 +143,34 @@ def test_warmup_without_bcg_apply_says_what_to_connect(pack, models):
     model = models("zimage")
     with pytest.raises(ValueError, match="connect BCG Apply"):
         nodes["BCGWarmupCapture"].execute(model, "64x64", "256", "1")
+
+
+def test_weights_moved_after_warmup_never_replay_stale_addresses(pack, models, standin_graphs):
+    """A weight tensor replaced after warm-up (reload, non-in-place patch): graphs are dropped,
+    the run is eager with the reason, the result equals eager with the new weights, and the
+    warm-up node's fingerprint changes so ComfyUI re-runs it on the next prompt."""
+    import comfy.utils
+
+    _, nodes = pack
+    family = "qwen_image"
+    model = models(family)
+    positive, negative = conds(family)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    warmed, _ = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    fingerprint = nodes["BCGWarmupCapture"].fingerprint_inputs()
+
+    dm = model.model.diffusion_model
+    name, param = next(iter(dm.named_parameters()))
+    original = param.data
+    comfy.utils.set_attr_param(dm, name, original.clone() * 1.5)  # new tensor, new address
+    try:
+        out = synthetic.sample(warmed, family, 64, 64, 2, 1.0, positive, negative, seed=3)
+        assert torch.equal(out, synthetic.sample(model, family, 64, 64, 2, 1.0, positive, negative, seed=3))
+        run = session_of(warmed).last_run
+        assert run["state"] == "off" and run["replayed"] == 0
+        [reason] = run["eager"]
+        assert reason.startswith("disabled: weights moved since warm-up") and "run BCG Warmup Capture again" in reason
+        assert not session_of(warmed).runner.entries()
+        assert nodes["BCGWarmupCapture"].fingerprint_inputs() != fingerprint
+    finally:
+        comfy.utils.set_attr_param(dm, name, original)
