@@ -3,7 +3,8 @@
 //
 // The server sends a "bcg.status" event (a BCGSession.status() JSON) after every sampling run and
 // warm-up; nothing is polled. GET /api/bcg/status is read once at start-up so that a reloaded page
-// shows the state of the last run. The badge is drawn on the canvas in onDrawForeground.
+// shows the state of the last run. The badge is drawn on the LiteGraph canvas (onDrawForeground),
+// ComfyUI's default renderer; the "Nodes 2.0" (Vue) renderer does not draw it.
 import { app } from "../../scripts/app.js";
 import { api } from "../../scripts/api.js";
 
@@ -14,7 +15,7 @@ const COLORS = {
   off: { bg: "#616161", fg: "#ffffff" },
   ready: { bg: "#1565c0", fg: "#ffffff" },
 };
-const MAX_REASON = 42;
+const MAX_REASON = 48;
 
 /** "disabled: no CUDA: ComfyUI runs..." -> "no CUDA"; "not captured: 640x512 txt40 b1" -> "640x512 not captured". */
 export function shortReason(reason) {
@@ -65,9 +66,9 @@ export function detailsText(status) {
     lines.push(`  ${e.label}: ${e.segments} segments, ${e.breaks} breaks, ${e.hits} replays, captured in ${e.capture_seconds}s`);
   if (!(status.captured || []).length) lines.push("  none");
   const misses = Object.entries(status.misses || {}).sort((a, b) => b[1] - a[1]);
-  lines.push("", `Eager calls by reason (since load): ${status.hits} replayed in all`);
+  const eager = misses.reduce((sum, [, n]) => sum + n, 0);
+  lines.push("", `DiT calls since load: ${status.hits} replayed, ${eager} eager${eager ? " by reason:" : ""}`);
   for (const [reason, n] of misses) lines.push(`  ${n}x ${reason}`);
-  if (!misses.length) lines.push("  none");
   const blocked = Object.entries(status.blocked || {});
   if (blocked.length) {
     lines.push("", "Blocked shapes:");
@@ -152,7 +153,7 @@ app.registerExtension({
     api.addEventListener("bcg.status", (e) => show(e.detail));
     try {
       const res = await api.fetchApi("/bcg/status");
-      if (res.ok) for (const status of (await res.json()).sessions || []) if (status.last_run) show(status);
+      if (res.ok) for (const status of (await res.json()).sessions || []) show(status);
     } catch (err) {
       console.warn("[BCG] could not read /bcg/status:", err);
     }

@@ -104,3 +104,13 @@ def test_pack_init_imports_without_comfyui_and_exports_only_the_entrypoint():
 def test_requirements_never_pin_torch():
     lines = [l.split("#")[0].strip().lower() for l in (ROOT / "requirements.txt").read_text().splitlines()]
     assert not any(l.startswith(("torch", "torchvision", "torchaudio")) for l in lines)
+
+
+def test_status_json_never_holds_non_finite_floats():
+    """The browser's JSON parser rejects Infinity/NaN; a whole bcg.status event would be lost."""
+    import json
+
+    from bcg_runtime.comfy.events import jsonable
+
+    payload = jsonable({"records": [{"max_abs_diff": float("inf")}, {"max_abs_diff": float("nan")}], "t": (1.5,)})
+    assert json.loads(json.dumps(payload, allow_nan=False)) == {"records": [{"max_abs_diff": "inf"}, {"max_abs_diff": "nan"}], "t": [1.5]}

@@ -1,0 +1,124 @@
+"""The frontend extension (web/bcg.js) in a real browser: ComfyUI's page loads the UI example,
+a run of the same workflow (queued over HTTP) sends ``bcg.status``, and the BCG nodes get their
+badge on the canvas; "BCG details" in a node's context menu shows the session.
+
+Needs Debian's chromium (``apt-get install chromium``) and the ``playwright`` Python package; no
+browser is downloaded. The screenshot goes to ``$BCG_ARTIFACTS`` (or a temporary folder) and its
+path is printed.
+"""
+
+import io
+import os
+import shutil
+import time
+
+import pytest
+
+from e2e_setup import APPLY_ID, STEPS, WARMUP_ID, e2e_workflow, example, load_client
+
+pytestmark = pytest.mark.e2e
+CHROMIUM = os.environ.get("BCG_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+OFF_GREY = (0x61, 0x61, 0x61)
+client = load_client()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("playwright is not installed: pip install playwright (the system chromium is used, nothing is downloaded)")
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("chromium is not installed: apt-get install -y chromium (or set BCG_CHROMIUM to a Chromium binary)")
+    args = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=args)
+        yield browser
+        browser.close()
+
+
+def _client_xy(page, node_id: str, dx: float, dy: float) -> tuple[float, float]:
+    """Page coordinates of the canvas point ``node.pos + (dx, dy)``."""
+    return tuple(page.evaluate(
+        """([id, dx, dy]) => {
+            const n = app.graph.getNodeById(Number(id)), ds = app.canvas.ds;
+            const r = app.canvas.canvas.getBoundingClientRect();
+            return [(n.pos[0] + dx + ds.offset[0]) * ds.scale + r.left, (n.pos[1] + dy + ds.offset[1]) * ds.scale + r.top];
+        }""",
+        [node_id, dx, dy],
+    ))  # fmt: skip
+
+
+def test_badges_and_details(comfy_server, browser, artifacts):
+    from PIL import Image
+
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(comfy_server.url)
+    page.wait_for_function("() => window.app?.graph && app.extensions?.some(e => e.name === 'bcg.status')", timeout=90_000)
+
+    # The UI example loads with every node known, and converts to the API example.
+    page.evaluate("wf => app.loadGraphData(wf)", example("ui"))
+    missing = page.evaluate("() => app.graph._nodes.filter(n => n.has_errors || !LiteGraph.registered_node_types[n.type]).map(n => n.type)")
+    assert missing == []
+    converted = page.evaluate("async () => (await app.graphToPrompt()).output")
+    strip = lambda prompt: {k: (v["class_type"], v["inputs"]) for k, v in prompt.items()}  # noqa: E731
+    assert strip(converted) == strip(example("api"))
+
+    # A run of the same workflow (same node ids) sends bcg.status; the badges follow.
+    client.queue(comfy_server.url, e2e_workflow(seed=int(time.time())), "bcg-browser-test")
+    page.wait_for_function(
+        "ids => ids.every(id => app.graph.getNodeById(Number(id))?.bcgStatus?.last_run)",  # the warm-up's event comes first
+        arg=[APPLY_ID, WARMUP_ID],
+        timeout=600_000,
+    )
+    badges = page.evaluate("ids => ids.map(id => app.graph.getNodeById(Number(id)).bcgBadge)", [APPLY_ID, WARMUP_ID])
+    for badge in badges:
+        assert badge["state"] == "off" and badge["text"] == "BCG off: no CUDA" and badge["bg"] == "#616161"
+    assert page.evaluate("id => app.graph.getNodeById(Number(id)).bcgStatus.last_run.calls", APPLY_ID) == STEPS
+
+    # ...and are drawn: the badge's left edge on the canvas is grey.
+    page.wait_for_timeout(300)
+    title_height = page.evaluate("() => LiteGraph.NODE_TITLE_HEIGHT")
+    shot = Image.open(io.BytesIO(page.screenshot())).convert("RGB")
+    for node_id in (APPLY_ID, WARMUP_ID):
+        x, y = _client_xy(page, node_id, 3, -title_height - 13)
+        assert shot.getpixel((round(x), round(y))) == OFF_GREY, f"no grey badge drawn on node {node_id}"
+
+    path = artifacts / "bcg_badges.png"
+    page.screenshot(path=str(path))
+    print(f"\nscreenshot: {path}")
+
+    # "BCG details" in the node's context menu opens the session's details.
+    x, y = _client_xy(page, APPLY_ID, 80, -title_height / 2)
+    page.mouse.click(x, y, button="right")
+    page.get_by_text("BCG details", exact=True).first.click()
+    details = page.locator("#bcg-details")
+    details.wait_for(state="visible")
+    text = details.inner_text()
+    assert "Off: no CUDA" in text and "Captured signatures (0)" in text and "Graph memory: 0.0 MiB" in text
+    assert f"0 replayed, {STEPS} eager by reason:\n  {STEPS}x disabled: no CUDA" in text
+    path = artifacts / "bcg_details.png"
+    page.screenshot(path=str(path))
+    print(f"screenshot: {path}")
+    details.get_by_text("Close").click()
+
+    # The other two badges, from events as a GPU run would send them.
+    for node_id, run, text, colour in (
+        (APPLY_ID, {"replayed": 16, "calls": 16, "eager": {}, "state": "replayed"}, "BCG replayed 16/16", (0x2E, 0x7D, 0x32)),
+        (WARMUP_ID, {"replayed": 14, "calls": 16, "eager": {"not captured: 640x512 txt40 b1": 2}, "state": "partial"},
+         "BCG 14/16 · 640x512 not captured", (0xF0, 0xA0, 0x20)),
+    ):  # fmt: skip
+        status = {"id": "fake", "node_ids": [node_id], "disabled": None, "last_run": {**run, "summary": ""}, "captured": []}
+        page.evaluate("s => comfyAPI.api.api.dispatchCustomEvent('bcg.status', s)", status)
+        assert page.evaluate("id => app.graph.getNodeById(Number(id)).bcgBadge.text", node_id) == text
+        page.wait_for_timeout(300)
+        shot = Image.open(io.BytesIO(page.screenshot())).convert("RGB")
+        x, y = _client_xy(page, node_id, 3, -title_height - 13)
+        assert shot.getpixel((round(x), round(y))) == colour, f"badge of node {node_id} not drawn in {colour}"
+    path = artifacts / "bcg_badge_states.png"
+    page.screenshot(path=str(path))
+    print(f"screenshot: {path}")
+    assert errors == [], f"page errors: {errors}"
+    page.close()
