@@ -174,3 +174,38 @@ def test_weights_moved_after_warmup_never_replay_stale_addresses(pack, models, s
         assert nodes["BCGWarmupCapture"].fingerprint_inputs() != fingerprint
     finally:
         comfy.utils.set_attr_param(dm, name, original)
+
+
+def test_lora_added_changed_and_removed_after_warmup_stays_exact(pack, models, standin_graphs):
+    """LoRA after BCG: weights are patched in place (BCG sets weight_inplace_update), so graphs keep
+    their addresses, replay reads the patched values, and every result equals eager."""
+    import comfy.sd
+
+    _, nodes = pack
+    family = "qwen_image"
+    model = models(family)
+    positive, negative = conds(family)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    warmed, _ = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    session = session_of(warmed)
+    captures = session.runner.stats.captures
+
+    dm = model.model.diffusion_model
+    name = next(n for n, p in dm.named_parameters() if n.endswith(".weight") and p.dim() == 2 and "transformer_blocks.0" in n)
+    out_features, in_features = dm.get_parameter(name).shape
+    g = torch.Generator().manual_seed(0)
+    lora = {
+        f"diffusion_model.{name[:-len('.weight')]}.lora_up.weight": torch.randn(out_features, 4, generator=g) * 0.1,
+        f"diffusion_model.{name[:-len('.weight')]}.lora_down.weight": torch.randn(4, in_features, generator=g) * 0.1,
+    }
+    plain_eager = synthetic.sample(model, family, 64, 64, 2, 1.0, positive, negative, seed=3)
+    for strength in (1.0, 0.5, 0.0):
+        with_lora, _ = comfy.sd.load_lora_for_models(warmed, None, lora, strength, 0)
+        reference, _ = comfy.sd.load_lora_for_models(model, None, lora, strength, 0)
+        out = synthetic.sample(with_lora, family, 64, 64, 2, 1.0, positive, negative, seed=3)
+        assert torch.equal(out, synthetic.sample(reference, family, 64, 64, 2, 1.0, positive, negative, seed=3)), strength
+        assert session.last_run["state"] == "replayed", (strength, session.last_run)
+        assert torch.equal(out, plain_eager) == (strength == 0.0)
+    out = synthetic.sample(warmed, family, 64, 64, 2, 1.0, positive, negative, seed=3)  # LoRA removed
+    assert torch.equal(out, plain_eager) and session.last_run["state"] == "replayed"
+    assert session.runner.stats.captures == captures
