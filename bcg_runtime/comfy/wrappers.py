@@ -62,6 +62,11 @@ class DiffusionModelHook(_SessionHook):
     """WrappersMP.DIFFUSION_MODEL: ``(executor, *args, **kwargs)`` -> the DiT's output."""
 
     def __call__(self, executor, *args, **kwargs):
+        import comfy.model_management as mm
+
+        # Eager ComfyUI notices an interrupt inside the forward (every Linear checks); a replay runs
+        # no Python there, so check once per DiT call: a cancelled run stops at the next call.
+        mm.throw_exception_if_processing_interrupted()
         session = self.session
         runner = session.runner
         if runner.disabled_reason is not None and session.capture_log is None:

@@ -209,3 +209,52 @@ def test_lora_added_changed_and_removed_after_warmup_stays_exact(pack, models, s
     out = synthetic.sample(warmed, family, 64, 64, 2, 1.0, positive, negative, seed=3)  # LoRA removed
     assert torch.equal(out, plain_eager) and session.last_run["state"] == "replayed"
     assert session.runner.stats.captures == captures
+
+
+def test_interrupt_during_a_replayed_run_stops_it_and_the_next_run_replays(pack, models, standin_graphs):
+    import comfy.model_management as mm
+    import comfy.sample
+
+    _, nodes = pack
+    family = "qwen_image"
+    model = models(family)
+    positive, negative = conds(family)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "full").args
+    warmed, _ = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    session = session_of(warmed)
+    replayed_before = session.runner.stats.hits
+
+    latent = comfy.sample.fix_empty_latent_channels(warmed, synthetic.empty_latent(family, 64, 64))
+    noise = comfy.sample.prepare_noise(latent, 3)
+    steps_seen = []
+
+    def cancel_after_first_step(step, x0, x, total_steps):
+        steps_seen.append(step)
+        mm.interrupt_current_processing(True)  # what POST /interrupt does
+
+    with pytest.raises(mm.InterruptProcessingException):
+        comfy.sample.sample(
+            warmed, noise, 4, 1.0, "euler", "simple", positive, negative, latent,
+            callback=cancel_after_first_step, disable_pbar=True, seed=3,
+        )  # fmt: skip
+    assert steps_seen == [0] and session.runner.stats.hits == replayed_before + 1  # stopped at the next call
+    assert not mm.processing_interrupted()
+
+    out = synthetic.sample(warmed, family, 64, 64, 2, 1.0, positive, negative, seed=3)
+    assert torch.equal(out, synthetic.sample(model, family, 64, 64, 2, 1.0, positive, negative, seed=3))
+    assert session.last_run["state"] == "replayed"
+
+
+def test_memory_budget_too_small_keeps_what_was_captured_and_lists_the_rest(pack, models, standin_graphs):
+    _, nodes = pack
+    family = "qwen_image"
+    model = models(family)
+    positive, negative = conds(family)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "full", 1).args  # 1 MiB: the first capture exceeds it
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    assert report.count(": captured,") == 1, report
+    assert "skipped: memory budget reached" in report, report
+    out = synthetic.sample(warmed, family, 64, 64, 2, 2.0, positive, negative, seed=3)
+    assert torch.equal(out, synthetic.sample(model, family, 64, 64, 2, 2.0, positive, negative, seed=3))
+    run = session_of(warmed).last_run
+    assert run["state"] == "partial" and run["replayed"] == 2 and run["calls"] == 4, run
