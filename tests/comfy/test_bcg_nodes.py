@@ -145,18 +145,34 @@ def test_warmup_without_bcg_apply_says_what_to_connect(pack, models):
         nodes["BCGWarmupCapture"].execute(model, "64x64", "256", "1")
 
 
-def test_weights_moved_after_warmup_never_replay_stale_addresses(pack, models, standin_graphs):
+QWEN = "qwen_image"  # the cheapest family on CPU: the hardening tests below use it
+
+
+@pytest.fixture
+def warmed_qwen(pack, models, standin_graphs):
+    """``warm(mode, budget_mb) -> (model, warmed, report, positive, negative)``: a depth-1
+    Qwen-Image through BCG Apply and a 64x64 warm-up of the workflow's cond/uncond lengths."""
+    _, nodes = pack
+
+    def warm(mode="auto", budget_mb=0):
+        model = models(QWEN)
+        positive, negative = conds(QWEN)
+        (bcg_model,) = nodes["BCGApply"].execute(model, mode, budget_mb).args
+        warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+        return model, warmed, report, positive, negative
+
+    return warm
+
+
+def test_weights_moved_after_warmup_never_replay_stale_addresses(pack, warmed_qwen):
     """A weight tensor replaced after warm-up (reload, non-in-place patch): graphs are dropped,
     the run is eager with the reason, the result equals eager with the new weights, and the
     warm-up node's fingerprint changes so ComfyUI re-runs it on the next prompt."""
     import comfy.utils
 
     _, nodes = pack
-    family = "qwen_image"
-    model = models(family)
-    positive, negative = conds(family)
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
-    warmed, _ = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    family = QWEN
+    model, warmed, _, positive, negative = warmed_qwen()
     fingerprint = nodes["BCGWarmupCapture"].fingerprint_inputs()
 
     dm = model.model.diffusion_model
@@ -176,17 +192,13 @@ def test_weights_moved_after_warmup_never_replay_stale_addresses(pack, models, s
         comfy.utils.set_attr_param(dm, name, original)
 
 
-def test_lora_added_changed_and_removed_after_warmup_stays_exact(pack, models, standin_graphs):
+def test_lora_added_changed_and_removed_after_warmup_stays_exact(warmed_qwen):
     """LoRA after BCG: weights are patched in place (BCG sets weight_inplace_update), so graphs keep
     their addresses, replay reads the patched values, and every result equals eager."""
     import comfy.sd
 
-    _, nodes = pack
-    family = "qwen_image"
-    model = models(family)
-    positive, negative = conds(family)
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
-    warmed, _ = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    family = QWEN
+    model, warmed, _, positive, negative = warmed_qwen()
     session = session_of(warmed)
     captures = session.runner.stats.captures
 
@@ -211,16 +223,12 @@ def test_lora_added_changed_and_removed_after_warmup_stays_exact(pack, models, s
     assert session.runner.stats.captures == captures
 
 
-def test_interrupt_during_a_replayed_run_stops_it_and_the_next_run_replays(pack, models, standin_graphs):
+def test_interrupt_during_a_replayed_run_stops_it_and_the_next_run_replays(warmed_qwen):
     import comfy.model_management as mm
     import comfy.sample
 
-    _, nodes = pack
-    family = "qwen_image"
-    model = models(family)
-    positive, negative = conds(family)
-    (bcg_model,) = nodes["BCGApply"].execute(model, "full").args
-    warmed, _ = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    family = QWEN
+    model, warmed, _, positive, negative = warmed_qwen("full")
     session = session_of(warmed)
     replayed_before = session.runner.stats.hits
 
@@ -245,13 +253,9 @@ def test_interrupt_during_a_replayed_run_stops_it_and_the_next_run_replays(pack,
     assert session.last_run["state"] == "replayed"
 
 
-def test_memory_budget_too_small_keeps_what_was_captured_and_lists_the_rest(pack, models, standin_graphs):
-    _, nodes = pack
-    family = "qwen_image"
-    model = models(family)
-    positive, negative = conds(family)
-    (bcg_model,) = nodes["BCGApply"].execute(model, "full", 1).args  # 1 MiB: the first capture exceeds it
-    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+def test_memory_budget_too_small_keeps_what_was_captured_and_lists_the_rest(warmed_qwen):
+    family = QWEN
+    model, warmed, report, positive, negative = warmed_qwen("full", budget_mb=1)  # the first capture exceeds 1 MiB
     assert report.count(": captured,") == 1, report
     assert "skipped: memory budget reached" in report, report
     out = synthetic.sample(warmed, family, 64, 64, 2, 2.0, positive, negative, seed=3)
