@@ -108,17 +108,20 @@ def test_unwarmed_resolution_falls_back_and_names_it(pack, models, standin_graph
     assert run["eager"] == {"not captured: 80x64 txt40 b1": 2}
 
 
-def test_synthetic_text_buckets_and_flux_t5_padding_note(pack, models, standin_graphs):
+def test_synthetic_text_buckets_and_flux_t5_padding_note(pack, models, standin_graphs, caplog):
     _, nodes = pack
     model = models("flux")
-    (bcg_model,) = nodes["BCGApply"].execute(model, "full").args
+    (bcg_model,) = nodes["BCGApply"].execute(model, "full", 0, True).args  # verify on
     _, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "64,128,256", "1").args
     assert "text bucket 64 reaches the DiT as 256" in report
     assert report.count("captured,") == 1, report  # 64, 128 and 256 all become the 256 graph
     positive = synthetic.make_conditioning("flux", 256, seed=5)
+    caplog.set_level(logging.INFO)
     out = synthetic.sample(bcg_model, "flux", 64, 64, 2, 1.0, positive, positive, seed=1)
     assert torch.equal(out, synthetic.sample(model, "flux", 64, 64, 2, 1.0, positive, positive, seed=1))
     assert session_of(bcg_model).last_run["state"] == "replayed"
+    # verify: the first replayed call of the shape was compared with eager, once
+    assert caplog.text.count("[BCG] verify 64x64 txt256 b1: replay == eager (max abs diff 0)") == 1
 
 
 @pytest.mark.parametrize(
