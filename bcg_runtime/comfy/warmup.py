@@ -84,13 +84,13 @@ def plan_jobs(session: BCGSession, plan: WarmupPlan, positive=None, negative=Non
     """The one-step sampling runs that make ComfyUI issue every planned DiT call."""
     adapter = session.adapter
     notes: list[str] = []
-    lengths: list[int] = []
+    prompts: dict[int, tuple] = {}  # text length the DiT sees -> (cond, uncond), built once
     for requested in plan.text_lengths:
         seen = adapter.text_length_seen(requested)
         if seen != requested:
             notes.append(f"text bucket {requested} reaches the DiT as {seen} ({adapter.text_policy})")
-        if seen not in lengths:
-            lengths.append(seen)
+        if seen not in prompts:
+            prompts[seen] = tuple(synthetic.make_conditioning(adapter.family, seen, seed=s) for s in (0, 1))
     jobs: list[WarmupJob] = []
     for w, h in plan.resolutions:
         if positive is not None:
@@ -98,11 +98,9 @@ def plan_jobs(session: BCGSession, plan: WarmupPlan, positive=None, negative=Non
             jobs.append(WarmupJob(w, h, 1, 1.0, positive, neg, "workflow prompt, cfg 1"))
             if negative is not None:
                 jobs.append(WarmupJob(w, h, 1, WARMUP_CFG, positive, negative, "workflow prompt, cfg > 1"))
-        for length in lengths:
+        for length, (cond, uncond) in prompts.items():
             for b in plan.batch_sizes:
-                cond = synthetic.make_conditioning(adapter.family, length, seed=0)
                 if b % 2 == 0:
-                    uncond = synthetic.make_conditioning(adapter.family, length, seed=1)
                     jobs.append(WarmupJob(w, h, b // 2, WARMUP_CFG, cond, uncond, f"text {length}, cond+uncond batch {b}"))
                 else:
                     jobs.append(WarmupJob(w, h, b, 1.0, cond, cond, f"text {length}, batch {b}"))

@@ -43,11 +43,6 @@ def _import_comfy():
 COMFY_IMPORT_ERROR = _import_comfy()
 
 
-def pytest_configure(config):
-    if not any(line.split(":")[0].strip() == "comfy" for line in config.getini("markers")):
-        config.addinivalue_line("markers", "comfy: needs ComfyUI importable (set COMFYUI_PATH)")
-
-
 def pytest_report_header(config):
     if COMFY_IMPORT_ERROR is None:
         import comfy.model_management

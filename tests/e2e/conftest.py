@@ -17,11 +17,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SKIP_REASON = skip_reason()
 
 
-def pytest_configure(config):
-    if not any(line.split(":")[0].strip() == "e2e" for line in config.getini("markers")):
-        config.addinivalue_line("markers", "e2e: starts a real ComfyUI server (needs COMFYUI_PATH and its requirements)")
-
-
 def pytest_report_header(config):
     if SKIP_REASON:
         return f"e2e layer: skipped ({SKIP_REASON})"
