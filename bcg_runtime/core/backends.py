@@ -9,9 +9,10 @@ runner's logic can be tested where there is no GPU.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import warnings
-from typing import Any, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 import torch
 
@@ -40,6 +41,16 @@ class GraphBackend(Protocol):
 
     def pool_bytes(self, pool: Any, device: torch.device) -> int: ...
 
+    def allocate_in_pool(self, pool: Any, device: torch.device) -> contextlib.AbstractContextManager:
+        """Route this thread's allocations into ``pool`` outside a capture (for eager breaks)."""
+
+    def pool_residency(self, pool: Any, device: torch.device) -> Callable[[torch.Tensor], bool]:
+        """A predicate telling whether a tensor's memory belongs to ``pool``.
+
+        Only pool-resident tensors may be held without ownership across a break (see
+        :mod:`bcg_runtime.core.graph`); a backend that cannot route or tell answers False always.
+        """
+
 
 class CudaGraphBackend:
     """Segments are ``torch.cuda.CUDAGraph`` objects captured on a side stream, replayed on the
@@ -52,7 +63,13 @@ class CudaGraphBackend:
         self._streams: dict[int, torch.cuda.Stream] = {}
 
     def new_pool(self, device: torch.device) -> Any:
+        # A MemPool holds its own reference on the allocator's pool for as long as the object
+        # lives, so the pool outlives graphs that are reset (an empty segment, a failed shape)
+        # and can take routed eager allocations between segments. A bare graph_pool_handle has
+        # no such reference: the first reset of its only graph would mark it freeable.
         with torch.cuda.device(device):
+            if hasattr(torch.cuda, "MemPool") and hasattr(torch.cuda, "use_mem_pool"):
+                return torch.cuda.MemPool()
             return torch.cuda.graph_pool_handle()
 
     def new_graph(self) -> torch.cuda.CUDAGraph:
@@ -61,7 +78,7 @@ class CudaGraphBackend:
     def begin_segment(self, graph: torch.cuda.CUDAGraph, pool: Any) -> None:
         # thread_local: ComfyUI serves HTTP and previews from other threads; their CUDA calls must
         # neither invalidate our capture nor be invalidated by it.
-        graph.capture_begin(pool=pool, capture_error_mode="thread_local")
+        graph.capture_begin(pool=_pool_id(pool), capture_error_mode="thread_local")
 
     def end_segment(self, graph: torch.cuda.CUDAGraph) -> bool:
         # An empty capture (two breaks back to back) instantiates nothing and cannot replay;
@@ -82,7 +99,7 @@ class CudaGraphBackend:
             end_pool = getattr(torch._C, "_cuda_endAllocateToPool", None)
             if end_pool is not None:
                 index = device.index if device.index is not None else torch.cuda.current_device()
-                end_pool(index, pool)
+                end_pool(index, _pool_id(pool))
         graph.reset()
 
     @contextlib.contextmanager
@@ -108,12 +125,72 @@ class CudaGraphBackend:
             snapshot = torch.cuda.memory._snapshot(device)
         except Exception:  # snapshot is best-effort accounting, never a reason to fail a capture
             return 0
-        wanted = tuple(pool)
-        return sum(
-            seg.get("total_size", 0)
-            for seg in snapshot.get("segments", [])
-            if tuple(seg.get("segment_pool_id", ())) == wanted
+        return sum(seg.get("total_size", 0) for seg in _pool_segments(snapshot, pool))
+
+    def allocate_in_pool(self, pool: Any, device: torch.device) -> contextlib.AbstractContextManager:
+        if not isinstance(pool, _MEMPOOL_TYPES):
+            return contextlib.nullcontext()
+        return torch.cuda.use_mem_pool(pool, device)
+
+    def pool_residency(self, pool: Any, device: torch.device) -> Callable[[torch.Tensor], bool]:
+        if not isinstance(pool, _MEMPOOL_TYPES):
+            return lambda tensor: False  # allocations between segments were not routed into it
+        return _PoolResidency(pool, device)
+
+
+_MEMPOOL_TYPES = (torch.cuda.MemPool,) if hasattr(torch.cuda, "MemPool") else ()
+
+
+def _pool_id(pool: Any) -> tuple:
+    return tuple(pool.id) if isinstance(pool, _MEMPOOL_TYPES) else tuple(pool)
+
+
+def _pool_segments(snapshot: dict, pool: Any) -> list[dict]:
+    wanted = _pool_id(pool)
+    return [seg for seg in snapshot.get("segments", []) if tuple(seg.get("segment_pool_id", ())) == wanted]
+
+
+class _PoolResidency:
+    """``tensor -> bool``: does the tensor's storage lie in one of the pool's segments?
+
+    The segment list is re-read from the allocator only on a miss: pool segments are never
+    returned while the pool is in use, so a hit stays valid, and a capture adds few segments.
+    Storages found outside after a fresh read are remembered as outside: memory outside the pool
+    cannot become pool memory while the tensor that owns it is alive.
+    """
+
+    def __init__(self, pool: Any, device: torch.device):
+        self._pool = pool
+        self._device = device
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self._outside: set[int] = set()
+
+    def __call__(self, tensor: torch.Tensor) -> bool:
+        if tensor.device.type != "cuda":
+            return False
+        address = tensor.untyped_storage().data_ptr()
+        if address in self._outside:
+            return False
+        if self._contains(address):
+            return True
+        self._refresh()
+        if self._contains(address):
+            return True
+        self._outside.add(address)
+        return False
+
+    def _contains(self, address: int) -> bool:
+        i = bisect.bisect_right(self._starts, address) - 1
+        return i >= 0 and address < self._ends[i]
+
+    def _refresh(self) -> None:
+        segments = sorted(
+            (seg["address"], seg["address"] + seg["total_size"])
+            for seg in _pool_segments(torch.cuda.memory._snapshot(self._device), self._pool)
         )
+        self._starts = [start for start, _ in segments]
+        self._ends = [end for _, end in segments]
 
 
 def backend_for(device: torch.device) -> GraphBackend | None:

@@ -167,3 +167,10 @@ class RecordingBackend:
                         storage = t.untyped_storage()
                         seen[storage.data_ptr()] = storage.nbytes()
         return sum(seen.values())
+
+    def allocate_in_pool(self, pool: list[RecordedGraph], device: torch.device) -> contextlib.AbstractContextManager:
+        return contextlib.nullcontext()
+
+    def pool_residency(self, pool: list[RecordedGraph], device: torch.device):
+        # Recorded ops hold their tensors, so nothing here can be held without ownership.
+        return lambda tensor: False

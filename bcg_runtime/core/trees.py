@@ -1,6 +1,6 @@
 """Walking the argument and output trees of a captured call.
 
-Three jobs, each a small recursive function:
+Four jobs, each a small recursive function:
 
 * :func:`flatten_inputs` turns ``(args, kwargs)`` into a flat list of tensor leaves plus a
   hashable *structure* that records everything else (containers, constants, tensor specs).
@@ -8,6 +8,7 @@ Three jobs, each a small recursive function:
 * :func:`clone_tree` clones every tensor of an output tree, so a replayed output never aliases
   the static buffer that the next replay overwrites (cond and uncond calls of one shape would
   otherwise return the same memory).
+* :func:`map_tensors` rebuilds a tree around new tensor leaves (clones, non-owning views).
 * :func:`copy_tree_into` writes a freshly computed tree into a recorded one of the same shape
   (bridge buffers after an eager break).
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import copy
 import enum
-from typing import Any, Hashable, NamedTuple
+from typing import Any, Callable, Hashable, NamedTuple
 
 import torch
 
@@ -108,6 +109,34 @@ def _rebuild(obj: Any, it) -> Any:
     return obj
 
 
+def map_tensors(obj: Any, fn: Callable[[torch.Tensor], Any], objects: bool = False) -> Any:
+    """``obj`` with every tensor inside tuples, lists and dicts replaced by ``fn(tensor)``.
+
+    Containers are rebuilt around the new leaves (named tuples and dict subclasses keep their
+    type). With ``objects=True``, plain objects whose ``__dict__`` holds tensors are shallow-copied
+    with their attributes mapped too (diffusers-style output objects); anything else is returned
+    as it is.
+    """
+    if isinstance(obj, torch.Tensor):
+        return fn(obj)
+    if isinstance(obj, tuple):
+        items = [map_tensors(v, fn, objects) for v in obj]
+        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
+    if isinstance(obj, list):
+        return [map_tensors(v, fn, objects) for v in obj]
+    if isinstance(obj, dict):
+        out = copy.copy(obj)  # keeps dict subclasses (OrderedDict, ModelOutput-like)
+        for k, v in obj.items():
+            out[k] = map_tensors(v, fn, objects)
+        return out
+    if objects and not isinstance(obj, CONSTANT_TYPES) and hasattr(obj, "__dict__") and _holds_tensor(vars(obj)):
+        out = copy.copy(obj)
+        for k, v in vars(obj).items():
+            setattr(out, k, map_tensors(v, fn, objects))
+        return out
+    return obj
+
+
 def make_static_buffer(t: torch.Tensor) -> torch.Tensor:
     """A new tensor with ``t``'s layout and values, owned by the caller for a graph's life.
 
@@ -122,26 +151,7 @@ def make_static_buffer(t: torch.Tensor) -> torch.Tensor:
 
 def clone_tree(obj: Any) -> Any:
     """Clone every tensor in an output tree; containers and objects are rebuilt around them."""
-    if isinstance(obj, torch.Tensor):
-        return obj.clone()
-    if isinstance(obj, tuple):
-        items = [clone_tree(v) for v in obj]
-        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
-    if isinstance(obj, list):
-        return [clone_tree(v) for v in obj]
-    if isinstance(obj, dict):
-        out = copy.copy(obj)  # keeps dict subclasses (OrderedDict, ModelOutput-like)
-        for k, v in obj.items():
-            out[k] = clone_tree(v)
-        return out
-    if isinstance(obj, CONSTANT_TYPES):
-        return obj
-    if hasattr(obj, "__dict__") and _holds_tensor(vars(obj)):
-        out = copy.copy(obj)
-        for k, v in vars(obj).items():
-            setattr(out, k, clone_tree(v))
-        return out
-    return obj
+    return map_tensors(obj, torch.Tensor.clone, objects=True)
 
 
 def _holds_tensor(obj: Any) -> bool:

@@ -69,3 +69,74 @@ def test_full_size_sampling_is_bit_exact(full_model, mode):
     synthetic.sample(warmed, family, 640, 512, 2, 1.0, positive, negative, seed=8)
     assert session.last_run["state"] == "off"
     assert any("640x512" in reason for reason in session.last_run["eager"]), session.last_run
+
+
+def test_flux_warmup_of_two_resolutions_and_three_buckets_is_quick_and_small(full_model):
+    """The issue's warm-up figure: FLUX.1-dev, 512² and 1024² x three text lengths (T5 pads to
+    256, so 256/384/512 are three distinct signatures), cond/uncond batched and apart. Memory is
+    taken from the 512² half (the figure the issue asks for), time from the whole plan."""
+    family, model = full_model
+    if family != "flux":
+        pytest.skip(f"the warm-up figure is FLUX.1-dev's ({family} is covered by the exactness test)")
+    warmed = api.apply(model, "auto")
+    small = api.warm_up(warmed, "512x512", "256,384,512", "1,2")
+    large = api.warm_up(warmed, "1024x1024", "256,384,512", "1,2")
+    print(small.text(), large.text(), sep="\n")
+    seconds = small.seconds + large.seconds
+    print(f"FLUX.1 warm-up 2 resolutions x 3 buckets x 2 batch sizes: {small.captured + large.captured} captures in "
+          f"{seconds:.1f}s; at 512x512 peak +{small.peak_growth_mib:.0f} MiB, graphs {small.graph_mib:.0f} MiB")  # fmt: skip
+    assert small.captured == 6 and large.captured == 6, (small.text(), large.text())
+    assert all(r.exact for r in small.records + large.records)
+    assert seconds < 30, f"warm-up took {seconds:.1f}s"
+    assert small.peak_growth_mib < 3 * 1024, f"peak memory grew by {small.peak_growth_mib:.0f} MiB at 512x512"
+
+
+def real_text_rows_only(real: int, padded: int):
+    """An attention override for Qwen-Image's joint attention (text rows first, then image rows):
+    attention over the ``real`` text rows and the image rows only, padded rows left as zeros.
+    This is what a padded text bucket would run through the eager attention break."""
+
+    def keep(t):
+        return torch.cat([t[:, :, :real], t[:, :, padded:]], dim=2)
+
+    def override(func, q, k, v, heads, *args, **kwargs):
+        out = func(keep(q), keep(k), keep(v), heads, *args, **kwargs)
+        full = out.new_zeros(out.shape[0], q.shape[2], out.shape[2])
+        full[:, :real], full[:, padded:] = out[:, :real], out[:, real:]
+        return full
+
+    return override
+
+
+def test_padded_text_rows_and_the_bits_of_real_rows(full_model):
+    """Would padding text to a bucket be exact? Pad the context with random rows, keep them out of
+    attention, and compare the DiT's output with the exact-length call bit for bit. Every other op
+    is row-wise, so only kernel choice for a different row count can change the real rows. The
+    measured answer is what the adapter declares (and what the README's support table shows)."""
+    import comfy.model_management as mm
+
+    from bcg_runtime.comfy.models import by_family
+
+    family, model = full_model
+    adapter = by_family(family)
+    if family != "qwen_image":
+        pytest.skip(f"{adapter.display_name}: {adapter.text_policy}")
+    mm.load_models_gpu([model])
+    dit = model.model.diffusion_model
+    dtype = next(dit.parameters()).dtype
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    x = torch.randn(1, 16, 1, 64, 64, generator=gen, device="cuda", dtype=dtype)  # (b, c, t, h, w)
+    timestep = torch.tensor([0.6], device="cuda")
+    width = synthetic.family_info(family).text_dim
+    results = {}
+    with torch.inference_mode():
+        for real, padded in ((40, 64), (77, 128), (200, 256)):
+            context = torch.randn(1, padded, width, generator=gen, device="cuda", dtype=dtype)
+            exact = dit(x, timestep, context[:, :real], transformer_options={})
+            unmasked = dit(x, timestep, context, transformer_options={})
+            masked = dit(x, timestep, context, transformer_options={"optimized_attention_override": real_text_rows_only(real, padded)})
+            assert not torch.equal(unmasked, exact), "padded rows that attend must change the output"
+            results[(real, padded)] = (torch.equal(masked, exact), (masked.float() - exact.float()).abs().max().item())
+    print(f"{adapter.display_name} padded text rows kept out of attention, bit-equal to exact length: {results}")
+    measured = all(equal for equal, _ in results.values())
+    assert measured == adapter.padded_text_rows_exact, results

@@ -28,6 +28,10 @@ class ModelAdapter:
     text_policy: str = "exact length: each prompt length the DiT sees is its own graph"
     #: True when the whole forward has no graph-unsafe op, so mode 'full' (one graph) may be used.
     full_graph_safe: bool = True
+    #: Measured on the H200 (tests/comfy/test_full_size_cuda.py): text padded to a bucket with the
+    #: padded rows kept out of attention gives real rows bit-equal to the exact length. None: not
+    #: applicable (the model pads itself, or stock ComfyUI already sends padded rows).
+    padded_text_rows_exact: bool | None = None
 
     def text_length_seen(self, tokens: int) -> int:
         """Context length the DiT receives for a prompt of ``tokens`` tokens (model padding included)."""

@@ -14,4 +14,5 @@ ADAPTER = ModelAdapter(
     config_classes=("QwenImage",),
     max_text_length=1024,
     text_policy="exact length: unmasked text attention, each prompt length is its own graph",
+    padded_text_rows_exact=False,
 )
