@@ -12,6 +12,7 @@ apart); an even ``b`` is cond and uncond of equal length batched together (laten
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from dataclasses import asdict, dataclass, field
@@ -151,8 +152,10 @@ def run_warmup(
                     job.positive, job.negative, batch=job.latent_batch,
                 )  # fmt: skip
             except torch.OutOfMemoryError:
-                report.notes.append(f"{job.width}x{job.height} {job.what}: out of memory; later shapes skipped")
-                break
+                # Jobs run largest first, so the smaller ones after this may still fit; the runner
+                # itself stops capturing if the OOM hit inside a capture, and says so per shape.
+                report.notes.append(f"{job.width}x{job.height} {job.what}: out of memory, not captured")
+                _release_cached(device)
             if progress:
                 progress(i + 1, len(jobs))
     finally:
@@ -163,6 +166,13 @@ def run_warmup(
     report.peak_growth_mib = max(0, peak - resident) / 2**20
     report.graph_mib = session.runner.memory_bytes / 2**20
     return _finish(session, report)
+
+
+def _release_cached(device: torch.device) -> None:
+    """Give the half-built shape's memory back before the next, smaller one tries."""
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
 
 
 def _reset_peak(device: torch.device) -> int:
