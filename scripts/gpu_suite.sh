@@ -8,9 +8,14 @@
 #   bash scripts/gpu_suite.sh                 # tests + quick benchmark (fits in 10 minutes)
 #   bash scripts/gpu_suite.sh tests           # tests only
 #   bash scripts/gpu_suite.sh bench 1024x1024 # benchmark only, at the given resolutions
+#   bash scripts/gpu_suite.sh e2e             # e2e layer on CUDA: real ComfyUI servers, soak, /free, /interrupt
 #
 # ComfyUI comes from $COMFYUI_PATH, else ./.comfyui. Wheels in ./.whl and unpacked packages in
-# ./.whl_unpacked (both git-ignored) are installed/added first for machines without a registry.
+# ./.whl_unpacked (both git-ignored) are installed/added first for machines without a registry;
+# mode e2e also installs ./.whl_e2e/*.whl (ComfyUI's server requirements) and adds
+# ./.whl_e2e/unpacked (its frontend package). Its artifacts: $OUT/e2e/e2e_summary.json (soak
+# counts, memory curve, /free, /interrupt and default-allocator outcomes), the server log, and
+# everything else packed into $OUT/e2e/artifacts.tar.gz. BCG_SOAK_PROMPTS sets the soak's size.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -27,8 +32,28 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 python3 -c "import torch, comfy_kitchen; print('torch', torch.__version__, 'comfy-kitchen', getattr(comfy_kitchen, '__version__', '?'))" 2>&1 | tee -a "$OUT/gpu.txt"
 
 status=0
+if [ "$what" = e2e ]; then
+  if compgen -G ".whl_e2e/*.whl" >/dev/null; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/bcg_e2e_site .whl_e2e/*.whl || exit 1
+    export PYTHONPATH=/tmp/bcg_e2e_site:${PYTHONPATH:-}
+  fi
+  [ -d .whl_e2e/unpacked ] && export PYTHONPATH=$PWD/.whl_e2e/unpacked:${PYTHONPATH:-}
+  export BCG_ARTIFACTS=$OUT/e2e
+  rm -rf "$BCG_ARTIFACTS" && mkdir -p "$BCG_ARTIFACTS"
+  python3 -m pytest tests/e2e -m e2e -q -rs -p no:cacheprovider 2>&1 | tee "$OUT/e2e_tests.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  # Few files come back from the GPU machine: keep the summary and the server log, pack the rest.
+  (cd "$BCG_ARTIFACTS" && mapfile -t rest < <(ls -A | grep -vx -e e2e_summary.json -e comfyui_server.log) \
+    && if [ "${#rest[@]}" -gt 0 ]; then tar czf artifacts.tar.gz "${rest[@]}" && rm -rf "${rest[@]}"; fi)
+  echo
+  echo "== e2e summary =="
+  grep -E "passed|failed|error" "$OUT/e2e_tests.log" | tail -1
+  python3 scripts/e2e_summary.py "$BCG_ARTIFACTS/e2e_summary.json"
+  exit $status
+fi
 if [ "$what" = all ] || [ "$what" = tests ]; then
-  python3 -m pytest tests -m gpu -p no:cacheprovider -q -rs 2>&1 | tee "$OUT/gpu_tests.log"
+  # gpu and not e2e: the e2e layer (servers, a 200-prompt soak) has its own mode, above.
+  python3 -m pytest tests -m "gpu and not e2e" -p no:cacheprovider -q -rs 2>&1 | tee "$OUT/gpu_tests.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then

@@ -1,17 +1,22 @@
-"""E2E layer: a real ComfyUI server (``python main.py --cpu``) with this pack in its custom_nodes.
+"""E2E layer: a real ComfyUI server (``python main.py``, on the GPU when this process sees CUDA,
+else with ``--cpu``) with this pack in its custom_nodes.
 
 Skipped with the reason when ``$COMFYUI_PATH`` is unset or ComfyUI's server dependencies are
 missing. One server and one base directory (see ``e2e_setup.py``) serve every test of a session.
-Artifacts (images, screenshots, the server log) go to ``$BCG_ARTIFACTS`` when set.
+Artifacts (images, screenshots, the server log, ``e2e_summary.json``) go to ``$BCG_ARTIFACTS``
+when set.
 """
 
+import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from e2e_setup import ComfyServer, make_base, skip_reason
+from e2e_setup import ComfyServer, cuda_available, make_base, skip_reason
+
+SUMMARY_FILE = "e2e_summary.json"
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SKIP_REASON = skip_reason()
@@ -20,7 +25,8 @@ SKIP_REASON = skip_reason()
 def pytest_report_header(config):
     if SKIP_REASON:
         return f"e2e layer: skipped ({SKIP_REASON})"
-    return f"e2e layer: ComfyUI server from {os.environ['COMFYUI_PATH']}"
+    device = "CUDA" if cuda_available() else "--cpu"
+    return f"e2e layer: ComfyUI server ({device}) from {os.environ['COMFYUI_PATH']}"
 
 
 def pytest_collection_modifyitems(config, items):
@@ -42,10 +48,25 @@ def artifacts(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def comfy_server(tmp_path_factory, artifacts):
+def summary(artifacts):
+    """One dict the tests fill with their results (soak counts and memory curve, ...), written to
+    ``<artifacts>/e2e_summary.json`` at the end of the session, also after a failure."""
+    results: dict = {}
+    yield results
+    if results:
+        (artifacts / SUMMARY_FILE).write_text(json.dumps(results, indent=1, default=str))
+
+
+@pytest.fixture(scope="session")
+def comfy_base(tmp_path_factory) -> Path:
+    """The ComfyUI base directory (models, conditioning, pack link) every server of the session uses."""
+    return make_base(tmp_path_factory.mktemp("comfy_base"))
+
+
+@pytest.fixture(scope="session")
+def comfy_server(comfy_base, artifacts):
     """A started ComfyUI server; stopped (its log kept in the artifacts) at the end of the session."""
-    base = make_base(tmp_path_factory.mktemp("comfy_base"))
-    server = ComfyServer(base).start()
+    server = ComfyServer(comfy_base).start()
     try:
         yield server
     finally:

@@ -1,24 +1,33 @@
-"""What the e2e tests share: a ComfyUI base directory with synthetic models, the test workflow,
-and a real ComfyUI server process started from ``$COMFYUI_PATH``.
+"""What the e2e tests share: a ComfyUI base directory with synthetic models, the test workflows,
+a real ComfyUI server process started from ``$COMFYUI_PATH`` (on CUDA when the test process sees
+a GPU, else ``--cpu``), and the HTTP/websocket helpers the tests use to drive it.
 
 Nothing is downloaded. The base directory holds:
 
 - ``custom_nodes/ComfyUI-BCG``: a link to this checkout (a copy where links are not allowed);
-- ``models/diffusion_models/``: a random-weight Z-Image checkpoint with one main block, from
+- ``models/diffusion_models/``: a random-weight Z-Image checkpoint with :data:`DEPTH` main blocks
+  (``$BCG_E2E_DEPTH``, default 1; widths are fixed by ComfyUI's detection), from
   ``bcg_runtime.comfy.synthetic.build_state_dict`` (ComfyUI detects it as Z-Image);
 - ``models/vae_approx/taef1_{encoder,decoder}.safetensors``: a random-weight TAESD for 16-channel
   latents, which ComfyUI's own VAELoader offers as "taef1";
-- ``output/bcg_e2e_conditioning/shard_0000.pkl``: conditioning shaped like Z-Image's text encoder
-  output (``synthetic.make_conditioning``), stored in the format of ComfyUI's SaveTrainingDataset,
-  so that ComfyUI's LoadTrainingDataset node feeds it to the workflow. No 4B-parameter text
-  encoder is needed, and no node is added for testing.
+- ``output/<cond_folder(n)>/shard_0000.pkl`` for every length n of :data:`COND_LENGTHS`:
+  conditioning of n tokens shaped like Z-Image's text encoder output
+  (``synthetic.make_conditioning``), stored in the format of ComfyUI's SaveTrainingDataset, so
+  that ComfyUI's LoadTrainingDataset node feeds it to the workflow ("prompts" of different token
+  lengths). No 4B-parameter text encoder is needed, and no node is added for testing.
 
 The test workflow is ``example_workflows/bcg_api_example.json`` with the CLIP loader and text
 encoder replaced by LoadTrainingDataset, the VAE by "taef1", and a small size and step count.
+:func:`latent_workflow` saves the sampler's latent with ComfyUI's SaveLatent instead of decoding,
+and :func:`eager_twin` is the same prompt with the BCG nodes bypassed (the model goes straight from
+ModelSamplingAuraFlow to the KSampler), which is what replayed results are compared with.
+
+Sizes, depth and the soak plan are set here and nowhere else.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import importlib.util
 import json
@@ -30,19 +39,56 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "example_workflows"
 PACK_DIR = "ComfyUI-BCG"
-UNET_FILE = "bcg_e2e_zimage_depth1.safetensors"
+#: Main blocks of the synthetic Z-Image (its refiner blocks and widths are those of the real model).
+DEPTH = int(os.environ.get("BCG_E2E_DEPTH", "1"))
+UNET_FILE = f"bcg_e2e_zimage_depth{DEPTH}.safetensors"
 COND_FOLDER = "bcg_e2e_conditioning"
 COND_LENGTH = 24
 STEPS = 2
 SIZE = (64, 64)
 #: Node ids of the example workflows (the UI and API examples use the same ids).
 APPLY_ID, WARMUP_ID, SAVE_ID = "7", "8", "12"
+SAMPLER_ID, COND_ID = "10", "4"
+#: The SaveLatent node :func:`latent_workflow` adds.
+SAVE_LATENT_ID = "13"
+
+# The soak plan (tests/e2e/test_soak.py): prompts of every (resolution, text length) below. The
+# warm-up captures WARM resolutions x WARM lengths (its text_buckets; Z-Image keys on the exact
+# caption length, so a bucket is exactly one length); a prompt replays every call exactly when
+# both its resolution and its length were warmed, and otherwise runs every call eager with
+# "not captured: WxH txtN b1".
+SOAK_STEPS = 4
+SOAK_WARM_RESOLUTIONS = ((256, 256), (512, 512))
+SOAK_COLD_RESOLUTIONS = ((384, 256),)
+SOAK_WARM_LENGTHS = (40, 77, 120)
+SOAK_COLD_LENGTHS = (17,)
+#: Every conditioning length make_base writes a folder for.
+COND_LENGTHS = (COND_LENGTH,) + SOAK_WARM_LENGTHS + SOAK_COLD_LENGTHS
 SERVER_MODULES = ("aiohttp", "alembic", "sqlalchemy", "comfyui_frontend_package", "av", "safetensors", "yaml")
+
+
+def cuda_available() -> bool:
+    """Whether this (the test) process sees a CUDA GPU; the server then runs on it."""
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def cond_folder(length: int) -> str:
+    """The output subfolder holding conditioning of ``length`` tokens (see :func:`make_base`)."""
+    return COND_FOLDER if length == COND_LENGTH else f"bcg_e2e_cond_txt{length}"
+
+
+def call_label(size: tuple[int, int], length: int, batch: int = 1) -> str:
+    """BCG's label of a Z-Image DiT call (``ModelAdapter.label``): ``WxH txtN bB``."""
+    return f"{size[0]}x{size[1]} txt{length} b{batch}"
 
 
 def skip_reason() -> str | None:
@@ -88,7 +134,7 @@ def make_base(base: Path) -> Path:
 
     unet = base / "models" / "diffusion_models" / UNET_FILE
     unet.parent.mkdir(parents=True, exist_ok=True)
-    sd = synthetic.build_state_dict("zimage", depth=1)
+    sd = synthetic.build_state_dict("zimage", depth=DEPTH)
     save_file({k: v.contiguous() for k, v in sd.items()}, str(unet))
     del sd
 
@@ -97,13 +143,14 @@ def make_base(base: Path) -> Path:
     for part, tensors in _taesd_state_dicts(latent_channels=16).items():
         save_file(tensors, str(vae / f"taef1_{part}.safetensors"))
 
-    cond = base / "output" / COND_FOLDER
-    cond.mkdir(parents=True, exist_ok=True)
-    shard = {
-        "latents": [{"samples": torch.zeros(1, 16, SIZE[1] // 8, SIZE[0] // 8)}],
-        "conditioning": [synthetic.make_conditioning("zimage", COND_LENGTH, seed=1)],
-    }
-    torch.save(shard, cond / "shard_0000.pkl")
+    for length in COND_LENGTHS:
+        cond = base / "output" / cond_folder(length)
+        cond.mkdir(parents=True, exist_ok=True)
+        shard = {
+            "latents": [{"samples": torch.zeros(1, 16, SIZE[1] // 8, SIZE[0] // 8)}],
+            "conditioning": [synthetic.make_conditioning("zimage", length, seed=1 if length == COND_LENGTH else length)],
+        }
+        torch.save(shard, cond / "shard_0000.pkl")
 
     # A first visit would open the template browser over the canvas.
     settings = base / "user" / "default" / "comfy.settings.json"
@@ -164,6 +211,70 @@ def e2e_workflow(seed: int = 0, size: tuple[int, int] = SIZE, steps: int = STEPS
     return prompt
 
 
+def latent_workflow(
+    seed: int, size: tuple[int, int] = SIZE, steps: int = STEPS, prefix: str = "bcg_e2e/latent", length: int = COND_LENGTH
+) -> dict:
+    """:func:`e2e_workflow` with conditioning of ``length`` tokens, saving the sampler's latent
+    (SaveLatent, node :data:`SAVE_LATENT_ID`, files ``output/<prefix>_NNNNN_.latent``) instead of
+    decoding and saving an image."""
+    prompt = e2e_workflow(seed, size, steps)
+    decode = prompt[SAVE_ID]["inputs"]["images"][0]
+    vae = prompt[decode]["inputs"]["vae"][0]
+    for node_id in (SAVE_ID, decode, vae):
+        del prompt[node_id]
+    prompt[COND_ID]["inputs"]["folder_name"] = cond_folder(length)
+    prompt[SAVE_LATENT_ID] = {"class_type": "SaveLatent", "inputs": {"samples": [SAMPLER_ID, 0], "filename_prefix": prefix}}
+    return prompt
+
+
+def set_warmup(prompt: dict, resolutions: str, text_buckets: str, batch_sizes: str = "1", positive: bool = True) -> dict:
+    """Set BCG Warmup Capture's plan in ``prompt`` (in place, returned); ``positive=False``
+    disconnects the workflow's conditioning, so only ``text_buckets`` lengths are captured."""
+    inputs = prompt[WARMUP_ID]["inputs"]
+    inputs.update(resolutions=resolutions, text_buckets=text_buckets, batch_sizes=batch_sizes)
+    if not positive:
+        inputs.pop("positive", None)
+        inputs.pop("negative", None)
+    return prompt
+
+
+def eager_twin(prompt: dict, prefix: str) -> dict:
+    """``prompt`` with the BCG nodes bypassed, as ComfyUI's frontend exports a bypassed node: BCG
+    Apply and BCG Warmup Capture removed, their model consumers wired to BCG Apply's input.
+    Everything else (seed, conditioning, size, sampler) is unchanged; the latent is saved under
+    ``prefix``."""
+    twin = copy.deepcopy(prompt)
+    source = twin[APPLY_ID]["inputs"]["model"]
+    del twin[APPLY_ID], twin[WARMUP_ID]
+    for node in twin.values():
+        for name, value in node["inputs"].items():
+            if isinstance(value, list) and value[0] in (APPLY_ID, WARMUP_ID):
+                assert value[1] == 0, f"{node['class_type']}.{name} uses a BCG output other than the model"
+                node["inputs"][name] = list(source)
+    twin[SAVE_LATENT_ID]["inputs"]["filename_prefix"] = prefix
+    return twin
+
+
+def saved_latent(base: Path, entry: dict, node_id: str = SAVE_LATENT_ID):
+    """The tensor SaveLatent wrote for a finished prompt (its ``/history`` entry)."""
+    from safetensors.torch import load_file
+
+    [item] = entry["outputs"][node_id]["latents"]
+    path = base / "output" / item["subfolder"] / item["filename"]
+    return load_file(str(path))["latent_tensor"]
+
+
+def status_messages(entry: dict, kind: str) -> list[dict]:
+    """The ``kind`` messages ComfyUI recorded in a prompt's ``/history`` status."""
+    return [data for name, data in (entry.get("status") or {}).get("messages", []) if name == kind]
+
+
+def cached_nodes(entry: dict) -> set[str]:
+    """Node ids whose outputs ComfyUI took from its cache for this prompt (not executed)."""
+    [message] = status_messages(entry, "execution_cached")
+    return set(message["nodes"])
+
+
 def png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
@@ -176,19 +287,40 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class ComfyServer:
-    """``python main.py --cpu ...`` from $COMFYUI_PATH on a free port, logging to ``base/server.log``."""
+def post(server: str, path: str, payload: dict, timeout: float = 30) -> int:
+    """POST a JSON body to a route that answers with an empty body (``/free``, ``/interrupt``)."""
+    request = urllib.request.Request(server.rstrip("/") + path, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return response.status
 
-    def __init__(self, base: Path):
+
+class ComfyServer:
+    """``python main.py ...`` from $COMFYUI_PATH on a free port, logging to ``base/<name>.log``.
+
+    On a machine without CUDA the server runs with ``--cpu``. With CUDA it runs on the GPU with
+    ``--disable-cuda-malloc`` unless ``default_allocator``: ComfyUI otherwise switches PyTorch to
+    the cudaMallocAsync backend, which has no private memory pools (``torch.cuda.MemPool``) or
+    memory snapshots, both of which BCG's graph pools use. ``default_allocator=True`` starts the
+    server exactly as ``python main.py`` would (see test_default_allocator.py).
+    """
+
+    def __init__(self, base: Path, cuda: bool | None = None, default_allocator: bool = False, name: str = "server"):
         self.base = base
+        self.cuda = cuda_available() if cuda is None else cuda
+        self.default_allocator = default_allocator
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = base / "server.log"
+        self.log_path = base / f"{name}.log"
         self.proc: subprocess.Popen | None = None
+
+    def device_args(self) -> list[str]:
+        if not self.cuda:
+            return ["--cpu"]
+        return [] if self.default_allocator else ["--disable-cuda-malloc"]
 
     def start(self, timeout: float = 240) -> "ComfyServer":
         cmd = [
-            sys.executable, "main.py", "--cpu", "--listen", "127.0.0.1", "--port", str(self.port),
+            sys.executable, "main.py", *self.device_args(), "--listen", "127.0.0.1", "--port", str(self.port),
             "--base-directory", str(self.base), "--database-url", "sqlite:///:memory:",
         ]  # fmt: skip
         env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -225,3 +357,83 @@ class ComfyServer:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no server log)"
+
+
+def alive(server: ComfyServer) -> bool:
+    return server.proc is not None and server.proc.poll() is None
+
+
+def gpu_memory(server: ComfyServer) -> dict:
+    """The server's device memory from ``GET /system_stats`` (``devices[0]``), in bytes:
+    ``reserved`` (PyTorch's reserved memory, ``torch_vram_total``), ``allocated`` (reserved minus
+    PyTorch's free cached memory ``torch_vram_free``) and ``vram_free`` (what ComfyUI counts free)."""
+    [device] = load_client().http_json(server.url, "/system_stats")["devices"][:1]
+    reserved = int(device["torch_vram_total"])
+    return {"reserved": reserved, "allocated": reserved - int(device["torch_vram_free"]), "vram_free": int(device["vram_free"])}
+
+
+# ------------------------------------------------------------------------------- running prompts
+@dataclass
+class Run:
+    """What the websocket said about one prompt, from queueing it to its end."""
+
+    prompt_id: str
+    #: Every ``bcg.status`` payload (the warm-up's, then the sampling run's).
+    events: list[dict] = field(default_factory=list)
+    #: ``value`` of each ``progress`` message of the KSampler (one per finished sampler step).
+    progress: list[int] = field(default_factory=list)
+    #: The ``execution_interrupted`` payload when the prompt was interrupted.
+    interrupted: dict | None = None
+    seconds: float = 0.0
+
+    @property
+    def last_run(self) -> dict:
+        """``last_run`` of the last bcg.status event: the sampling run's report."""
+        assert self.events, "no bcg.status websocket message arrived"
+        return self.events[-1]["last_run"]
+
+
+def run_prompt(server: ComfyServer, prompt: dict, interrupt_after: int | None = None, timeout: float = 600) -> Run:
+    """Queue ``prompt`` with a websocket open and wait until it ended; an execution error fails.
+
+    With ``interrupt_after``, ``POST /interrupt`` (for this prompt id) is sent once a progress
+    message of the KSampler (node :data:`SAMPLER_ID`) reports that many finished steps.
+    """
+    return asyncio.run(_run(server, prompt, interrupt_after, timeout))
+
+
+async def _run(server: ComfyServer, prompt: dict, interrupt_after: int | None, timeout: float) -> Run:
+    import aiohttp
+
+    client = load_client()
+    client_id = uuid.uuid4().hex
+    start = time.perf_counter()
+    async with aiohttp.ClientSession() as session:
+        async with session.ws_connect(f"{server.url.replace('http', 'ws', 1)}/ws?clientId={client_id}") as ws:
+            run = Run(await asyncio.to_thread(client.queue, server.url, prompt, client_id))
+
+            async def listen():
+                interrupt_sent = False
+                async for msg in ws:
+                    if msg.type != aiohttp.WSMsgType.TEXT:
+                        continue  # binary previews
+                    message = json.loads(msg.data)
+                    kind, data = message["type"], message.get("data") or {}
+                    mine = data.get("prompt_id") == run.prompt_id
+                    if kind == "bcg.status":
+                        run.events.append(data)
+                    elif kind == "progress" and mine and str(data.get("node")) == SAMPLER_ID:
+                        run.progress.append(int(data["value"]))
+                        if interrupt_after is not None and not interrupt_sent and data["value"] >= interrupt_after:
+                            interrupt_sent = True
+                            await asyncio.to_thread(post, server.url, "/interrupt", {"prompt_id": run.prompt_id})
+                    elif kind == "execution_interrupted" and mine:
+                        run.interrupted = data
+                    elif kind == "execution_error" and mine:
+                        raise AssertionError(f"prompt failed in node {data.get('node_type')}: {data.get('exception_message')}")
+                    elif kind == "executing" and data.get("node") is None and mine:
+                        return
+
+            await asyncio.wait_for(listen(), timeout)
+    run.seconds = time.perf_counter() - start
+    return run

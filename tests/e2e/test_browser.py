@@ -14,11 +14,12 @@ import time
 
 import pytest
 
-from e2e_setup import APPLY_ID, STEPS, WARMUP_ID, e2e_workflow, example, load_client
+from e2e_setup import APPLY_ID, COND_LENGTH, SIZE, STEPS, WARMUP_ID, call_label, e2e_workflow, example, load_client
 
 pytestmark = pytest.mark.e2e
 CHROMIUM = os.environ.get("BCG_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 OFF_GREY = (0x61, 0x61, 0x61)
+REPLAYED_GREEN = (0x2E, 0x7D, 0x32)
 client = load_client()
 
 
@@ -74,17 +75,21 @@ def test_badges_and_details(comfy_server, browser, artifacts):
         timeout=600_000,
     )
     badges = page.evaluate("ids => ids.map(id => app.graph.getNodeById(Number(id)).bcgBadge)", [APPLY_ID, WARMUP_ID])
-    for badge in badges:
-        assert badge["state"] == "off" and badge["text"] == "BCG off: no CUDA" and badge["bg"] == "#616161"
+    for badge in badges:  # grey "off" on a CPU server, green "replayed" on CUDA
+        if comfy_server.cuda:
+            assert badge["state"] == "replayed" and badge["text"] == f"BCG replayed {STEPS}/{STEPS}", badge
+        else:
+            assert badge["state"] == "off" and badge["text"] == "BCG off: no CUDA" and badge["bg"] == "#616161"
     assert page.evaluate("id => app.graph.getNodeById(Number(id)).bcgStatus.last_run.calls", APPLY_ID) == STEPS
 
-    # ...and are drawn: the badge's left edge on the canvas is grey.
+    # ...and are drawn: the badge's left edge on the canvas has the state's colour.
     page.wait_for_timeout(300)
     title_height = page.evaluate("() => LiteGraph.NODE_TITLE_HEIGHT")
     shot = Image.open(io.BytesIO(page.screenshot())).convert("RGB")
+    colour = REPLAYED_GREEN if comfy_server.cuda else OFF_GREY
     for node_id in (APPLY_ID, WARMUP_ID):
         x, y = _client_xy(page, node_id, 3, -title_height - 13)
-        assert shot.getpixel((round(x), round(y))) == OFF_GREY, f"no grey badge drawn on node {node_id}"
+        assert shot.getpixel((round(x), round(y))) == colour, f"no {colour} badge drawn on node {node_id}"
 
     path = artifacts / "bcg_badges.png"
     page.screenshot(path=str(path))
@@ -97,8 +102,11 @@ def test_badges_and_details(comfy_server, browser, artifacts):
     details = page.locator("#bcg-details")
     details.wait_for(state="visible")
     text = details.inner_text()
-    assert "Off: no CUDA" in text and "Captured signatures (0)" in text and "Graph memory: 0.0 MiB" in text
-    assert f"0 replayed, {STEPS} eager by reason:\n  {STEPS}x disabled: no CUDA" in text
+    if comfy_server.cuda:
+        assert "Off:" not in text and "Captured signatures (" in text and call_label(SIZE, COND_LENGTH) in text, text
+    else:
+        assert "Off: no CUDA" in text and "Captured signatures (0)" in text and "Graph memory: 0.0 MiB" in text
+        assert f"0 replayed, {STEPS} eager by reason:\n  {STEPS}x disabled: no CUDA" in text
     path = artifacts / "bcg_details.png"
     page.screenshot(path=str(path))
     print(f"screenshot: {path}")
