@@ -6,14 +6,14 @@
 # then a short table. Details (logs, JSON) go to $OUT (default ./bench_out).
 #
 #   bash scripts/gpu_suite.sh                 # tests + quick benchmark (fits in 10 minutes)
-#   bash scripts/gpu_suite.sh tests           # tests only
+#   bash scripts/gpu_suite.sh tests           # tests only (TESTS="paths" to pick some)
 #   bash scripts/gpu_suite.sh bench 1024x1024 # benchmark only, at the given resolutions
 #   bash scripts/gpu_suite.sh e2e             # e2e layer on CUDA: real ComfyUI servers, soak, /free, /interrupt
 #
 # ComfyUI comes from $COMFYUI_PATH, else ./.comfyui. Wheels in ./.whl and unpacked packages in
 # ./.whl_unpacked (both git-ignored) are installed/added first for machines without a registry;
-# mode e2e also installs ./.whl_e2e/*.whl (ComfyUI's server requirements) and adds
-# ./.whl_e2e/unpacked (its frontend package). Its artifacts: $OUT/e2e/e2e_summary.json (soak
+# ./.whl_e2e/*.whl (ComfyUI's server and node-API requirements) are installed and
+# ./.whl_e2e/unpacked (its frontend package) added when present. Its artifacts: $OUT/e2e/e2e_summary.json (soak
 # counts, memory curve, /free, /interrupt and default-allocator outcomes), the server log, and
 # everything else packed into $OUT/e2e/artifacts.tar.gz. BCG_SOAK_PROMPTS sets the soak's size.
 set -uo pipefail
@@ -27,17 +27,19 @@ if compgen -G ".whl/*.whl" >/dev/null; then
   export PYTHONPATH=/tmp/bcg_site${PYTHONPATH:+:$PYTHONPATH}
 fi
 [ -d .whl_unpacked ] && export PYTHONPATH=$PWD/.whl_unpacked:${PYTHONPATH:-}
+# ComfyUI's server and node-API requirements (PyAV, ...): with them the node-level comfy tests run
+# on CUDA too, and mode e2e can start servers.
+if compgen -G ".whl_e2e/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/bcg_e2e_site .whl_e2e/*.whl || exit 1
+  export PYTHONPATH=/tmp/bcg_e2e_site:${PYTHONPATH:-}
+fi
+[ -d .whl_e2e/unpacked ] && export PYTHONPATH=$PWD/.whl_e2e/unpacked:${PYTHONPATH:-}
 export COMFYUI_PATH=${COMFYUI_PATH:-$PWD/.comfyui} BCG_COMFY_TEST_CPU=0 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 python3 -c "import torch, comfy_kitchen; print('torch', torch.__version__, 'comfy-kitchen', getattr(comfy_kitchen, '__version__', '?'))" 2>&1 | tee -a "$OUT/gpu.txt"
 
 status=0
 if [ "$what" = e2e ]; then
-  if compgen -G ".whl_e2e/*.whl" >/dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/bcg_e2e_site .whl_e2e/*.whl || exit 1
-    export PYTHONPATH=/tmp/bcg_e2e_site:${PYTHONPATH:-}
-  fi
-  [ -d .whl_e2e/unpacked ] && export PYTHONPATH=$PWD/.whl_e2e/unpacked:${PYTHONPATH:-}
   export BCG_ARTIFACTS=$OUT/e2e
   rm -rf "$BCG_ARTIFACTS" && mkdir -p "$BCG_ARTIFACTS"
   python3 -m pytest tests/e2e -m e2e -q -rs -p no:cacheprovider 2>&1 | tee "$OUT/e2e_tests.log"
@@ -52,8 +54,9 @@ if [ "$what" = e2e ]; then
   exit $status
 fi
 if [ "$what" = all ] || [ "$what" = tests ]; then
-  # gpu and not e2e: the e2e layer (servers, a 200-prompt soak) has its own mode, above.
-  python3 -m pytest tests -m "gpu and not e2e" -p no:cacheprovider -q -rs 2>&1 | tee "$OUT/gpu_tests.log"
+  # Everything but e2e (servers, a 200-prompt soak: its own mode, above); the comfy layer's node
+  # tests run on CUDA with real graphs where PyAV is installed, and skip saying so where not.
+  python3 -m pytest ${TESTS:-tests} -m "(gpu or comfy) and not e2e" -p no:cacheprovider -q -rs 2>&1 | tee "$OUT/gpu_tests.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then

@@ -29,7 +29,7 @@ def apply(model: Any, mode: str = "auto", memory_budget_mb: int = 0, verify: boo
     refusal = None
     if adapter is None:
         refusal = f"unsupported model {config_class_name(m)}: BCG supports {SUPPORTED}; the model runs unchanged"
-    refusal = refusal or guards.device_refusal(m)
+    refusal = refusal or guards.device_refusal(m) or guards.allocator_refusal()
     try:
         chosen = Mode(mode)
     except ValueError:

@@ -10,11 +10,25 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 
 def device_refusal(model_patcher: Any) -> str | None:
     device = getattr(model_patcher, "load_device", None)
     if getattr(device, "type", None) != "cuda":
         return f"no CUDA: ComfyUI runs this model on {device}; graphs need an NVIDIA GPU, the model runs unchanged"
+    return None
+
+
+def allocator_refusal() -> str | None:
+    """cudaMallocAsync, which ComfyUI turns on by default for NVIDIA GPUs, has no private memory
+    pools or snapshots: graph memory could be neither kept apart, measured nor budgeted. The
+    backend is fixed when CUDA starts, so this holds for the whole process."""
+    if torch.cuda.is_available() and torch.cuda.get_allocator_backend() == "cudaMallocAsync":
+        return (
+            "PyTorch runs the cudaMallocAsync allocator (ComfyUI's default on NVIDIA), which has no "
+            "private graph pools; start ComfyUI with --disable-cuda-malloc to use BCG, the model runs unchanged"
+        )
     return None
 
 

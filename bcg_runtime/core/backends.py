@@ -67,8 +67,10 @@ class CudaGraphBackend:
         # lives, so the pool outlives graphs that are reset (an empty segment, a failed shape)
         # and can take routed eager allocations between segments. A bare graph_pool_handle has
         # no such reference: the first reset of its only graph would mark it freeable.
+        # cudaMallocAsync (ComfyUI's default allocator on NVIDIA) has no MemPool: fall back to a
+        # plain handle, with breaks owning what crosses them.
         with torch.cuda.device(device):
-            if hasattr(torch.cuda, "MemPool") and hasattr(torch.cuda, "use_mem_pool"):
+            if _MEMPOOL_TYPES and torch.cuda.get_allocator_backend() == "native":
                 return torch.cuda.MemPool()
             return torch.cuda.graph_pool_handle()
 
@@ -138,7 +140,7 @@ class CudaGraphBackend:
         return _PoolResidency(pool, device)
 
 
-_MEMPOOL_TYPES = (torch.cuda.MemPool,) if hasattr(torch.cuda, "MemPool") else ()
+_MEMPOOL_TYPES = (torch.cuda.MemPool,) if hasattr(torch.cuda, "MemPool") and hasattr(torch.cuda, "use_mem_pool") else ()
 
 
 def _pool_id(pool: Any) -> tuple:

@@ -11,7 +11,8 @@ import torch
 
 from bcg_runtime.core.runner import GraphRunner
 from bcg_runtime.core.stats import summarize_run
-from bcg_runtime.core.trees import ReplayDivergence, clone_tree, copy_tree_into, flatten_inputs, unflatten_inputs
+from bcg_runtime.core.graph import borrowed_view
+from bcg_runtime.core.trees import ReplayDivergence, clone_tree, copy_tree_into, flatten_inputs, map_tensors, unflatten_inputs
 
 pytestmark = pytest.mark.unit
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -114,3 +115,36 @@ def test_status_json_never_holds_non_finite_floats():
 
     payload = jsonable({"records": [{"max_abs_diff": float("inf")}, {"max_abs_diff": float("nan")}], "t": (1.5,)})
     assert json.loads(json.dumps(payload, allow_nan=False)) == {"records": [{"max_abs_diff": "inf"}, {"max_abs_diff": "nan"}], "t": [1.5]}
+
+
+def test_map_tensors_rebuilds_containers_and_only_maps_objects_when_asked():
+    class Out:
+        def __init__(self, sample):
+            self.sample = sample
+
+    tree = ({"a": [torch.ones(2)], "n": 3}, Pair(torch.zeros(1), "s"), Out(torch.ones(1)))
+    mapped = map_tensors(tree, lambda t: t + 1)
+    assert torch.equal(mapped[0]["a"][0], torch.full((2,), 2.0)) and mapped[0]["n"] == 3
+    assert isinstance(mapped[1], Pair) and torch.equal(mapped[1].a, torch.ones(1))
+    assert mapped[2] is tree[2]  # objects untouched by default
+    deep = map_tensors(tree, lambda t: t + 1, objects=True)
+    assert deep[2] is not tree[2] and torch.equal(deep[2].sample, torch.full((1,), 2.0))
+
+
+def test_borrowed_view_is_the_same_memory_and_layout():
+    base = torch.arange(24.0).reshape(4, 6)
+    t = base[1:, ::2]
+    view = borrowed_view(t)
+    assert view.data_ptr() == t.data_ptr() and view.stride() == t.stride() and view.shape == t.shape
+    view.fill_(-1)
+    assert bool((t == -1).all()) and base[0, 0] == 0
+
+
+def test_cuda_malloc_async_is_refused_with_the_flag_that_fixes_it(monkeypatch):
+    from bcg_runtime.comfy import guards
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_allocator_backend", lambda: "cudaMallocAsync")
+    assert "--disable-cuda-malloc" in guards.allocator_refusal()
+    monkeypatch.setattr(torch.cuda, "get_allocator_backend", lambda: "native")
+    assert guards.allocator_refusal() is None
