@@ -59,9 +59,6 @@ class CudaGraphBackend:
 
     device_type = "cuda"
 
-    def __init__(self) -> None:
-        self._streams: dict[int, torch.cuda.Stream] = {}
-
     def new_pool(self, device: torch.device) -> Any:
         # A MemPool holds its own reference on the allocator's pool for as long as the object
         # lives, so the pool outlives graphs that are reset (an empty segment, a failed shape)
@@ -107,9 +104,9 @@ class CudaGraphBackend:
     @contextlib.contextmanager
     def capture_stream(self, device: torch.device) -> Iterator[None]:
         index = device.index if device.index is not None else torch.cuda.current_device()
-        stream = self._streams.get(index)
+        stream = _CAPTURE_STREAMS.get(index)
         if stream is None:
-            stream = self._streams[index] = torch.cuda.Stream(device=index)
+            stream = _CAPTURE_STREAMS[index] = torch.cuda.Stream(device=index)
         caller = torch.cuda.current_stream(index)
         stream.wait_stream(caller)
         try:
@@ -139,6 +136,10 @@ class CudaGraphBackend:
             return lambda tensor: False  # allocations between segments were not routed into it
         return _PoolResidency(pool, device)
 
+
+#: One capture stream per device for the whole process: cuBLAS keeps a workspace (32 MiB on
+#: Hopper) for every stream it has run on, so a stream per model would leave one behind per model.
+_CAPTURE_STREAMS: dict[int, torch.cuda.Stream] = {}
 
 _MEMPOOL_TYPES = (torch.cuda.MemPool,) if hasattr(torch.cuda, "MemPool") and hasattr(torch.cuda, "use_mem_pool") else ()
 

@@ -81,21 +81,31 @@ def test_out_of_memory_during_warmup_lists_what_was_skipped_and_keeps_what_was_c
     assert torch.equal(out, eager)
 
 
-def test_deleting_the_bcg_model_returns_its_graph_memory(model):
+def warm_sample_and_delete(model) -> tuple[int, int]:
+    """Apply, warm up 512² and 1024², sample; (graph bytes, reserved bytes with the graphs)."""
     positive, negative = conds(FAMILY)
-    sample(model, 1024)  # the base model loaded, eager's cache warmed
-    before = settle()
     warmed = api.apply(model, "breakable")
     report = api.warm_up(warmed, "512x512, 1024x1024", "", "1", positive, negative)
     sample(warmed, 1024)
+    assert report.captured >= 2, report.text()
     graph_bytes = session_of(warmed).runner.memory_bytes
-    during = settle()
-    del warmed
+    return graph_bytes, settle()
+
+
+def test_deleting_the_bcg_model_returns_its_graph_memory(model):
+    """Reserved memory before and after a BCG model's life. The first life in a process may keep
+    the capture stream's cuBLAS workspace (one per process and device, 32 MiB on Hopper); from
+    then on every model must give back all it took."""
+    sample(model, 1024)  # the base model loaded, eager's cache warmed
+    first_before = settle()
+    warm_sample_and_delete(model)
+    before = settle()
+    graph_bytes, during = warm_sample_and_delete(model)
     after = settle()
-    print(f"reserved before {before / 2**20:.0f} MiB, with graphs {during / 2**20:.0f} MiB "
-          f"(graphs {graph_bytes / 2**20:.0f} MiB), after deleting {after / 2**20:.0f} MiB")  # fmt: skip
-    assert report.captured >= 2 and graph_bytes > 0, report.text()
-    assert during >= before + graph_bytes // 2, "the graphs should have held memory"
+    print(f"reserved: process start {first_before / 2**20:.0f} MiB, after a first BCG model {before / 2**20:.0f} MiB, "
+          f"with graphs {during / 2**20:.0f} MiB (graphs {graph_bytes / 2**20:.0f} MiB), after deleting {after / 2**20:.0f} MiB")  # fmt: skip
+    assert before - first_before <= 64 * 2**20, "more than the capture stream's workspace stayed after the first model"
+    assert graph_bytes > 0 and during >= before + graph_bytes // 2, "the graphs should have held memory"
     assert after <= before, f"{(after - before) / 2**20:.1f} MiB still reserved after the BCG model was deleted"
 
 
