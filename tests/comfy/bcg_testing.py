@@ -1,5 +1,6 @@
 """Helpers shared by the comfy-layer tests (fixtures live in conftest.py)."""
 
+import gc
 import pathlib
 import sys
 
@@ -37,3 +38,18 @@ def sample_custom_advanced(model, family, width, height, steps, cfg, positive, n
     sigmas = comfy.samplers.calculate_sigmas(model.get_model_object("model_sampling"), "simple", steps)
     sampler = comfy.samplers.sampler_object("euler")
     return guider.sample(noise, latent, sampler, sigmas, disable_pbar=True, seed=seed)
+
+
+def release_cuda_memory(unload: bool = False) -> int:
+    """Return everything unreferenced to the device (after unloading every model when ``unload``);
+    the reserved bytes left."""
+    import comfy.model_management as mm
+    import torch
+
+    if unload:
+        mm.unload_all_models()
+    mm.cleanup_models_gc()
+    gc.collect()
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    return torch.cuda.memory_reserved()

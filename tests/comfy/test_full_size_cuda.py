@@ -6,11 +6,10 @@ Each family at its real width and depth (random bf16 weights in the real key lay
 unwarmed resolution falls back naming itself, and allocator churn between warm-up and sampling.
 """
 
-import gc
 
 import pytest
 import torch
-from bcg_testing import conds
+from bcg_testing import conds, release_cuda_memory
 
 from bcg_runtime.comfy import api, synthetic
 from bcg_runtime.comfy.wrappers import session_of
@@ -25,15 +24,10 @@ STEPS = 3
 
 @pytest.fixture(scope="module", params=["zimage", "flux", "qwen_image"])
 def full_model(request):
-    import comfy.model_management as mm
-
     model = synthetic.load_model(request.param, seed=0, device="cuda")
     yield request.param, model
     del model
-    mm.unload_all_models()
-    mm.cleanup_models_gc()
-    gc.collect()
-    torch.cuda.empty_cache()
+    release_cuda_memory(unload=True)
 
 
 @pytest.mark.parametrize("mode", ["breakable", "full"])

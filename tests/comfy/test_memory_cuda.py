@@ -9,11 +9,10 @@ management. A small Z-Image (two main blocks, real widths) keeps each test to se
   fully loaded again the moved weights are detected and never replayed.
 """
 
-import gc
 
 import pytest
 import torch
-from bcg_testing import conds
+from bcg_testing import conds, release_cuda_memory
 
 from bcg_runtime.comfy import api, synthetic
 from bcg_runtime.comfy.wrappers import session_of
@@ -29,31 +28,15 @@ GiB = 2**30
 
 @pytest.fixture(scope="module")
 def model():
-    import comfy.model_management as mm
-
     patcher = synthetic.load_model(FAMILY, depth=2, seed=0, device="cuda")
     yield patcher
     del patcher
-    mm.unload_all_models()
-    mm.cleanup_models_gc()
-    gc.collect()
-    torch.cuda.empty_cache()
+    release_cuda_memory(unload=True)
 
 
 def sample(model, size, seed=5, cfg=1.0):
     positive, negative = conds(FAMILY)
     return synthetic.sample(model, FAMILY, size, size, 2, cfg, positive, negative, seed=seed)
-
-
-def settle() -> int:
-    """Reserved bytes once everything unreferenced has been returned to the device."""
-    import comfy.model_management as mm
-
-    mm.cleanup_models_gc()
-    gc.collect()
-    torch.cuda.synchronize()
-    torch.cuda.empty_cache()
-    return torch.cuda.memory_reserved()
 
 
 def test_out_of_memory_during_warmup_lists_what_was_skipped_and_keeps_what_was_captured(model):
@@ -89,7 +72,7 @@ def warm_sample_and_delete(model) -> tuple[int, int]:
     sample(warmed, 1024)
     assert report.captured >= 2, report.text()
     graph_bytes = session_of(warmed).runner.memory_bytes
-    return graph_bytes, settle()
+    return graph_bytes, release_cuda_memory()
 
 
 def test_deleting_the_bcg_model_returns_its_graph_memory(model):
@@ -97,11 +80,11 @@ def test_deleting_the_bcg_model_returns_its_graph_memory(model):
     the capture stream's cuBLAS workspace (one per process and device, 32 MiB on Hopper); from
     then on every model must give back all it took."""
     sample(model, 1024)  # the base model loaded, eager's cache warmed
-    first_before = settle()
+    first_before = release_cuda_memory()
     warm_sample_and_delete(model)
-    before = settle()
+    before = release_cuda_memory()
     graph_bytes, during = warm_sample_and_delete(model)
-    after = settle()
+    after = release_cuda_memory()
     print(f"reserved: process start {first_before / 2**20:.0f} MiB, after a first BCG model {before / 2**20:.0f} MiB, "
           f"with graphs {during / 2**20:.0f} MiB (graphs {graph_bytes / 2**20:.0f} MiB), after deleting {after / 2**20:.0f} MiB")  # fmt: skip
     assert before - first_before <= 64 * 2**20, "more than the capture stream's workspace stayed after the first model"

@@ -264,6 +264,11 @@ def saved_latent(base: Path, entry: dict, node_id: str = SAVE_LATENT_ID):
     return load_file(str(path))["latent_tensor"]
 
 
+def session_by_id(sessions: list[dict], session_id: str) -> dict:
+    """The session with ``session_id`` in a ``GET /bcg/status`` answer."""
+    return next(s for s in sessions if s["id"] == session_id)
+
+
 def status_messages(entry: dict, kind: str) -> list[dict]:
     """The ``kind`` messages ComfyUI recorded in a prompt's ``/history`` status."""
     return [data for name, data in (entry.get("status") or {}).get("messages", []) if name == kind]

@@ -13,7 +13,7 @@ import shutil
 import pytest
 import torch
 
-from e2e_setup import STEPS, ComfyServer, eager_twin, latent_workflow, load_client, run_prompt, saved_latent
+from e2e_setup import STEPS, ComfyServer, eager_twin, latent_workflow, load_client, run_prompt, saved_latent, session_by_id
 
 pytestmark = [
     pytest.mark.e2e,
@@ -43,7 +43,7 @@ def test_prompt_under_default_allocator_completes_and_equals_eager(default_serve
     run = run_prompt(default_server, prompt)  # an execution error (e.g. in the warm-up) fails here
     entry = client.wait(default_server.url, run.prompt_id, timeout=60)
     last = run.last_run
-    session = next(s for s in client.bcg_status(default_server.url) if s["id"] == run.events[-1]["id"])
+    session = session_by_id(client.bcg_status(default_server.url), run.events[-1]["id"])
     record.update(run=last, warmup=session["last_warmup"], disabled=session["disabled"])
     assert last["calls"] == STEPS and last["replayed"] + sum(last["eager"].values()) == STEPS, last
     assert all(reason.strip() for reason in last["eager"]), last

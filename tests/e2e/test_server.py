@@ -15,16 +15,12 @@ import pytest
 
 from e2e_setup import (
     APPLY_ID, COND_LENGTH, ROOT, SAVE_ID, SIZE, STEPS, WARMUP_ID, cached_nodes, call_label, e2e_workflow,
-    load_client, png_size, run_prompt,
+    load_client, png_size, run_prompt, session_by_id,
 )  # fmt: skip
 
 pytestmark = pytest.mark.e2e
 client = load_client()
 LABEL = call_label(SIZE, COND_LENGTH)
-
-
-def _session(sessions: list[dict], session_id: str) -> dict:
-    return next(s for s in sessions if s["id"] == session_id)
 
 
 def _check_run(server, event: dict, run: dict) -> None:
@@ -61,7 +57,7 @@ def test_prompt_runs_and_reports(comfy_server, artifacts):
     # GET /bcg/status (and its /api twin) says the same
     after = client.bcg_status(comfy_server.url)
     assert client.http_json(comfy_server.url, "/api/bcg/status")["sessions"] == after
-    session = _session(after, event["id"])
+    session = session_by_id(after, event["id"])
     assert session["last_run"] == event["last_run"]
     replayed, eager = client.run_totals(before, after)
     if comfy_server.cuda:
@@ -84,7 +80,7 @@ def test_prompt_runs_and_reports(comfy_server, artifacts):
     assert WARMUP_ID in cached_nodes(entry)
     assert second.events and second.events[-1]["id"] == event["id"]
     _check_run(comfy_server, second.events[-1], second.last_run)
-    again = _session(client.bcg_status(comfy_server.url), event["id"])
+    again = session_by_id(client.bcg_status(comfy_server.url), event["id"])
     assert again["captures"] == session["captures"], "the second prompt captured again"
     assert [c["label"] for c in again["captured"]] == [c["label"] for c in session["captured"]]
     assert again["hits"] - session["hits"] == (STEPS if comfy_server.cuda else 0)

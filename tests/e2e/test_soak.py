@@ -28,7 +28,8 @@ import torch
 
 from e2e_setup import (
     APPLY_ID, SOAK_COLD_LENGTHS, SOAK_COLD_RESOLUTIONS, SOAK_STEPS, SOAK_WARM_LENGTHS, SOAK_WARM_RESOLUTIONS,
-    alive, call_label, eager_twin, gpu_memory, latent_workflow, load_client, run_prompt, saved_latent, set_warmup,
+    alive, call_label, eager_twin, gpu_memory, latent_workflow, load_client, run_prompt, saved_latent, session_by_id,
+    set_warmup,
 )  # fmt: skip
 
 pytestmark = [
@@ -100,10 +101,6 @@ def twin_sample(prompts: list[SoakPrompt], k: int = TWINS, seed: int = 7) -> lis
     return [prompts[i] for i in sorted(chosen)]
 
 
-def _session(sessions: list[dict], session_id: str) -> dict:
-    return next(s for s in sessions if s["id"] == session_id)
-
-
 def _check_warmup(session: dict) -> None:
     """The soak session's warm-up captured exactly the plan, every replay equal to eager."""
     planned = {call_label(size, n) for size in SOAK_WARM_RESOLUTIONS for n in SOAK_WARM_LENGTHS}
@@ -147,9 +144,9 @@ def test_soak(comfy_server, summary):
         assert (last["replayed"], last["calls"], last["eager"]) == (want_replayed, SOAK_STEPS, want_eager), f"{where}: event {last}"
         if session_id is None:
             session_id = run.events[-1]["id"]
-            _check_warmup(_session(after, session_id))
+            _check_warmup(session_by_id(after, session_id))
         assert run.events[-1]["id"] == session_id, f"{where}: ran in session {run.events[-1]['id']}, not the soak's {session_id}"
-        session = _session(after, session_id)
+        session = session_by_id(after, session_id)
         graph = {"captures": session["captures"], "graph_bytes": session["graph_bytes"]}
         reference = reference or graph
         assert graph == reference, f"{where}: graphs changed outside the warm-up: {graph} != {reference}"
