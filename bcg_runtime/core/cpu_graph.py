@@ -3,10 +3,18 @@
 A CUDA graph does not re-run Python: it re-launches the recorded kernels on the recorded
 addresses. Whatever the caller passes at replay time is invisible unless it was copied into those
 addresses first. :class:`RecordedGraph` keeps exactly that property: while capturing, a
-``TorchDispatchMode`` records every aten op together with the tensor objects it read and wrote;
-``replay()`` re-executes the ops on *those* tensors and writes each result back into the recorded
-output storage. A runner that forgot to copy fresh inputs into its static buffers replays stale
-values here just as it would on a GPU.
+``TorchDispatchMode`` records every aten op together with *the memory* it read and wrote (each
+tensor argument is replaced by a new alias of its storage, so a later ``param.data = other`` or a
+module attribute swapped for another tensor does not reach the recording, exactly as a graph keeps
+reading the old address); ``replay()`` re-executes the ops on that memory and writes each result
+back into the recorded output storage. A runner that forgot to copy fresh inputs into its static
+buffers, or that replays after weights moved, replays stale values here just as it would on a GPU.
+The aliases keep the storages alive, so a stale replay reads the old values rather than freed
+memory (a GPU would read whatever reused the address: worse, never better).
+
+Two things the stand-in cannot show, covered by GPU tests instead: a 0-dim CPU tensor read as a
+host scalar (here every tensor is a host tensor), and pool-borrowed bridge memory of breakable
+graphs (CPU allocations cannot be routed into a pool, so every break owns its tensors).
 
 It also refuses what a real capture refuses: ops that read device data on the host
 (``.item()``, ``nonzero``, ``torch.equal``) raise, as ``cudaErrorStreamCaptureUnsupported`` would.
@@ -20,7 +28,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
+from torch.utils._pytree import tree_flatten, tree_map
 
 aten = torch.ops.aten
 
@@ -63,8 +71,17 @@ class _Recorder(TorchDispatchMode):
                 f"operation not permitted when stream is capturing: {func} reads device data on the host"
             )
         out = func(*args, **kwargs)
-        self.ops.append(_RecordedOp(func, args, kwargs, out))
+        recorded_args, recorded_kwargs = tree_map(_alias, (args, kwargs))
+        self.ops.append(_RecordedOp(func, recorded_args, recorded_kwargs, out))
         return out
+
+
+def _alias(obj: Any) -> Any:
+    """A new tensor over the same storage, offset, shape and strides as ``obj`` (else ``obj``)."""
+    if not isinstance(obj, torch.Tensor):
+        return obj
+    alias = torch.empty(0, dtype=obj.dtype, device=obj.device)
+    return alias.set_(obj.untyped_storage(), obj.storage_offset(), obj.shape, obj.stride())
 
 
 class RecordedGraph:

@@ -16,9 +16,26 @@ Replay. Tensor leaves are copied into the entry's static buffers on the current 
 schedule replays, and the output tree is cloned out of the pool (two calls of one shape, such as
 cond and uncond, would otherwise return the same memory).
 
+Serving contract. An entry serves a call only when both hold:
+
+* **proven**: right after its capture the runner ran the call eagerly on the live arguments, copied
+  the same arguments into the static buffers, replayed, and found the output ``torch.equal`` to
+  eager. An entry that fails the proof is never stored; its key is blocked with the reason
+  ``replay not exact (max abs diff X)``. ``verify=True`` on a dispatch repeats the proof on a
+  live call and drops the entry the same way if it fails.
+* **bound**: the ``state`` the caller passes with the call equals the ``state`` it passed at
+  capture. The caller puts there whatever the graph reads by address and the key cannot see
+  (for a DiT: the addresses of weights and buffers, object patches). A mismatch drops the entry
+  (the memory it read is no longer what it captured) and the call runs eager with that reason.
+
+Tensors of one call must all sit on one device: a 0-dim CPU tensor passed to a CUDA kernel is read
+as a host scalar at capture and frozen into the graph, so a call that mixes devices runs eager.
+
 Failure is safe. A capture that raises blocks its key (eager from then on, with the error as the
-reason); a replay that raises drops the entry, blocks the key and reruns the call eagerly; limits on
-entries, segments and pool memory stop capturing, never correctness.
+reason), except for transient failures (out of memory, and the caller's ``abort_errors`` such as a
+user's Cancel, which propagate) which the next :meth:`GraphRunner.begin_warmup` retries; a replay
+that raises drops the entry, blocks the key and reruns the call eagerly; limits on entries,
+segments and pool memory stop capturing, never correctness.
 """
 
 from __future__ import annotations
@@ -35,11 +52,13 @@ from .backends import GraphBackend, backend_for
 from .graph import BreakableGraph
 from .stats import EntryStats, RunnerStats
 from .trees import (
+    MixedDevices,
     TensorSpec,
     UnkeyableArgument,
     clone_tree,
     flatten_inputs,
     make_static_buffer,
+    outputs_equal,
     tensor_bytes,
     unflatten_inputs,
 )
@@ -47,6 +66,8 @@ from .trees import (
 log = logging.getLogger(__name__)
 
 NOT_CAPTURED = "not captured"
+#: Reason of an eager call whose entry was dropped because its ``state`` no longer matches.
+STALE = "graph dropped: what it reads by address changed since capture (weights, buffers or object patches)"
 
 
 @dataclass(frozen=True)
@@ -72,6 +93,8 @@ class CaptureStatus(enum.Enum):
     ALREADY_CAPTURED = "already captured"
     SKIPPED = "skipped"
     FAILED = "failed"
+    #: Captured, but the replay was not ``torch.equal`` to eager: never stored, key blocked.
+    NOT_EXACT = "not exact"
 
 
 @dataclass
@@ -80,6 +103,12 @@ class CaptureResult:
     label: str
     reason: str = ""
     entry: EntryStats | None = None
+    #: The eager output of the live call (the truth the replay was compared with); set whenever
+    #: the callable ran, so a caller returns it instead of running the call again.
+    output: Any = None
+    #: Bit-equality of the proof replay; None when no replay was made.
+    exact: bool | None = None
+    max_abs_diff: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -92,6 +121,8 @@ class _Entry:
     static_leaves: list[torch.Tensor]
     output: Any
     stats: EntryStats
+    #: The caller's ``state`` at capture: the entry serves only calls that pass an equal one.
+    state: Any = None
 
 
 @dataclass
@@ -109,8 +140,17 @@ class GraphRunner:
     inputs' device (CUDA), and calls on any other device run eagerly with that reason.
     """
 
-    def __init__(self, backend: GraphBackend | None = None, limits: RunnerLimits = RunnerLimits(), name: str = "bcg"):
+    def __init__(
+        self,
+        backend: GraphBackend | None = None,
+        limits: RunnerLimits = RunnerLimits(),
+        name: str = "bcg",
+        abort_errors: tuple[type[BaseException], ...] = (),
+    ):
+        """``abort_errors``: exceptions that end a capture without blocking its key and propagate
+        to the caller (a user's Cancel); the next warm-up retries that shape."""
         self.name = name
+        self.abort_errors = abort_errors
         self.limits = limits
         self.stats = RunnerStats()
         self._fixed_backend = backend
@@ -118,6 +158,8 @@ class GraphRunner:
         self._pools: dict[torch.device, Any] = {}
         self._entries: dict[CallKey, _Entry] = {}
         self._blocked: dict[CallKey, str] = {}
+        #: Keys whose capture failed for a passing reason (out of memory): retried after begin_warmup().
+        self._retry: dict[CallKey, str] = {}
         self._disabled: str | None = None
         self._capture_stopped: str | None = None
         self._warned: set[str] = set()
@@ -132,43 +174,69 @@ class GraphRunner:
         key_extra: Hashable = (),
         opaque: Iterable[str] = (),
         label: str | None = None,
-        record: bool = True,
+        state: Any = None,
+        verify: bool = False,
     ) -> Any:
         """Replay the captured entry for this call, or run ``fn`` eagerly and count the reason.
 
-        ``record=False`` leaves the hit/miss counters alone (a warm-up checking its own capture).
+        ``state``: see the module docstring (an entry serves only calls with the state it was
+        captured under). ``verify``: also run the call eagerly and compare; an entry whose replay
+        differs is dropped and blocked, and the eager output is returned.
         """
         kwargs = kwargs or {}
-        eager = self.run_eager if record else (lambda fn, args, kwargs, reason: fn(*args, **kwargs))
         if self._disabled is not None:
-            return eager(fn, args, kwargs, f"disabled: {self._disabled}")
+            return self.run_eager(fn, args, kwargs, f"disabled: {self._disabled}")
         try:
             call = self._key(args, kwargs, key_extra, opaque, label)
+        except MixedDevices as e:
+            return self.run_eager(fn, args, kwargs, str(e))
         except UnkeyableArgument as e:
-            return eager(fn, args, kwargs, f"unkeyable argument {e.path}")
+            return self.run_eager(fn, args, kwargs, f"unkeyable argument {e.path}")
         entry = self._entries.get(call.key)
-        if entry is None:
-            reason = self._blocked.get(call.key) or f"{NOT_CAPTURED}: {call.label}"
-            return eager(fn, args, kwargs, reason)
-        try:
-            self._copy_inputs(entry, call.leaves)
-            entry.graph.replay()
-            out = clone_tree(entry.output)
-        except Exception as e:  # a poisoned entry must never be replayed again
+        if entry is not None and entry.state != state:
             self._drop(call.key)
-            self._blocked[call.key] = reason = f"replay failed: {_one_line(e)}"
-            log.error("[BCG] %s: replay of %s failed, entry dropped, running eager: %s", self.name, call.label, e)
-            return eager(fn, args, kwargs, reason)
-        if record:
-            entry.stats.hits += 1
-            self.stats.hits += 1
+            log.warning("[BCG] %s: %s: %s", self.name, call.label, STALE)
+            return self.run_eager(fn, args, kwargs, STALE)
+        if entry is None:
+            reason = self._blocked.get(call.key) or self._retry.get(call.key) or f"{NOT_CAPTURED}: {call.label}"
+            return self.run_eager(fn, args, kwargs, reason)
+        try:
+            out = clone_tree(self._replay(entry, call.leaves))
+        except Exception as e:  # a poisoned entry must never be replayed again
+            reason = self._reject(call, f"replay failed: {_one_line(e)}")
+            return self.run_eager(fn, args, kwargs, reason)
+        if verify:
+            truth = fn(*args, **kwargs)
+            exact, diff = outputs_equal(out, truth)
+            log.log(logging.INFO if exact else logging.WARNING, "[BCG] %s: verify %s: replay %s eager (max abs diff %g)",
+                    self.name, call.label, "==" if exact else "!=", diff)  # fmt: skip
+            if not exact:
+                self.stats.record_miss(self._reject(call, not_exact_reason(diff)))
+                return truth
+        entry.stats.hits += 1
+        self.stats.hits += 1
         return out
+
+    def _replay(self, entry: _Entry, leaves: list[torch.Tensor]) -> Any:
+        """Copy the live tensors into the static buffers (current stream) and replay; returns the
+        entry's output tree in the pool (clone it before the next replay)."""
+        self._copy_inputs(entry, leaves)
+        entry.graph.replay()
+        return entry.output
 
     @staticmethod
     def _copy_inputs(entry: _Entry, leaves: list[torch.Tensor]) -> None:
         """Copy the live tensors into the static buffers the graphs read (on the current stream)."""
         for static, live in zip(entry.static_leaves, leaves):
             static.copy_(live)
+
+    def _reject(self, call: _Call, reason: str) -> str:
+        """Drop the entry of ``call`` and block its key for good; returns the reason."""
+        if call.key in self._entries:
+            self._drop(call.key)
+        self._blocked[call.key] = reason
+        log.error("[BCG] %s: %s for %s: entry dropped, this shape runs eager", self.name, reason, call.label)
+        return reason
 
     def run_eager(self, fn: Callable, args: tuple, kwargs: dict, reason: str) -> Any:
         """Run ``fn`` eagerly, counted under ``reason`` (also for callers that decided it themselves)."""
@@ -188,19 +256,28 @@ class GraphRunner:
         key_extra: Hashable = (),
         opaque: Iterable[str] = (),
         label: str | None = None,
+        state: Any = None,
     ) -> CaptureResult:
-        """Capture ``fn`` for the signature of these arguments (idempotent).
+        """Capture ``fn`` for the signature of these arguments and prove it (idempotent).
 
         Runs ``limits.warmup_runs`` eager calls and one capture on static copies of the tensor
-        arguments. The argument *values* only matter as warm-up data; later calls copy their own.
+        arguments, then the proof (module docstring): the eager output of the live call is
+        ``result.output`` whenever ``fn`` ran, so the caller need not run it again. An entry
+        captured under another ``state`` is dropped and captured again.
         """
         kwargs = kwargs or {}
         try:
             call = self._key(args, kwargs, key_extra, opaque, label)
+        except MixedDevices as e:
+            return CaptureResult(CaptureStatus.SKIPPED, label or "?", str(e))
         except UnkeyableArgument as e:
             return CaptureResult(CaptureStatus.SKIPPED, label or "?", f"unkeyable argument {e.path}")
-        if call.key in self._entries:
-            return CaptureResult(CaptureStatus.ALREADY_CAPTURED, call.label, entry=self._entries[call.key].stats)
+        entry = self._entries.get(call.key)
+        if entry is not None and entry.state != state:
+            log.info("[BCG] %s: %s: %s; capturing again", self.name, call.label, STALE)
+            self._drop(call.key)
+        elif entry is not None:
+            return CaptureResult(CaptureStatus.ALREADY_CAPTURED, call.label, entry=entry.stats, exact=True, max_abs_diff=0.0)
         skip = self._capture_refusal(call)
         if skip is not None:
             return CaptureResult(CaptureStatus.SKIPPED, call.label, skip)
@@ -222,47 +299,87 @@ class GraphRunner:
             backend.synchronize(call.device)
             output = graph.capture(fn, s_args, s_kwargs)
             backend.synchronize(call.device)
-        except Exception as e:
+        except BaseException as e:
             graph.reset()
             # A pool whose capture failed midway stays marked as recording inside the caching
             # allocator (torch 2.11 and 2.14: "beginAllocateToPool: already recording"), so later
             # shapes start a fresh pool; entries captured before keep theirs alive.
             self._pools.pop(call.device, None)
-            reason = f"capture failed: {_one_line(e)}"
-            if isinstance(e, torch.OutOfMemoryError):
-                self._capture_stopped = "out of memory during capture"
-                reason = "capture failed: out of memory"
-            self._blocked[call.key] = reason
-            self.stats.capture_failures += 1
-            log.warning("[BCG] %s: %s for %s; this shape runs eager", self.name, reason, call.label)
-            return CaptureResult(CaptureStatus.FAILED, call.label, reason)
+            if isinstance(e, self.abort_errors) or not isinstance(e, Exception):
+                raise  # a Cancel: nothing is blocked, the next warm-up tries this shape again
+            return self._capture_failed(call, e, fn, args, kwargs)
         seconds = time.perf_counter() - start
 
         static_bytes = tensor_bytes(static_leaves) + graph.bridge_bytes
-        self.stats.pool_bytes = self._pool_bytes(extra=graph)
-        self.stats.static_bytes += static_bytes
         entry_stats = EntryStats(
             label=call.label,
             segments=graph.num_segments,
             breaks=graph.num_breaks,
             capture_seconds=seconds,
-            pool_bytes_after=self.stats.pool_bytes,
+            pool_bytes_after=0,
             static_bytes=static_bytes,
         )
-        self._entries[call.key] = _Entry(graph, static_leaves, output, entry_stats)
+        entry = self._entries[call.key] = _Entry(graph, static_leaves, output, entry_stats, state)
+        self.stats.static_bytes += static_bytes
+        self.stats.pool_bytes = entry_stats.pool_bytes_after = self._pool_bytes()
+        result = self._prove(entry, call, fn, args, kwargs)
+        if result.status is not CaptureStatus.CAPTURED:
+            return result
         self.stats.captures += 1
         self.stats.capture_seconds += seconds
         log.info(
-            "[BCG] %s: captured %s in %.2fs: %d segments, %d breaks, pool %.1f MiB",
+            "[BCG] %s: captured %s in %.2fs: %d segments, %d breaks, pool %.1f MiB, replay exact",
             self.name, call.label, seconds, graph.num_segments, graph.num_breaks, self.stats.pool_bytes / 2**20,
         )  # fmt: skip
-        return CaptureResult(CaptureStatus.CAPTURED, call.label, entry=entry_stats)
+        return result
+
+    def _prove(self, entry: _Entry, call: _Call, fn: Callable, args: tuple, kwargs: dict) -> CaptureResult:
+        """Eager on the live call, then a replay of the same inputs: keep the entry only if equal."""
+        truth = fn(*args, **kwargs)
+        try:
+            exact, diff = outputs_equal(self._replay(entry, call.leaves), truth)
+        except Exception as e:
+            reason = self._reject(call, f"replay failed: {_one_line(e)}")
+            return CaptureResult(CaptureStatus.FAILED, call.label, reason, output=truth)
+        if not exact:
+            reason = self._reject(call, not_exact_reason(diff))
+            return CaptureResult(CaptureStatus.NOT_EXACT, call.label, reason, output=truth, exact=False, max_abs_diff=diff)
+        return CaptureResult(CaptureStatus.CAPTURED, call.label, entry=entry.stats, output=truth, exact=True, max_abs_diff=0.0)
+
+    def _capture_failed(self, call: _Call, error: Exception, fn: Callable, args: tuple, kwargs: dict) -> CaptureResult:
+        """Record why a capture failed and run the call eagerly for the caller."""
+        self.stats.capture_failures += 1
+        if isinstance(error, torch.OutOfMemoryError):
+            # Memory is a passing condition: stop capturing for now, retry at the next warm-up.
+            reason = "capture failed: out of memory (retried at the next warm-up)"
+            self._capture_stopped = "out of memory during capture"
+            self._retry[call.key] = reason
+        else:
+            reason = self._blocked[call.key] = f"capture failed: {_one_line(error)}"
+        log.warning("[BCG] %s: %s for %s; this shape runs eager", self.name, reason, call.label)
+        return CaptureResult(CaptureStatus.FAILED, call.label, reason, output=fn(*args, **kwargs))
+
+    def begin_warmup(self) -> None:
+        """A warm-up starts: shapes that failed for a passing reason (out of memory) may try again."""
+        self._retry.clear()
+        self._capture_stopped = None
+
+    def retain(self, state: Any) -> int:
+        """Drop every entry captured under another ``state`` (their memory goes back to the pool);
+        returns how many were dropped. Dispatch drops such entries on sight anyway; this frees
+        them as soon as the caller knows the state changed."""
+        stale = [key for key, entry in self._entries.items() if entry.state != state]
+        for key in stale:
+            self._drop(key)
+        return len(stale)
 
     def _capture_refusal(self, call: _Call) -> str | None:
         if self._disabled is not None:
             return f"disabled: {self._disabled}"
         if call.key in self._blocked:
             return self._blocked[call.key]
+        if call.key in self._retry:
+            return self._retry[call.key]
         if self._capture_stopped is not None:
             return f"capturing stopped: {self._capture_stopped}"
         if call.device is None or self._backend(call.device) is None:
@@ -299,11 +416,15 @@ class GraphRunner:
         """Blocked signatures (described) and why."""
         return {_describe(k): reason for k, reason in self._blocked.items()}
 
-    def is_captured(self, args: tuple = (), kwargs: dict | None = None, *, key_extra: Hashable = (), opaque: Iterable[str] = ()) -> bool:
+    def is_captured(
+        self, args: tuple = (), kwargs: dict | None = None, *, key_extra: Hashable = (), opaque: Iterable[str] = (), state: Any = None
+    ) -> bool:
+        """True when a call with these arguments and ``state`` would replay."""
         try:
-            return self._key(args, kwargs or {}, key_extra, opaque, None).key in self._entries
+            entry = self._entries.get(self._key(args, kwargs or {}, key_extra, opaque, None).key)
         except UnkeyableArgument:
             return False
+        return entry is not None and entry.state == state
 
     def reset(self) -> None:
         """Drop every entry, block and stop; the next capture starts a fresh pool.
@@ -315,6 +436,7 @@ class GraphRunner:
             self._drop(key)
         self._pools.clear()
         self._blocked.clear()
+        self._retry.clear()
         self._capture_stopped = None
         self.stats.pool_bytes = 0
         self.stats.static_bytes = 0
@@ -325,10 +447,9 @@ class GraphRunner:
         self.stats.static_bytes -= entry.stats.static_bytes
         self.stats.pool_bytes = self._pool_bytes()
 
-    def _pool_bytes(self, extra: BreakableGraph | None = None) -> int:
+    def _pool_bytes(self) -> int:
         """Bytes held by the pools that live entries draw on (one per device, more after a failure)."""
-        graphs = [e.graph for e in self._entries.values()] + ([extra] if extra is not None else [])
-        pools = {id(g.pool): g for g in graphs}
+        pools = {id(e.graph.pool): e.graph for e in self._entries.values()}
         return sum(g.backend.pool_bytes(g.pool, g.device) for g in pools.values())
 
     # ------------------------------------------------------------------ helpers
@@ -348,6 +469,9 @@ class GraphRunner:
         keyed_kwargs = {k: v for k, v in kwargs.items() if k not in opaque}
         leaves, structure = flatten_inputs((tuple(args), keyed_kwargs))
         key = CallKey(structure, opaque, key_extra)
+        devices = {t.device for t in leaves}
+        if len(devices) > 1:
+            raise MixedDevices(devices)
         device = leaves[0].device if leaves else None
         return _Call(key, leaves, label or _describe_leaves(leaves), device)
 
@@ -375,6 +499,10 @@ def _describe(key: CallKey) -> str:
 
     walk(key.structure)
     return " ".join(specs) + (f" {key.extra}" if key.extra else "")
+
+
+def not_exact_reason(diff: float) -> str:
+    return f"replay not exact (max abs diff {diff:g})"
 
 
 def _one_line(e: BaseException) -> str:

@@ -23,6 +23,7 @@ import enum
 from typing import Any, Callable, Hashable, NamedTuple
 
 import torch
+from torch.utils._pytree import tree_flatten
 
 #: Types whose *value* enters the key: host values are baked into the captured Python control flow.
 CONSTANT_TYPES = (type(None), bool, int, float, str, bytes, torch.dtype, torch.device, enum.Enum)
@@ -54,6 +55,18 @@ class UnkeyableArgument(TypeError):
             f"argument {path} is a {type(obj).__name__}, which cannot be part of a graph key; "
             "pass it as an opaque argument and describe it in key_extra, or leave the call eager"
         )
+
+
+class MixedDevices(ValueError):
+    """A call's tensors sit on more than one device.
+
+    A CUDA kernel reads a 0-dim CPU tensor as a host scalar when it is launched, so a capture
+    would freeze that value into the graph and every replay would reuse it.
+    """
+
+    def __init__(self, devices: set):
+        names = ", ".join(sorted(str(d) for d in devices))
+        super().__init__(f"tensors on several devices ({names}): a graph would freeze the host values")
 
 
 def flatten_inputs(tree: Any, path: str = "") -> tuple[list[torch.Tensor], Hashable]:
@@ -212,6 +225,41 @@ def _same_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
         and a.stride() == b.stride()
         and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
     )
+
+
+def outputs_equal(a: Any, b: Any) -> tuple[bool, float]:
+    """``(bit-equal, max abs difference)`` of two output trees of one call.
+
+    Tensors are compared by their bits (NaNs in the same places with the same payload are equal,
+    ``-0.0`` and ``0.0`` are not), which is at least as strict as ``torch.equal``. Any structural
+    difference reports an infinite difference.
+    """
+    a_leaves, a_spec = tree_flatten(a)
+    b_leaves, b_spec = tree_flatten(b)
+    if a_spec != b_spec:
+        return False, float("inf")
+    equal, worst = True, 0.0
+    for x, y in zip(a_leaves, b_leaves):
+        if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)):
+            if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor) or x != y:
+                return False, float("inf")
+            continue
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return False, float("inf")
+        if not torch.equal(_bits(x), _bits(y)):
+            equal = False
+            worst = max(worst, (x.double() - y.double()).abs().nan_to_num(nan=float("inf")).max().item())
+    return equal, worst
+
+
+_BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """``t`` reinterpreted as integers of its element size (floats), or ``t`` itself."""
+    if t.dtype.is_floating_point and t.element_size() in _BITS:
+        return t.contiguous().view(_BITS[t.element_size()])
+    return t
 
 
 def tensor_bytes(obj: Any) -> int:

@@ -1,0 +1,193 @@
+"""The serving contract of GraphRunner (issue #10), on the CPU stand-in and on real CUDA graphs:
+an entry serves only after its replay was bit-equal to eager, only while the state it was captured
+under is the caller's state, and never for a call whose tensors sit on more than one device."""
+
+import pytest
+import torch
+
+from bcg_runtime.core import CaptureStatus, GraphRunner
+from bcg_runtime.core.runner import STALE
+from bcg_runtime.core.cpu_graph import RecordingBackend
+from tests.conftest import HAS_CUDA, NO_CUDA_REASON
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.full((4,), 2.0, device=device), requires_grad=False)
+
+    def forward(self, x):
+        return x * self.weight + 1
+
+
+def address_state(module: torch.nn.Module) -> tuple:
+    return tuple(p.data_ptr() for p in module.parameters())
+
+
+def test_weights_replaced_after_capture_replay_stale_values_without_a_state(device, make_runner):
+    """What a graph does when its weights move: it keeps reading the old memory. The stand-in
+    must show this too (it replays by address), or the tests below could not fail."""
+    model = Scaled(device)
+    runner = make_runner()
+    x = torch.ones(4, device=device)
+    with torch.inference_mode():
+        assert runner.capture(model, (x,)).ok
+        model.weight.data = torch.full((4,), 5.0, device=device)
+        assert torch.equal(model(x), torch.full((4,), 6.0, device=device))
+        assert torch.equal(runner(model, (x,)), torch.full((4,), 3.0, device=device))  # stale
+
+
+def test_an_entry_serves_only_under_the_state_it_was_captured_with(device, make_runner):
+    model = Scaled(device)
+    runner = make_runner()
+    x = torch.ones(4, device=device)
+    with torch.inference_mode():
+        assert runner.capture(model, (x,), state=address_state(model)).ok
+        assert torch.equal(runner(model, (x,), state=address_state(model)), model(x))
+        model.weight.data = torch.full((4,), 5.0, device=device)
+        out = runner(model, (x,), state=address_state(model))
+        assert torch.equal(out, torch.full((4,), 6.0, device=device))
+        assert runner.stats.misses == {STALE: 1} and not runner.entries()
+        # A warm-up after the move captures again instead of answering "already captured".
+        again = runner.capture(model, (x,), state=address_state(model))
+        assert again.status is CaptureStatus.CAPTURED
+        assert torch.equal(runner(model, (x,), state=address_state(model)), torch.full((4,), 6.0, device=device))
+
+
+def test_capture_under_a_new_state_replaces_the_old_entry(device, make_runner):
+    model = Scaled(device)
+    runner = make_runner()
+    x = torch.ones(4, device=device)
+    with torch.inference_mode():
+        runner.capture(model, (x,), state="a")
+        assert runner.capture(model, (x,), state="a").status is CaptureStatus.ALREADY_CAPTURED
+        assert runner.capture(model, (x,), state="b").status is CaptureStatus.CAPTURED
+        assert runner.retain("b") == 0 and len(runner.entries()) == 1
+        assert runner.retain("c") == 1 and not runner.entries()
+
+
+class HostCounter:
+    """A forward whose result depends on Python state a graph freezes: replay != eager."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, x):
+        self.calls += 1
+        return x * self.calls
+
+
+def test_a_capture_whose_replay_is_not_bit_equal_never_serves(device, make_runner):
+    fn = HostCounter()
+    runner = make_runner()
+    x = torch.ones(4, device=device)
+    with torch.inference_mode():
+        result = runner.capture(fn, (x,))
+        assert result.status is CaptureStatus.NOT_EXACT and not result.ok
+        assert result.exact is False and result.max_abs_diff > 0
+        assert result.reason == f"replay not exact (max abs diff {result.max_abs_diff:g})"
+        assert torch.equal(result.output, x * 4)  # the eager output of the live call (after 2 warm-ups + capture)
+        assert not runner.entries()
+        out = runner(fn, (x,))
+        assert torch.equal(out, x * fn.calls)  # eager, counted under the reason
+        assert runner.stats.misses == {result.reason: 1}
+        assert runner.capture(fn, (x,)).status is CaptureStatus.SKIPPED  # blocked for good
+
+
+def test_verify_drops_an_entry_that_stops_matching_eager(device, make_runner):
+    model = Scaled(device)
+    runner = make_runner()
+    x = torch.ones(4, device=device)
+    with torch.inference_mode():
+        runner.capture(model, (x,))
+        assert torch.equal(runner(model, (x,), verify=True), model(x))
+        assert runner.stats.hits == 1
+        # Weights replaced behind the runner's back (no state passed): verify catches it.
+        model.weight.data = torch.full((4,), 5.0, device=device)
+        out = runner(model, (x,), verify=True)
+        assert torch.equal(out, model(x))
+        [reason] = runner.stats.misses
+        assert reason.startswith("replay not exact (max abs diff 3")
+        assert not runner.entries()
+
+
+def test_the_capture_result_carries_the_eager_output(device, make_runner):
+    model = Scaled(device)
+    runner = make_runner()
+    x = torch.arange(4.0, device=device)
+    with torch.inference_mode():
+        result = runner.capture(model, (x,))
+        assert result.exact is True and result.max_abs_diff == 0.0
+        assert torch.equal(result.output, model(x))
+
+
+@pytest.mark.unit
+def test_a_call_with_tensors_on_two_devices_runs_eager_with_the_reason():
+    runner = GraphRunner(backend=RecordingBackend(), name="test")
+    fn = lambda x, s: x  # noqa: E731
+    x, s = torch.ones(4), torch.empty((), device="meta")
+    with torch.inference_mode():
+        result = runner.capture(fn, (x, s))
+        assert result.status is CaptureStatus.SKIPPED
+        assert result.reason == "tensors on several devices (cpu, meta): a graph would freeze the host values"
+        runner(fn, (x, s))
+        assert runner.stats.misses == {result.reason: 1}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason=NO_CUDA_REASON)
+def test_a_cpu_scalar_in_a_cuda_call_is_never_frozen_into_a_graph():
+    """On the H200 a graph captured with a CPU 2.0 replayed 2.0 when eager gave 5.0."""
+    runner = GraphRunner(name="test")
+    fn = lambda x, s: x * s  # noqa: E731
+    x = torch.ones(4, device="cuda")
+    with torch.inference_mode():
+        assert runner.capture(fn, (x, torch.tensor(2.0))).status is CaptureStatus.SKIPPED
+        out = runner(fn, (x, torch.tensor(5.0)))
+        assert torch.equal(out, torch.full((4,), 5.0, device="cuda"))
+        assert runner.stats.hits == 0
+
+
+class Cancelled(Exception):
+    pass
+
+
+def test_a_cancel_during_capture_propagates_and_blocks_nothing(device, make_runner):
+    model = Scaled(device)
+    x = torch.ones(4, device=device)
+    runner = make_runner()
+    runner.abort_errors = (Cancelled,)
+    calls = {"n": 0}
+
+    def cancelled_once(x):
+        calls["n"] += 1
+        if calls["n"] == 3:  # inside the capture (after 2 warm-up runs)
+            raise Cancelled()
+        return model(x)
+
+    with torch.inference_mode():
+        with pytest.raises(Cancelled):
+            runner.capture(cancelled_once, (x,))
+        assert not runner.blocked() and not runner.entries()
+        assert runner.capture(cancelled_once, (x,)).status is CaptureStatus.CAPTURED
+
+
+def test_out_of_memory_during_capture_is_retried_at_the_next_warmup(device, make_runner):
+    model = Scaled(device)
+    x = torch.ones(4, device=device)
+    runner = make_runner()
+    calls = {"n": 0}
+
+    def oom_once(x):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return model(x)
+
+    with torch.inference_mode():
+        failed = runner.capture(oom_once, (x,))
+        assert failed.status is CaptureStatus.FAILED and "out of memory" in failed.reason
+        assert torch.equal(failed.output, model(x))
+        assert runner.capture(oom_once, (x,)).status is CaptureStatus.SKIPPED  # until the next warm-up
+        runner.begin_warmup()
+        assert runner.capture(oom_once, (x,)).status is CaptureStatus.CAPTURED
