@@ -8,6 +8,7 @@ reason with the fix, or None.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import torch
@@ -63,12 +64,84 @@ def run_refusal(model_patcher: Any) -> str | None:
     return device_refusal(model_patcher) or dynamic_vram_refusal(model_patcher) or lowvram_refusal(model_patcher)
 
 
-def weight_fingerprint(diffusion_model: Any) -> tuple:
-    """Addresses of every parameter and buffer: equal exactly when no weight tensor was replaced.
+class AddressState:
+    """Everything a DiT graph reads by address or freezes from Python, for one model right now.
 
-    In-place updates (LoRA with ``weight_inplace_update``) keep the fingerprint, and graphs then
-    read the new values, which is correct.
+    ``token`` holds, for the diffusion model: every parameter's, buffer's and plain tensor
+    attribute's address, dtype and shape (a reload, an offload, a non-in-place LoRA or
+    ``param.data = other`` change it); the object patches ComfyUI applies to it (NegPiP patches
+    Flux's ``forward_orig`` this way); and the attention functions bound in ComfyUI's model
+    modules (FLUX binds its own copy of ``optimized_attention``, so a swap of the generic one
+    says nothing about FLUX's). Objects are keyed by identity and kept alive in ``keep``, so an
+    id can never be reused by another object while an entry holds this state.
+
+    Equal tokens mean a graph captured under one may serve the other; the runner compares the
+    state of every call with the state of the entry (see ``GraphRunner``).
     """
-    params = tuple((p.data_ptr(), p.dtype, p.device.index) for p in diffusion_model.parameters())
-    buffers = tuple((b.data_ptr(), b.dtype) for b in diffusion_model.buffers())
-    return params + buffers
+
+    __slots__ = ("token", "keep", "_hash")
+
+    def __init__(self, weights: tuple, patches: tuple, attention: tuple, keep: list):
+        self.token = (weights, patches, attention)
+        self.keep = keep
+        self._hash = hash(self.token)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        return isinstance(other, AddressState) and self._hash == other._hash and self.token == other.token
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def change_from(self, old: "AddressState") -> str:
+        """What differs from ``old``, in words a user can act on."""
+        what = [
+            name
+            for name, a, b in zip(("weights or buffers moved", "object patches changed", "attention function swapped"), old.token, self.token)
+            if a != b
+        ]
+        return ", ".join(what) or "nothing"
+
+
+def address_state(model_patcher: Any) -> AddressState:
+    """The :class:`AddressState` of ``model_patcher``'s diffusion model as it is now."""
+    diffusion_model = model_patcher.model.diffusion_model
+    weights = []
+    for module in diffusion_model.modules():
+        for tensors in (module._parameters, module._buffers):
+            for t in tensors.values():
+                if t is not None:
+                    weights.append((t.data_ptr(), t.dtype, tuple(t.shape)))
+        for value in module.__dict__.values():  # tensors kept as plain attributes (tables, pads)
+            if isinstance(value, torch.Tensor):
+                weights.append((value.data_ptr(), value.dtype, tuple(value.shape)))
+    keep: list = []
+    patches = []
+    for name, obj in sorted(getattr(model_patcher, "object_patches", {}).items()):
+        if name.startswith("diffusion_model"):
+            patches.append((name, id(obj)))
+            keep.append(obj)
+    attention = []
+    for module_name, module in sorted(sys.modules.items()):
+        if module is None or not module_name.startswith("comfy.ldm."):
+            continue
+        for attr, fn in sorted(vars(module).items()):
+            if attr.startswith("optimized_attention") and callable(fn):
+                attention.append((module_name, attr, id(fn)))
+                keep.append(fn)
+    return AddressState(tuple(weights), tuple(patches), tuple(attention), keep)
+
+
+def inplace_lora_refusal(diffusion_model: Any) -> str | None:
+    """Why LoRA cannot be patched into the existing weight tensors of this model, or None.
+
+    ComfyUI's quantized and mixed-precision layers (``comfy_quant`` checkpoints, converted
+    ``scaled_fp8`` files) re-quantize a patched weight through their ``set_weight`` and assert it
+    is not in place. For those BCG leaves ``weight_inplace_update`` alone: a LoRA then replaces
+    weights, the address state changes, and graphs are dropped and captured again.
+    """
+    for name, module in diffusion_model.named_modules():
+        if any(callable(getattr(module, f"set_{p}", None)) for p in module._parameters):
+            return f"quantized or mixed-precision layers ({name or 'root'}) patch weights out of place"
+    return None

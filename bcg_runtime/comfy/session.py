@@ -55,8 +55,17 @@ class BCGConfig:
     mode: Mode = Mode.BREAKABLE
     #: Graph memory (pool plus static buffers) above which no further shape is captured; 0 = no limit.
     memory_budget_mb: int = 0
-    #: Compare replay with eager on the first replayed call of each shape and log the difference.
+    #: Compare replay with eager on the first replayed call of each shape; a difference drops it.
     verify: bool = False
+
+
+def _interrupt_errors() -> tuple[type[BaseException], ...]:
+    """ComfyUI's Cancel, which must end a capture without blocking its shape."""
+    try:
+        import comfy.model_management as mm
+    except ImportError:  # the core is usable without ComfyUI (tests, scripts)
+        return ()
+    return (mm.InterruptProcessingException,)
 
 
 class BreakingAttention:
@@ -105,9 +114,13 @@ class BCGSession:
     attention: BreakingAttention | None = None
     #: Why graphs can never serve this model (no CUDA, unsupported family); None when they can.
     permanent_refusal: str | None = None
-    #: Set when weights moved after warm-up; cleared by the next warm-up.
+    #: Set when graphs were dropped because what they read changed; cleared by the next warm-up.
     stale: str | None = None
-    fingerprint: tuple | None = None
+    #: The model's :class:`guards.AddressState` for the run in progress (None outside a run: each
+    #: DiT call then computes its own). Every capture records it and every replay must match it.
+    state: guards.AddressState | None = None
+    #: The state of the last run that began: what the live entries were captured under.
+    last_state: guards.AddressState | None = None
     #: A list while a warm-up runs: DiT calls then capture instead of replaying.
     capture_log: list[CaptureRecord] | None = None
     verified: set[str] = field(default_factory=set)
@@ -119,7 +132,9 @@ class BCGSession:
     def __post_init__(self) -> None:
         budget = self.config.memory_budget_mb * 2**20 or None
         name = self.adapter.family if self.adapter else "bcg"
-        self.runner = GraphRunner(limits=RunnerLimits(memory_budget_bytes=budget), name=f"{name}#{self.id}")
+        self.runner = GraphRunner(
+            limits=RunnerLimits(memory_budget_bytes=budget), name=f"{name}#{self.id}", abort_errors=_interrupt_errors()
+        )
         if self.permanent_refusal:
             self.runner.disable(self.permanent_refusal)
         SESSIONS[self.id] = self
@@ -129,32 +144,38 @@ class BCGSession:
 
     # ----------------------------------------------------------------- run lifecycle
     def begin_run(self, model_patcher: Any, warming: bool) -> None:
-        """Called when a sampling run starts, after ComfyUI loaded the model."""
+        """Called when a sampling run starts, after ComfyUI loaded the model.
+
+        Takes the model's address state for the run and drops every graph captured under another
+        one (weights moved, object patches or attention changed). Outside a warm-up, BCG then
+        stays off with that reason until the next warm-up captures against the new state.
+        """
         if self.permanent_refusal:
             return
         reason = guards.dynamic_vram_refusal(model_patcher) or guards.lowvram_refusal(model_patcher)
-        if reason is None and not warming and self.fingerprint is not None:
-            if guards.weight_fingerprint(model_patcher.model.diffusion_model) != self.fingerprint:
-                self.invalidate(
-                    "weights moved since warm-up (model reloaded or offloaded, or a LoRA replaced weights): "
-                    "graphs dropped; run BCG Warmup Capture again"
-                )
-        reason = reason or self.stale
+        state = guards.address_state(model_patcher)
+        if self.runner.retain(state):
+            change = state.change_from(self.last_state) if self.last_state is not None else "the model changed"
+            self.invalidate(f"{change} since warm-up: graphs dropped; run BCG Warmup Capture again")
+        self.state = self.last_state = state
+        reason = reason or (None if warming else self.stale)
         if reason:
             self.runner.disable(reason)
         else:
             self.runner.enable()
 
+    def end_of_run(self) -> None:
+        """A sampling run ended: DiT calls outside a run (no state taken) run eager."""
+        self.state = None
+
     def invalidate(self, reason: str) -> None:
-        """Drop every graph (their addresses are no longer the model's) and say why."""
+        """Say that graphs were dropped (their addresses are no longer the model's) and why."""
         import torch
 
         global _invalidations
         _invalidations += 1
         log.warning("[BCG] %s", reason)
         self.stale = reason
-        self.fingerprint = None
-        self.runner.reset()
         self.runner.disable(reason)
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
@@ -170,13 +191,13 @@ class BCGSession:
             "calls": calls,
             "eager": dict(eager),
             "summary": summary,
-            "state": self.state(replayed, calls),
+            "state": self.badge_state(replayed, calls),
         }
         from . import events
 
         events.publish(self)
 
-    def state(self, replayed: int, calls: int) -> str:
+    def badge_state(self, replayed: int, calls: int) -> str:
         """'replayed' (all), 'partial' or 'off' (none), the badge colours of the UI."""
         if calls and replayed == calls:
             return "replayed"

@@ -67,7 +67,7 @@ class WarmupReport:
         lines += [f"note: {n}" for n in self.notes]
         for r in self.records:
             if r.status in ("captured", "already captured"):
-                exact = {True: "exact", False: f"NOT exact (max abs diff {r.max_abs_diff:g})", None: "unchecked"}[r.exact]
+                exact = "exact" if r.exact else "unchecked"  # an entry that is not exact is never kept
                 lines.append(
                     f"{r.label}: {r.status}, {r.segments} segments, {r.breaks} breaks, "
                     f"{r.seconds:.2f}s, graphs {r.pool_mib:.0f} MiB, replay {exact}"
@@ -143,6 +143,7 @@ def run_warmup(
     report.notes = plan.notes + report.notes
     session.stale = None
     session.runner.enable()
+    session.runner.begin_warmup()
     session.capture_log = []
     try:
         for i, job in enumerate(jobs):
@@ -160,7 +161,6 @@ def run_warmup(
                 progress(i + 1, len(jobs))
     finally:
         report.records, session.capture_log = session.capture_log, None
-    session.fingerprint = guards.weight_fingerprint(model_patcher.model.diffusion_model)
     peak = _peak(device)
     report.seconds = time.perf_counter() - start
     report.peak_growth_mib = max(0, peak - resident) / 2**20

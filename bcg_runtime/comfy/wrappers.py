@@ -18,12 +18,16 @@ from typing import Any
 
 import torch
 
+from ..core import CaptureStatus
+from . import guards
 from .options import options_key
 from .session import BCGConfig, BCGSession, BreakingAttention, CaptureRecord, Mode
 
 log = logging.getLogger(__name__)
 
 BCG_KEY = "bcg"
+#: Reason of a DiT call made outside a sampling run, where BCG has not checked the model's state.
+OUTSIDE_RUN = "outside a sampling run: the model's weights were not checked for this call"
 
 
 class _SessionHook:
@@ -74,6 +78,8 @@ class DiffusionModelHook(_SessionHook):
         if executor.idx != len(executor.wrappers) - 1:
             inner = len(executor.wrappers) - 1 - executor.idx
             return runner.run_eager(executor, args, kwargs, f"{inner} DIFFUSION_MODEL wrapper(s) run inside BCG")
+        if session.state is None:
+            return runner.run_eager(executor, args, kwargs, OUTSIDE_RUN)
         call = bind_call(executor.class_obj, args, kwargs)
         options = call.get("transformer_options") or {}
         extra, refusal = options_key(options, session.attention)
@@ -84,47 +90,29 @@ class DiffusionModelHook(_SessionHook):
             "key_extra": (extra, _attention_backend()),
             "opaque": ("transformer_options",),
             "label": session.adapter.label(call),
+            "state": session.state,
         }
         if session.capture_log is not None:
             return self._capture(executor, call, dispatch)
-        if session.config.verify and dispatch["label"] not in session.verified:
-            return self._verify(executor, call, dispatch)
-        return runner(executor, (), call, **dispatch)
+        verify = session.config.verify and dispatch["label"] not in session.verified
+        if verify and runner.is_captured((), call, key_extra=dispatch["key_extra"], opaque=dispatch["opaque"], state=session.state):
+            session.verified.add(dispatch["label"])
+        return runner(executor, (), call, verify=verify, **dispatch)
 
     def _capture(self, executor, call: dict, dispatch: dict):
-        """Warm-up: capture this signature, prove replay == eager, return the eager output."""
+        """Warm-up: capture this signature (the runner proves replay == eager before it serves)
+        and return the eager output of this call."""
         session = self.session
         result = session.runner.capture(executor, (), call, **dispatch)
-        out = executor(**call)
-        record = CaptureRecord(label=result.label, status=result.status.value, reason=result.reason)
+        record = CaptureRecord(
+            label=result.label, status=result.status.value, reason=result.reason, exact=result.exact, max_abs_diff=result.max_abs_diff
+        )
         if result.entry is not None:
             record.segments, record.breaks = result.entry.segments, result.entry.breaks
-            record.seconds = result.entry.capture_seconds if result.status.value == "captured" else 0.0
+            record.seconds = result.entry.capture_seconds if result.status is CaptureStatus.CAPTURED else 0.0
             record.pool_mib = session.runner.memory_bytes / 2**20
-        if result.ok:
-            replayed = session.runner(executor, (), call, record=False, **dispatch)
-            record.exact, record.max_abs_diff = compare(replayed, out)
         session.capture_log.append(record)
-        return out
-
-    def _verify(self, executor, call: dict, dispatch: dict):
-        session = self.session
-        out = session.runner(executor, (), call, **dispatch)
-        if session.runner.is_captured((), call, key_extra=dispatch["key_extra"], opaque=dispatch["opaque"]):
-            exact, diff = compare(out, executor(**call))
-            session.verified.add(dispatch["label"])
-            level = logging.INFO if exact else logging.WARNING
-            log.log(level, "[BCG] verify %s: replay %s eager (max abs diff %g)", dispatch["label"], "==" if exact else "!=", diff)
-        return out
-
-
-def compare(a: Any, b: Any) -> tuple[bool, float]:
-    """``(torch.equal, max abs difference)`` of two DiT outputs (tensors)."""
-    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape:
-        return False, float("inf")
-    if torch.equal(a, b):
-        return True, 0.0
-    return False, (a.float() - b.float()).abs().max().item()
+        return result.output if result.output is not None else executor(**call)
 
 
 class SamplerRunHook(_SessionHook):
@@ -139,6 +127,7 @@ class SamplerRunHook(_SessionHook):
         try:
             return executor(guider, sigmas, extra_args, *args, **kwargs)
         finally:
+            session.end_of_run()
             if not warming:
                 session.end_run(*window.delta())
 
@@ -188,8 +177,12 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
         session.attention = BreakingAttention(previous)
         options["optimized_attention_override"] = session.attention
     if permanent_refusal is None:
-        # LoRA patches then write into the existing weight tensors: addresses (and graphs) stay valid.
-        model_patcher.weight_inplace_update = True
+        not_inplace = guards.inplace_lora_refusal(model_patcher.model.diffusion_model)
+        if not_inplace is None:
+            # LoRA patches then write into the existing weight tensors: addresses (and graphs) stay valid.
+            model_patcher.weight_inplace_update = True
+        else:
+            log.info("[BCG] LoRA stays out of place: %s; a LoRA change makes BCG capture again", not_inplace)
     return session
 
 

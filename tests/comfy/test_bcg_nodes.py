@@ -121,7 +121,7 @@ def test_synthetic_text_buckets_and_flux_t5_padding_note(pack, models, standin_g
     assert torch.equal(out, synthetic.sample(model, "flux", 64, 64, 2, 1.0, positive, positive, seed=1))
     assert session_of(bcg_model).last_run["state"] == "replayed"
     # verify: the first replayed call of the shape was compared with eager, once
-    assert caplog.text.count("[BCG] verify 64x64 txt256 b1: replay == eager (max abs diff 0)") == 1
+    assert caplog.text.count(": verify 64x64 txt256 b1: replay == eager (max abs diff 0)") == 1
 
 
 @pytest.mark.parametrize(
