@@ -10,26 +10,39 @@ from __future__ import annotations
 
 from typing import Any, Hashable
 
-#: Entries that carry no computation for the DiT forward itself (ComfyUI 0.8.0).
+#: Entries that carry no computation for the DiT forward itself (ComfyUI 0.8.0 to 0.33.0).
 BOOKKEEPING_KEYS = frozenset(
     {
         "wrappers",  # wrapper chain; BCG checks that it is innermost itself
         "callbacks",
         "sigmas",  # read only by patches, and patches make the call eager
-        "sample_sigmas",
+        "sample_sigmas",  # the whole schedule: read only by hooks and patches (0.33 moves it to the device)
         "cond_or_uncond",
         "uuids",
-        "total_blocks",  # written by the DiT as it walks its blocks
+        "multigpu_thread_device",  # 0.33: the device of this call; every tensor's device is in the key already
+        # Written by the DiT as it walks its blocks, derived from shapes that are in the key; present
+        # at entry only when a caller hands one options dict to several calls.
+        "total_blocks",
         "block_type",
         "block_index",
         "block",
         "transformer_index",
         "activations_shape",
         "original_shape",
+        "img_slice",  # 0.33 Flux/Krea2: [text tokens, all tokens], for patches
+        "reference_image_num_tokens",  # 0.33 Flux/Krea2: reference latents' token counts, for patches
         "easycache",  # EasyCache's state; its wrapper runs outside BCG's
     }
 )
 ATTENTION_OVERRIDE = "optimized_attention_override"
+#: 0.33 (``BaseModel._apply_model``): True when the model is a Dynamic VRAM patcher, whose forward
+#: faults weights in through side-stream prefetch queues (``comfy/model_prefetch.py``). False is
+#: bookkeeping; True means weights have no fixed address for this call.
+DYNAMIC_PREFETCH = "prefetch_dynamic_vbars"
+DYNAMIC_PREFETCH_REFUSAL = (
+    "Dynamic VRAM streams this model's weights in during the forward (prefetch_dynamic_vbars): "
+    "they have no fixed address; apply BCG to the model (BCG Apply gives it a resident copy) or start ComfyUI with --disable-dynamic-vram"
+)
 
 
 def freeze(value: Any) -> Hashable:
@@ -53,6 +66,10 @@ def options_key(options: dict, own_override: Any) -> tuple[Hashable, str | None]
     for name, value in options.items():
         if name in BOOKKEEPING_KEYS:
             continue
+        if name == DYNAMIC_PREFETCH:
+            if value:
+                return (), DYNAMIC_PREFETCH_REFUSAL
+            continue
         if name == ATTENTION_OVERRIDE:
             if value is not own_override:
                 return (), "another attention override replaced BCG's (apply BCG after attention patches)"
@@ -65,8 +82,8 @@ def options_key(options: dict, own_override: Any) -> tuple[Hashable, str | None]
         if name == "rope_options":
             try:
                 extra.append((name, freeze(value)))
-            except TypeError:
-                return (), f"rope_options holds a {type(value).__name__}, which cannot be keyed"
+            except TypeError as unkeyable:
+                return (), f"rope_options holds a {unkeyable}, which cannot be keyed"
             continue
         return (), f"unknown transformer_options entry '{name}': running eager rather than guessing"
     return tuple(extra), None
