@@ -102,11 +102,14 @@ def parse_batch_sizes(text: str, notes: list[str] | None = None) -> list[int]:
     return _parse_ints("batch_sizes", text, 1, MAX_BATCH, "1,2", notes)
 
 
-def parse_plan(resolutions: str, text_buckets: str | None, batch_sizes: str, max_text_length: int) -> WarmupPlan:
-    """Parse all three fields; ``text_buckets=None`` plans no synthetic prompts (conditioning only)."""
+def parse_plan(
+    resolutions: str, text_buckets: str | None, batch_sizes: str, max_text_length: int, resolutions_optional: bool = False
+) -> WarmupPlan:
+    """Parse all three fields; ``text_buckets=None`` plans no synthetic prompts (conditioning only);
+    ``resolutions_optional``: an empty ``resolutions`` plans none (a connected latent gives the size)."""
     notes: list[str] = []
     return WarmupPlan(
-        resolutions=parse_resolutions(resolutions, notes),
+        resolutions=[] if resolutions_optional and not _items(resolutions) else parse_resolutions(resolutions, notes),
         text_lengths=[] if text_buckets is None else parse_text_buckets(text_buckets, max_text_length, notes),
         batch_sizes=parse_batch_sizes(batch_sizes, notes),
         notes=notes,

@@ -1,9 +1,10 @@
-"""BCG Apply: MODEL -> MODEL whose DiT calls replay captured graphs (after BCG Warmup Capture)."""
+"""BCG Apply: MODEL -> MODEL whose DiT calls replay captured graphs (captured on their first call,
+or by BCG Warmup Capture)."""
 
 from comfy_api.latest import io
 
 from ..bcg_runtime.comfy import api
-from ..bcg_runtime.comfy.session import Mode
+from ..bcg_runtime.comfy.session import CapturePolicy, Mode
 
 
 class BCGApply(io.ComfyNode):
@@ -14,8 +15,9 @@ class BCGApply(io.ComfyNode):
             display_name="BCG Apply",
             category="advanced/model",
             description=(
-                "Replays the diffusion model's forward as CUDA graphs for every shape captured by "
-                "BCG Warmup Capture; other shapes run as usual and are reported. Same pixels as without it."
+                "Replays the diffusion model's forward as CUDA graphs: each shape is captured on its first "
+                "call (or by BCG Warmup Capture) and replays once proven bit-equal to eager; other calls run "
+                "as usual and are reported. Same pixels as without it."
             ),
             inputs=[
                 io.Model.Input("model"),
@@ -33,12 +35,21 @@ class BCGApply(io.ComfyNode):
                     min=0,
                     max=1 << 20,
                     step=256,
-                    tooltip="Stop capturing new shapes once graphs hold this much memory (MiB). 0: no limit.",
+                    tooltip="Graph memory cap (MiB): past it, 'on first call' evicts the least recently used "
+                    "graphs and 'warm-up only' stops capturing. 0: half of the VRAM free after the model loads.",
                 ),
                 io.Boolean.Input(
                     "verify",
                     default=False,
                     tooltip="Compare replay with eager on the first replayed step of each shape and log the difference.",
+                ),
+                io.Combo.Input(
+                    "capture",
+                    options=[p.value for p in CapturePolicy],
+                    default=CapturePolicy.ON_FIRST_CALL.value,
+                    tooltip="on first call: each new shape is captured the first time the sampler sends it "
+                    "(that step runs eager plus a capture) and replays from the next step; no list to keep in sync. "
+                    "warm-up only: only BCG Warmup Capture captures.",
                 ),
             ],
             outputs=[io.Model.Output()],
@@ -46,6 +57,8 @@ class BCGApply(io.ComfyNode):
         )
 
     @classmethod
-    def execute(cls, model, mode: str, memory_budget_mb: int = 0, verify: bool = False) -> io.NodeOutput:
+    def execute(
+        cls, model, mode: str, memory_budget_mb: int = 0, verify: bool = False, capture: str = CapturePolicy.ON_FIRST_CALL.value
+    ) -> io.NodeOutput:
         node_id = getattr(getattr(cls, "hidden", None), "unique_id", None)
-        return io.NodeOutput(api.apply(model, mode, memory_budget_mb, verify, node_id=node_id))
+        return io.NodeOutput(api.apply(model, mode, memory_budget_mb, verify, node_id=node_id, capture=capture))

@@ -41,6 +41,12 @@ class BCGWarmupCapture(io.ComfyNode):
                 ),
                 io.Conditioning.Input("positive", optional=True, tooltip="The workflow's positive prompt: its exact length is captured."),
                 io.Conditioning.Input("negative", optional=True, tooltip="The workflow's negative prompt (cfg > 1)."),
+                io.Latent.Input(
+                    "latent",
+                    optional=True,
+                    tooltip="The workflow's latent (the KSampler's latent_image): with positive/negative connected, "
+                    "exactly the calls the KSampler will send are captured (size, batch, frames); resolutions may then be empty.",
+                ),
             ],
             outputs=[io.Model.Output(), io.String.Output(display_name="report")],
             hidden=[io.Hidden.unique_id],
@@ -49,7 +55,8 @@ class BCGWarmupCapture(io.ComfyNode):
     @classmethod
     def validate_inputs(cls, resolutions: str = "1024x1024", text_buckets: str = "", batch_sizes: str = "1,2", **kwargs):
         try:
-            parse_resolutions(resolutions)
+            if resolutions.strip() or "latent" not in kwargs:
+                parse_resolutions(resolutions)
             if text_buckets.strip():
                 parse_text_buckets(text_buckets, api.ANY_MODEL_MAX_TEXT)
             parse_batch_sizes(batch_sizes)
@@ -63,11 +70,13 @@ class BCGWarmupCapture(io.ComfyNode):
         return session_module.invalidations()
 
     @classmethod
-    def execute(cls, model, resolutions: str, text_buckets: str, batch_sizes: str, positive=None, negative=None) -> io.NodeOutput:
+    def execute(
+        cls, model, resolutions: str, text_buckets: str, batch_sizes: str, positive=None, negative=None, latent=None
+    ) -> io.NodeOutput:
         node_id = getattr(getattr(cls, "hidden", None), "unique_id", None)
         bar = comfy.utils.ProgressBar(1)
         report = api.warm_up(
             model, resolutions, text_buckets, batch_sizes, positive, negative,
-            node_id=node_id, progress=lambda i, n: bar.update_absolute(i, n),
+            node_id=node_id, progress=lambda i, n: bar.update_absolute(i, n), latent=latent,
         )  # fmt: skip
         return io.NodeOutput(model, report.text(), ui={"text": (report.text(),)})

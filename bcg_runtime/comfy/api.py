@@ -12,7 +12,7 @@ from typing import Any, Callable
 from ..plan import parse_plan
 from . import guards
 from .models import SUPPORTED, adapter_for, config_class_name
-from .session import BCGConfig, BCGSession, Mode
+from .session import BCGConfig, BCGSession, CapturePolicy, Mode
 from .warmup import WarmupReport, run_warmup
 from .wrappers import install, session_of
 
@@ -22,8 +22,17 @@ log = logging.getLogger(__name__)
 ANY_MODEL_MAX_TEXT = 4096
 
 
-def apply(model: Any, mode: str = "auto", memory_budget_mb: int = 0, verify: bool = False, node_id: str | None = None) -> Any:
-    """A clone of ``model`` whose DiT calls replay captured graphs; unchanged where BCG cannot run."""
+def apply(
+    model: Any,
+    mode: str = "auto",
+    memory_budget_mb: int = 0,
+    verify: bool = False,
+    node_id: str | None = None,
+    capture: str = CapturePolicy.ON_FIRST_CALL.value,
+) -> Any:
+    """A clone of ``model`` whose DiT calls replay captured graphs; unchanged where BCG cannot run.
+
+    ``capture``: a :class:`CapturePolicy` value ('on first call' or 'warm-up only')."""
     m, refusal = _static_clone(model)
     adapter = adapter_for(m)
     if adapter is None:
@@ -35,7 +44,11 @@ def apply(model: Any, mode: str = "auto", memory_budget_mb: int = 0, verify: boo
         raise ValueError(f"mode: '{mode}' is not a BCG mode; accepted: {', '.join(x.value for x in Mode)}") from None
     if chosen is Mode.AUTO:
         chosen = Mode.FULL if adapter is not None and adapter.full_graph_safe else Mode.BREAKABLE
-    config = BCGConfig(mode=chosen, memory_budget_mb=int(memory_budget_mb), verify=bool(verify))
+    try:
+        policy = CapturePolicy(capture)
+    except ValueError:
+        raise ValueError(f"capture: '{capture}' is not a capture policy; accepted: {', '.join(repr(p.value) for p in CapturePolicy)}") from None
+    config = BCGConfig(mode=chosen, memory_budget_mb=int(memory_budget_mb), verify=bool(verify), capture=policy)
     if config.mode is Mode.FULL and adapter is not None and not adapter.full_graph_safe:
         raise ValueError(f"mode: 'full' is not safe for {adapter.display_name} (its forward syncs with the host); use 'breakable'")
     session = install(m, adapter, config, refusal)
@@ -88,13 +101,24 @@ def warm_up(
     negative: Any = None,
     node_id: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    latent: dict | None = None,
 ) -> WarmupReport:
-    """Parse the plan (errors name the field) and capture it for ``model`` (a BCG Apply output)."""
+    """Parse the plan (errors name the field) and capture it for ``model`` (a BCG Apply output).
+
+    ``latent``: the workflow's LATENT; with ``positive`` its exact sampling calls are captured and
+    ``resolutions`` may be empty."""
     session = require_session(model)
     if not text_buckets.strip() and positive is None:
         raise ValueError("text_buckets: empty and no conditioning connected; give buckets (e.g. 256) or connect positive")
+    samples = None
+    if latent is not None:
+        samples = latent.get("samples") if isinstance(latent, dict) else None
+        if samples is None or not hasattr(samples, "shape") or samples.dim() < 4:
+            raise ValueError("latent: not a LATENT with 'samples' of shape [batch, channels, (frames,) height, width]; connect the latent node that feeds the KSampler")
+        if positive is None:
+            raise ValueError("latent: connected without positive; connect the workflow's conditioning too, so its calls can be built")
     max_text = session.adapter.max_text_length if session.adapter else ANY_MODEL_MAX_TEXT
-    plan = parse_plan(resolutions, text_buckets if text_buckets.strip() else None, batch_sizes, max_text)
+    plan = parse_plan(resolutions, text_buckets if text_buckets.strip() else None, batch_sizes, max_text, resolutions_optional=samples is not None)
     if node_id is not None:
         session.node_ids.add(str(node_id))
-    return run_warmup(model, session, plan, positive, negative, progress=progress)
+    return run_warmup(model, session, plan, positive, negative, progress=progress, latent=samples)

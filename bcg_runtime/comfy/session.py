@@ -50,11 +50,29 @@ class Mode(enum.Enum):
     FULL = "full"
 
 
+class CapturePolicy(enum.Enum):
+    """When a signature gets its graph."""
+
+    #: The first call of a signature is captured, proven bit-equal against its eager run (whose
+    #: output it returns) and replays from the next call on; past the memory budget the least
+    #: recently used graphs are evicted. No shape list to keep in sync with the workflow.
+    ON_FIRST_CALL = "on first call"
+    #: Only BCG Warmup Capture captures; unwarmed shapes run eager ("not captured").
+    WARMUP_ONLY = "warm-up only"
+
+
+#: Share of the free VRAM (after the model is loaded) that graphs may hold when no budget is set.
+AUTO_BUDGET_SHARE = 0.5
+
+
 @dataclass(frozen=True)
 class BCGConfig:
     mode: Mode = Mode.BREAKABLE
-    #: Graph memory (pool plus static buffers) above which no further shape is captured; 0 = no limit.
+    #: Graph memory (pool plus static buffers) above which no further shape is captured (warm-up
+    #: only) or least recently used graphs are evicted (on first call); 0 = automatic: a share of
+    #: the free VRAM once the model is loaded (:data:`AUTO_BUDGET_SHARE`; no limit off CUDA).
     memory_budget_mb: int = 0
+    capture: CapturePolicy = CapturePolicy.ON_FIRST_CALL
     #: Compare replay with eager on the first replayed call of each shape; a difference drops it.
     verify: bool = False
 
@@ -132,9 +150,8 @@ class BCGSession:
     def __post_init__(self) -> None:
         budget = self.config.memory_budget_mb * 2**20 or None
         name = self.adapter.family if self.adapter else "bcg"
-        self.runner = GraphRunner(
-            limits=RunnerLimits(memory_budget_bytes=budget), name=f"{name}#{self.id}", abort_errors=_interrupt_errors()
-        )
+        limits = RunnerLimits(memory_budget_bytes=budget, evict_lru=self.captures_on_first_call)
+        self.runner = GraphRunner(limits=limits, name=f"{name}#{self.id}", abort_errors=_interrupt_errors())
         if self.permanent_refusal:
             self.runner.disable(self.permanent_refusal)
         SESSIONS[self.id] = self
@@ -142,13 +159,18 @@ class BCGSession:
     def __deepcopy__(self, memo):
         return self
 
+    @property
+    def captures_on_first_call(self) -> bool:
+        return self.config.capture is CapturePolicy.ON_FIRST_CALL
+
     # ----------------------------------------------------------------- run lifecycle
     def begin_run(self, model_patcher: Any, warming: bool) -> None:
         """Called when a sampling run starts, after ComfyUI loaded the model.
 
         Takes the model's address state for the run and drops every graph captured under another
-        one (weights moved, object patches or attention changed). Outside a warm-up, BCG then
-        stays off with that reason until the next warm-up captures against the new state.
+        one (weights moved, object patches or attention changed). Under 'warm-up only', BCG then
+        stays off with that reason until the next warm-up captures against the new state; 'on
+        first call' captures the new state's graphs as their calls come.
         """
         if self.permanent_refusal:
             return
@@ -156,8 +178,12 @@ class BCGSession:
         state = guards.address_state(model_patcher)
         if self.runner.retain(state):
             change = state.change_from(self.last_state) if self.last_state is not None else "the model changed"
-            self.invalidate(f"{change} since warm-up: graphs dropped; run BCG Warmup Capture again")
+            if self.captures_on_first_call:
+                self.invalidate(f"{change}: graphs dropped; each shape is captured again on its first call", disable=False)
+            else:
+                self.invalidate(f"{change} since warm-up: graphs dropped; run BCG Warmup Capture again")
         self.state = self.last_state = state
+        self._set_auto_budget(model_patcher)
         reason = reason or (None if warming else self.stale)
         if reason:
             self.runner.disable(reason)
@@ -168,28 +194,47 @@ class BCGSession:
         """A sampling run ended: DiT calls outside a run (no state taken) run eager."""
         self.state = None
 
-    def invalidate(self, reason: str) -> None:
-        """Say that graphs were dropped (their addresses are no longer the model's) and why."""
+    def invalidate(self, reason: str, disable: bool = True) -> None:
+        """Say that graphs were dropped (their addresses are no longer the model's) and why;
+        ``disable``: BCG stays off until the next warm-up."""
         import torch
 
         global _invalidations
         _invalidations += 1
         log.warning("[BCG] %s", reason)
-        self.stale = reason
-        self.runner.disable(reason)
+        if disable:
+            self.stale = reason
+            self.runner.disable(reason)
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 
-    def end_run(self, replayed: int, eager: Any) -> None:
+    def _set_auto_budget(self, model_patcher: Any) -> None:
+        """memory_budget_mb 0 on CUDA: the budget is a share of the VRAM free once ComfyUI has
+        loaded the model, taken at the first run (later runs keep it: graphs then hold some of it)."""
+        import torch
+
+        if self.config.memory_budget_mb or self.runner.limits.memory_budget_bytes is not None:
+            return
+        device = getattr(model_patcher, "load_device", None)
+        if getattr(device, "type", None) != "cuda" or not torch.cuda.is_available():
+            return
+        free, _ = torch.cuda.mem_get_info(device)
+        budget = int(free * AUTO_BUDGET_SHARE)
+        self.runner.set_memory_budget(budget)
+        log.info("[BCG] graph memory budget %.0f MiB (%.0f%% of the VRAM free after loading the model)",
+                 budget / 2**20, AUTO_BUDGET_SHARE * 100)  # fmt: skip
+
+    def end_run(self, replayed: int, eager: Any, evicted: int = 0) -> None:
         calls = replayed + sum(eager.values())
         if not calls:
             return
-        summary = summarize_run(replayed, eager)
+        summary = summarize_run(replayed, eager, evicted)
         log.info("[BCG] %s", summary)
         self.last_run = {
             "replayed": replayed,
             "calls": calls,
             "eager": dict(eager),
+            "evicted": evicted,
             "summary": summary,
             "state": self.badge_state(replayed, calls),
         }
@@ -211,6 +256,7 @@ class BCGSession:
             "id": self.id,
             "model": self.adapter.display_name if self.adapter else None,
             "mode": self.config.mode.value,
+            "capture": self.config.capture.value,
             "disabled": self.runner.disabled_reason,
             "node_ids": sorted(self.node_ids),
             "captured": [e.as_dict() for e in self.runner.entries()],
@@ -218,6 +264,8 @@ class BCGSession:
             "hits": stats.hits,
             "misses": dict(stats.misses),
             "captures": stats.captures,
+            "evictions": stats.evictions,
+            "memory_budget_bytes": self.runner.limits.memory_budget_bytes,
             "capture_seconds": round(stats.capture_seconds, 3),
             "pool_bytes": stats.pool_bytes,
             "graph_bytes": self.runner.memory_bytes,

@@ -8,6 +8,10 @@ gets captured is therefore what sampling will ask for, not a guess of it.
 
 Batch ``b`` of the plan is the DiT's batch: ``1`` is a cfg-1 call (or one of cond/uncond run
 apart); an even ``b`` is cond and uncond of equal length batched together (latent batch ``b/2``).
+
+A connected LATENT (the workflow's own) adds one-step runs on that very latent with the workflow's
+conditioning, at cfg 1 and, with a negative, at cfg > 1: exactly the calls its KSampler will send
+(size, batch, frames, cond/uncond lengths and how ComfyUI batches them), with nothing typed.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ class WarmupJob:
     positive: Any
     negative: Any
     what: str
+    #: The workflow's latent samples to start from (their shape is the call's), else an empty latent.
+    latent: Any = None
 
 
 @dataclass
@@ -81,8 +87,11 @@ class WarmupReport:
         return "\n".join(lines)
 
 
-def plan_jobs(session: BCGSession, plan: WarmupPlan, positive=None, negative=None) -> tuple[list[WarmupJob], list[str]]:
-    """The one-step sampling runs that make ComfyUI issue every planned DiT call."""
+def plan_jobs(
+    session: BCGSession, plan: WarmupPlan, positive=None, negative=None, latent=None
+) -> tuple[list[WarmupJob], list[str]]:
+    """The one-step sampling runs that make ComfyUI issue every planned DiT call (``latent``: the
+    workflow's LATENT samples tensor, run with the workflow's conditioning)."""
     adapter = session.adapter
     notes: list[str] = []
     prompts: dict[int, tuple] = {}  # text length the DiT sees -> (cond, uncond), built once
@@ -93,6 +102,13 @@ def plan_jobs(session: BCGSession, plan: WarmupPlan, positive=None, negative=Non
         if seen not in prompts:
             prompts[seen] = tuple(synthetic.make_conditioning(adapter.family, seen, seed=s) for s in (0, 1))
     jobs: list[WarmupJob] = []
+    if latent is not None and positive is not None:
+        h, w = (int(n) * 8 for n in latent.shape[-2:])
+        shape = "x".join(map(str, latent.shape))
+        neg = negative if negative is not None else positive
+        jobs.append(WarmupJob(w, h, latent.shape[0], 1.0, positive, neg, f"workflow latent {shape}, cfg 1", latent))
+        if negative is not None:
+            jobs.append(WarmupJob(w, h, latent.shape[0], WARMUP_CFG, positive, negative, f"workflow latent {shape}, cfg > 1", latent))
     for w, h in plan.resolutions:
         if positive is not None:
             neg = negative if negative is not None else positive
@@ -117,6 +133,7 @@ def run_warmup(
     positive=None,
     negative=None,
     progress: Callable[[int, int], None] | None = None,
+    latent=None,
 ) -> WarmupReport:
     """Capture the plan for ``model_patcher``; never raises for a shape that cannot be captured."""
     import comfy.model_management as mm
@@ -139,7 +156,7 @@ def run_warmup(
         return _finish(session, report)
     resident = _reset_peak(device)  # weights and whatever else was already there
 
-    jobs, report.notes = plan_jobs(session, plan, positive, negative)
+    jobs, report.notes = plan_jobs(session, plan, positive, negative, latent)
     report.notes = plan.notes + report.notes
     session.stale = None
     session.runner.enable()
@@ -150,7 +167,7 @@ def run_warmup(
             try:
                 synthetic.sample(
                     model_patcher, session.adapter.family, job.width, job.height, 1, job.cfg,
-                    job.positive, job.negative, batch=job.latent_batch,
+                    job.positive, job.negative, batch=job.latent_batch, latent=job.latent,
                 )  # fmt: skip
             except torch.OutOfMemoryError:
                 # Jobs run largest first, so the smaller ones after this may still fit; the runner

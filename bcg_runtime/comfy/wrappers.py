@@ -97,7 +97,7 @@ class DiffusionModelHook(_SessionHook):
         verify = session.config.verify and dispatch["label"] not in session.verified
         if verify and runner.is_captured((), call, key_extra=dispatch["key_extra"], opaque=dispatch["opaque"], state=session.state):
             session.verified.add(dispatch["label"])
-        return runner(executor, (), call, verify=verify, **dispatch)
+        return runner(executor, (), call, verify=verify, capture_miss=session.captures_on_first_call, **dispatch)
 
     def _capture(self, executor, call: dict, dispatch: dict):
         """Warm-up: capture this signature (the runner proves replay == eager before it serves)
@@ -129,7 +129,7 @@ class SamplerRunHook(_SessionHook):
         finally:
             session.end_of_run()
             if not warming:
-                session.end_run(*window.delta())
+                session.end_run(*window.delta(), evicted=window.evictions())
 
 
 def _make_innermost(model_options: dict) -> None:

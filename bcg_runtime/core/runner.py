@@ -1,9 +1,10 @@
 """GraphRunner: key a call, replay its captured graph, or run it eagerly and say why.
 
-Dispatch (:meth:`GraphRunner.__call__`) never captures. Capture happens only when asked
-(:meth:`GraphRunner.capture`, driven by a warm-up), so a user's sampling step never pays for a
-capture it did not plan. Every call that does not replay runs the callable eagerly on the live
-arguments and is counted under its reason in :attr:`GraphRunner.stats`.
+Capture happens only when asked: by :meth:`GraphRunner.capture` (a warm-up), or by a dispatch
+with ``capture_miss=True`` (capture on first sight: the first call of a signature is captured,
+proven and answered with its eager output; later calls replay). Every call that does not replay
+runs the callable eagerly on the live arguments and is counted under its reason in
+:attr:`GraphRunner.stats` (a first-sight capture under :data:`FIRST_CALL`).
 
 Keys. A call's key is the structure of its arguments (containers, constants, and shape, stride,
 dtype and device of every tensor), the names of its opaque arguments, and ``key_extra``: anything
@@ -35,7 +36,9 @@ Failure is safe. A capture that raises blocks its key (eager from then on, with 
 reason), except for transient failures (out of memory, and the caller's ``abort_errors`` such as a
 user's Cancel, which propagate) which the next :meth:`GraphRunner.begin_warmup` retries; a replay
 that raises drops the entry, blocks the key and reruns the call eagerly; limits on entries,
-segments and pool memory stop capturing, never correctness.
+segments and pool memory stop capturing, never correctness; with ``RunnerLimits.evict_lru`` they
+evict the least recently used entries instead (counted in ``stats.evictions``), so a stream of new
+signatures runs at bounded memory.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from __future__ import annotations
 import enum
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Hashable, Iterable, NamedTuple
 
 import torch
@@ -66,6 +69,8 @@ from .trees import (
 log = logging.getLogger(__name__)
 
 NOT_CAPTURED = "not captured"
+#: Reason prefix of the call that captured its signature on first sight (it returns the eager output).
+FIRST_CALL = "first call, captured"
 #: Reason of an eager call whose entry was dropped because its ``state`` no longer matches.
 STALE = "graph dropped: what it reads by address changed since capture (weights, buffers or object patches)"
 
@@ -80,6 +85,10 @@ class RunnerLimits:
     memory_budget_bytes: int | None = None
     #: Eager runs on the capture stream before each capture (lazy init, workspaces, autotuning).
     warmup_runs: int = 2
+    #: At ``max_entries`` or the memory budget, drop the least recently used entries to make room
+    #: for a new capture (when the last entry of a pool goes, the pool is released) instead of
+    #: refusing it.
+    evict_lru: bool = False
 
 
 class CallKey(NamedTuple):
@@ -176,12 +185,14 @@ class GraphRunner:
         label: str | None = None,
         state: Any = None,
         verify: bool = False,
+        capture_miss: bool = False,
     ) -> Any:
         """Replay the captured entry for this call, or run ``fn`` eagerly and count the reason.
 
         ``state``: see the module docstring (an entry serves only calls with the state it was
         captured under). ``verify``: also run the call eagerly and compare; an entry whose replay
-        differs is dropped and blocked, and the eager output is returned.
+        differs is dropped and blocked, and the eager output is returned. ``capture_miss``: a
+        call with no entry (and no block) is captured and proven now, and gets the eager output.
         """
         kwargs = kwargs or {}
         if self._disabled is not None:
@@ -196,10 +207,14 @@ class GraphRunner:
         if entry is not None and entry.state != state:
             self._drop(call.key)
             log.warning("[BCG] %s: %s: %s", self.name, call.label, STALE)
-            return self.run_eager(fn, args, kwargs, STALE)
+            if not capture_miss:
+                return self.run_eager(fn, args, kwargs, STALE)
+            entry = None
         if entry is None:
-            reason = self._blocked.get(call.key) or self._retry.get(call.key) or f"{NOT_CAPTURED}: {call.label}"
-            return self.run_eager(fn, args, kwargs, reason)
+            reason = self._blocked.get(call.key) or self._retry.get(call.key)
+            if capture_miss and reason is None:
+                return self._capture_on_sight(fn, args, kwargs, call, key_extra, opaque, state)
+            return self.run_eager(fn, args, kwargs, reason or f"{NOT_CAPTURED}: {call.label}")
         try:
             out = clone_tree(self._replay(entry, call.leaves))
         except Exception as e:  # a poisoned entry must never be replayed again
@@ -215,7 +230,20 @@ class GraphRunner:
                 return truth
         entry.stats.hits += 1
         self.stats.hits += 1
+        self._entries[call.key] = self._entries.pop(call.key)  # most recently used last (evict_lru)
         return out
+
+    def _capture_on_sight(self, fn, args, kwargs, call: _Call, key_extra, opaque, state) -> Any:
+        """Capture and prove the signature of a live call; count the call and return eager's output."""
+        result = self.capture(fn, args, kwargs, key_extra=key_extra, opaque=opaque, label=call.label, state=state)
+        if result.status is CaptureStatus.CAPTURED:
+            reason = f"{FIRST_CALL}: {call.label}"
+        else:
+            reason = result.reason or f"{NOT_CAPTURED}: {call.label}"
+        if result.output is None:  # the capture was skipped before anything ran
+            return self.run_eager(fn, args, kwargs, reason)
+        self.stats.record_miss(reason)
+        return result.output
 
     def _replay(self, entry: _Entry, leaves: list[torch.Tensor]) -> Any:
         """Copy the live tensors into the static buffers (current stream) and replay; returns the
@@ -278,6 +306,8 @@ class GraphRunner:
             self._drop(call.key)
         elif entry is not None:
             return CaptureResult(CaptureStatus.ALREADY_CAPTURED, call.label, entry=entry.stats, exact=True, max_abs_diff=0.0)
+        if self.limits.evict_lru:
+            self._make_room()
         skip = self._capture_refusal(call)
         if skip is not None:
             return CaptureResult(CaptureStatus.SKIPPED, call.label, skip)
@@ -358,6 +388,34 @@ class GraphRunner:
             reason = self._blocked[call.key] = f"capture failed: {_one_line(error)}"
         log.warning("[BCG] %s: %s for %s; this shape runs eager", self.name, reason, call.label)
         return CaptureResult(CaptureStatus.FAILED, call.label, reason, output=fn(*args, **kwargs))
+
+    def _make_room(self) -> None:
+        """Evict least recently used entries until one more fits under ``max_entries`` and the budget.
+
+        A pool whose last entry goes is released (and the CUDA cache emptied), so its memory really
+        returns to the device; a pool shared with live entries keeps its reserved memory for them
+        and for the next captures, which reuse its free blocks.
+        """
+        budget = self.limits.memory_budget_bytes
+        while self._entries and (
+            len(self._entries) >= self.limits.max_entries or (budget is not None and self.memory_bytes >= budget)
+        ):
+            key = next(iter(self._entries))
+            entry = self._entries[key]
+            self._drop(key)
+            self.stats.evictions += 1
+            log.info("[BCG] %s: evicted %s (least recently used) to make room: graphs hold %.1f MiB",
+                     self.name, entry.stats.label, self.memory_bytes / 2**20)  # fmt: skip
+            live_pools = {id(e.graph.pool) for e in self._entries.values()}
+            for device, pool in list(self._pools.items()):
+                if id(pool) not in live_pools:
+                    del self._pools[device]
+                    if device.type == "cuda":
+                        torch.cuda.empty_cache()
+
+    def set_memory_budget(self, budget_bytes: int | None) -> None:
+        """Change the graph memory budget (None: no limit); applies to the next capture."""
+        self.limits = replace(self.limits, memory_budget_bytes=budget_bytes)
 
     def begin_warmup(self) -> None:
         """A warm-up starts: shapes that failed for a passing reason (out of memory) may try again."""

@@ -38,6 +38,8 @@ class RunnerStats:
     hits: int = 0
     misses: Counter = field(default_factory=Counter)
     captures: int = 0
+    #: Entries dropped to make room for new ones (``RunnerLimits.evict_lru``).
+    evictions: int = 0
     capture_failures: int = 0
     capture_seconds: float = 0.0
     pool_bytes: int = 0
@@ -52,7 +54,7 @@ class RunnerStats:
 
     def window(self) -> "StatsWindow":
         """Start counting a sampling run: ``window.delta()`` later gives that run's counts."""
-        return StatsWindow(self, self.hits, Counter(self.misses))
+        return StatsWindow(self, self.hits, Counter(self.misses), self.evictions)
 
 
 @dataclass
@@ -60,6 +62,7 @@ class StatsWindow:
     stats: RunnerStats
     hits0: int
     misses0: Counter
+    evictions0: int = 0
 
     def delta(self) -> tuple[int, Counter]:
         """``(replayed, eager_by_reason)`` since the window opened."""
@@ -67,12 +70,19 @@ class StatsWindow:
         misses.subtract(self.misses0)
         return self.stats.hits - self.hits0, +misses
 
+    def evictions(self) -> int:
+        """Entries evicted since the window opened."""
+        return self.stats.evictions - self.evictions0
 
-def summarize_run(replayed: int, eager: Counter) -> str:
-    """``replayed 14/16 calls; eager: 2x not captured: 640x512`` (one line for the log and UI)."""
+
+def summarize_run(replayed: int, eager: Counter, evicted: int = 0) -> str:
+    """``replayed 14/16 calls; eager: 2x not captured: 640x512`` (one line for the log and UI),
+    with ``; evicted N graphs (memory budget)`` when entries were evicted."""
     total = replayed + sum(eager.values())
     text = f"replayed {replayed}/{total} calls"
     if eager:
         reasons = ", ".join(f"{n}x {reason}" for reason, n in eager.most_common())
         text += f"; eager: {reasons}"
+    if evicted:
+        text += f"; evicted {evicted} graph{'s' if evicted > 1 else ''} (memory budget)"
     return text

@@ -9,6 +9,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACK = "comfyui_bcg_pack"
 #: (positive, negative) prompt lengths per family: FLUX's T5 pads both to 256, the others differ.
 LENGTHS = {"flux": (256, 256), "zimage": (40, 17), "qwen_image": (40, 17)}
+#: BCG Apply's capture policy for tests of warm-up semantics (unwarmed shapes run eager).
+WARMUP_ONLY = "warm-up only"
 
 
 def conds(family):

@@ -11,7 +11,7 @@ import logging
 
 import pytest
 import torch
-from bcg_testing import conds, sample_custom_advanced, session_of
+from bcg_testing import WARMUP_ONLY, conds, sample_custom_advanced, session_of
 
 from bcg_runtime.comfy import synthetic
 
@@ -44,7 +44,7 @@ def test_on_cpu_bcg_is_off_says_why_and_changes_nothing(pack, family_model):
     positive, negative = conds(family)
     eager = synthetic.sample(model, family, 64, 64, 2, 2.0, positive, negative, seed=3)
 
-    (bcg_model,) = nodes["BCGApply"].execute(model, "breakable").args
+    (bcg_model,) = nodes["BCGApply"].execute(model, "breakable", capture=WARMUP_ONLY).args
     warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
     assert "off: no CUDA" in report
 
@@ -65,7 +65,7 @@ def test_warmed_sampling_replays_every_call_and_equals_eager(pack, models, stand
     positive, negative = conds(family)
     eager = synthetic.sample(model, family, 64, 64, 2, 2.0, positive, negative, seed=3)
 
-    (bcg_model,) = nodes["BCGApply"].execute(model, mode).args
+    (bcg_model,) = nodes["BCGApply"].execute(model, mode, capture=WARMUP_ONLY).args
     warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1,2", positive, negative).args
     session = session_of(warmed)
     assert "NOT exact" not in report and "replay exact" in report, report
@@ -99,7 +99,7 @@ def test_unwarmed_resolution_falls_back_and_names_it(pack, models, standin_graph
     family = "zimage"
     model = models(family)
     positive, negative = conds(family)
-    (bcg_model,) = nodes["BCGApply"].execute(model, "breakable").args
+    (bcg_model,) = nodes["BCGApply"].execute(model, "breakable", capture=WARMUP_ONLY).args
     warmed, _ = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
     out = synthetic.sample(warmed, family, 80, 64, 2, 1.0, positive, negative, seed=3)
     assert torch.equal(out, synthetic.sample(model, family, 80, 64, 2, 1.0, positive, negative, seed=3))
@@ -111,7 +111,7 @@ def test_unwarmed_resolution_falls_back_and_names_it(pack, models, standin_graph
 def test_synthetic_text_buckets_and_flux_t5_padding_note(pack, models, standin_graphs, caplog):
     _, nodes = pack
     model = models("flux")
-    (bcg_model,) = nodes["BCGApply"].execute(model, "full", 0, True).args  # verify on
+    (bcg_model,) = nodes["BCGApply"].execute(model, "full", 0, True, capture=WARMUP_ONLY).args  # verify on
     _, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "64,128,256", "1").args
     assert "text bucket 64 reaches the DiT as 256" in report
     assert report.count("captured,") == 1, report  # 64, 128 and 256 all become the 256 graph
@@ -160,7 +160,7 @@ def warmed_qwen(pack, models, standin_graphs):
     def warm(mode="auto", budget_mb=0):
         model = models(QWEN)
         positive, negative = conds(QWEN)
-        (bcg_model,) = nodes["BCGApply"].execute(model, mode, budget_mb).args
+        (bcg_model,) = nodes["BCGApply"].execute(model, mode, budget_mb, capture=WARMUP_ONLY).args
         warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
         return model, warmed, report, positive, negative
 
@@ -301,7 +301,7 @@ def test_unsupported_family_runs_unchanged_and_says_why(pack):
     model = small_lumina2()
     assert type(model.model.model_config).__name__ == "Lumina2"
     positive = synthetic.make_conditioning("zimage", 20, seed=1)  # same text encoder width
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
     warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, positive).args
     assert "off: unsupported model Lumina2: BCG supports FLUX.1, Z-Image, Qwen-Image" in report
     out = synthetic.sample(warmed, "zimage", 64, 64, 2, 1.0, positive, positive, seed=3)

@@ -9,7 +9,7 @@ unwarmed resolution falls back naming itself, and allocator churn between warm-u
 
 import pytest
 import torch
-from bcg_testing import conds, release_cuda_memory
+from bcg_testing import WARMUP_ONLY, conds, release_cuda_memory
 
 from bcg_runtime.comfy import api, synthetic
 from bcg_runtime.comfy.wrappers import session_of
@@ -36,7 +36,7 @@ def test_full_size_sampling_is_bit_exact(full_model, mode):
     ComfyUI's node API imports; the node shells are covered by the CPU comfy layer)."""
     family, model = full_model
     positive, negative = conds(family)
-    warmed = api.apply(model, mode)
+    warmed = api.apply(model, mode, capture=WARMUP_ONLY)
     report = api.warm_up(warmed, "512x512, 1024x1024", "", "1,2", positive, negative).text()
     print(report)
     session = session_of(warmed)
@@ -72,7 +72,7 @@ def test_flux_warmup_of_two_resolutions_and_three_buckets_is_quick_and_small(ful
     family, model = full_model
     if family != "flux":
         pytest.skip(f"the warm-up figure is FLUX.1-dev's ({family} is covered by the exactness test)")
-    warmed = api.apply(model, "auto")
+    warmed = api.apply(model, "auto", capture=WARMUP_ONLY)
     small = api.warm_up(warmed, "512x512", "256,384,512", "1,2")
     large = api.warm_up(warmed, "1024x1024", "256,384,512", "1,2")
     print(small.text(), large.text(), sep="\n")

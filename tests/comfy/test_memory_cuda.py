@@ -12,7 +12,7 @@ management. A small Z-Image (two main blocks, real widths) keeps each test to se
 
 import pytest
 import torch
-from bcg_testing import conds, release_cuda_memory
+from bcg_testing import WARMUP_ONLY, conds, release_cuda_memory
 
 from bcg_runtime.comfy import api, synthetic
 from bcg_runtime.comfy.wrappers import session_of
@@ -41,7 +41,7 @@ def sample(model, size, seed=5, cfg=1.0):
 
 def test_out_of_memory_during_warmup_lists_what_was_skipped_and_keeps_what_was_captured(model):
     positive, negative = conds(FAMILY)
-    warmed = api.apply(model, "full")
+    warmed = api.apply(model, "full", capture=WARMUP_ONLY)
     first = api.warm_up(warmed, "256x256", "", "1", positive, negative)
     session = session_of(warmed)
     assert first.captured >= 1, first.text()
@@ -67,7 +67,7 @@ def test_out_of_memory_during_warmup_lists_what_was_skipped_and_keeps_what_was_c
 def warm_sample_and_delete(model) -> tuple[int, int]:
     """Apply, warm up 512² and 1024², sample; (graph bytes, reserved bytes with the graphs)."""
     positive, negative = conds(FAMILY)
-    warmed = api.apply(model, "breakable")
+    warmed = api.apply(model, "breakable", capture=WARMUP_ONLY)
     report = api.warm_up(warmed, "512x512, 1024x1024", "", "1", positive, negative)
     sample(warmed, 1024)
     assert report.captured >= 2, report.text()
@@ -96,7 +96,7 @@ def test_graph_memory_is_reserved_while_comfyui_plans_loads(model, monkeypatch):
     import comfy.model_management as mm
 
     positive, negative = conds(FAMILY)
-    warmed = api.apply(model, "full")
+    warmed = api.apply(model, "full", capture=WARMUP_ONLY)
     api.warm_up(warmed, "512x512", "", "1", positive, negative)
     graph_bytes = session_of(warmed).runner.memory_bytes
     base = mm.EXTRA_RESERVED_VRAM
@@ -120,7 +120,7 @@ def test_partial_load_runs_eager_with_the_reason_and_moved_weights_never_replay(
     import comfy.model_management as mm
 
     positive, negative = conds(FAMILY)
-    warmed = api.apply(model, "full")
+    warmed = api.apply(model, "full", capture=WARMUP_ONLY)
     api.warm_up(warmed, "256x256", "", "1", positive, negative)
     session = session_of(warmed)
     eager_full = sample(model, 256)

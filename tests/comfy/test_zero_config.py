@@ -1,0 +1,109 @@
+"""Zero-config replay. Capture on first call (BCG Apply's default policy): a workflow with only BCG Apply between the
+loader and the KSampler replays from the second step on, bit-equal to eager, with every eager call
+counted under its reason; a small memory budget evicts least recently used graphs and says so; a
+weight change drops graphs and the next calls capture again. CPU stand-in here, real graphs on
+the H200 (the same tests under scripts/gpu_suite.sh). And a warm-up from the workflow's own LATENT."""
+
+import pytest
+import torch
+from bcg_testing import conds, session_of
+from test_bcg_nodes import QWEN, models  # noqa: F401  (fixture)
+
+from bcg_runtime.comfy import synthetic
+
+pytestmark = pytest.mark.comfy
+FIRST = "first call, captured"
+
+
+def _first_calls(run):
+    return sum(n for reason, n in run["eager"].items() if reason.startswith(FIRST))
+
+
+def test_only_bcg_apply_replays_from_the_second_step(pack, models, standin_graphs):
+    _, nodes = pack
+    model = models(QWEN)
+    positive, negative = conds(QWEN)  # cond 40 and uncond 17 tokens: two signatures per step
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args  # defaults: capture on first call
+    session = session_of(bcg_model)
+    assert session.config.capture.value == "on first call"
+
+    out = synthetic.sample(bcg_model, QWEN, 64, 64, 4, 2.5, positive, negative, seed=3)
+    assert torch.equal(out, synthetic.sample(model, QWEN, 64, 64, 4, 2.5, positive, negative, seed=3))
+    run = session.last_run
+    assert run["calls"] == 8 and run["replayed"] == 6, run
+    assert run["eager"] == {f"{FIRST}: 64x64 txt40 b1": 1, f"{FIRST}: 64x64 txt17 b1": 1}, run
+    assert session.runner.stats.captures == 2
+
+    # A second request: every call replays, nothing new is captured.
+    out2 = synthetic.sample(bcg_model, QWEN, 64, 64, 4, 2.5, positive, negative, seed=4)
+    assert torch.equal(out2, synthetic.sample(model, QWEN, 64, 64, 4, 2.5, positive, negative, seed=4))
+    assert session.last_run["replayed"] == session.last_run["calls"] == 8
+    assert session.runner.stats.captures == 2
+
+
+def test_small_budget_evicts_least_recently_used_and_counts_it(pack, models, standin_graphs):
+    _, nodes = pack
+    model = models(QWEN)
+    positive, _ = conds(QWEN)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "full", 1).args  # 1 MiB: one graph at a time
+    session = session_of(bcg_model)
+    for width in (64, 80, 64):
+        out = synthetic.sample(bcg_model, QWEN, width, 64, 3, 1.0, positive, positive, seed=3)
+        assert torch.equal(out, synthetic.sample(model, QWEN, width, 64, 3, 1.0, positive, positive, seed=3)), width
+        run = session.last_run
+        assert run["replayed"] == 2 and _first_calls(run) == 1, run
+    assert session.runner.stats.evictions == 2 and len(session.runner.entries()) == 1
+    assert run["evicted"] == 1 and "evicted 1 graph (memory budget)" in run["summary"], run
+    assert session.status()["evictions"] == 2
+
+
+def test_weights_moved_drop_graphs_and_the_next_call_captures_again(pack, models, standin_graphs):
+    import comfy.utils
+
+    _, nodes = pack
+    model = models(QWEN)
+    positive, _ = conds(QWEN)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "full").args
+    session = session_of(bcg_model)
+    synthetic.sample(bcg_model, QWEN, 64, 64, 2, 1.0, positive, positive, seed=3)
+
+    dm = model.model.diffusion_model
+    name, param = next(iter(dm.named_parameters()))
+    original = param.data
+    comfy.utils.set_attr_param(dm, name, original.clone() * 1.5)  # new tensor, new address
+    try:
+        out = synthetic.sample(bcg_model, QWEN, 64, 64, 3, 1.0, positive, positive, seed=3)
+        assert torch.equal(out, synthetic.sample(model, QWEN, 64, 64, 3, 1.0, positive, positive, seed=3))
+        run = session.last_run
+        assert run["replayed"] == 2 and _first_calls(run) == 1, run
+        assert session.runner.disabled_reason is None and session.stale is None
+    finally:
+        comfy.utils.set_attr_param(dm, name, original)
+
+
+def test_warmup_from_the_workflow_latent_captures_batch_2_cfg_calls(pack, models, standin_graphs):
+    """Latent batch 2 at cfg > 1 with cond/uncond of different lengths, nothing typed: the warm-up
+    captures exactly the calls the KSampler sends, and sampling replays all of them."""
+    _, nodes = pack
+    model = models(QWEN)
+    positive, negative = conds(QWEN)
+    latent = {"samples": synthetic.empty_latent(QWEN, 64, 64, batch=2)}
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture="warm-up only").args
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "", "", "1", positive, negative, latent).args
+    assert "64x64 txt40 b2: captured" in report and "64x64 txt17 b2: captured" in report, report
+
+    out = synthetic.sample(warmed, QWEN, 64, 64, 3, 2.5, positive, negative, seed=3, latent=latent["samples"])
+    reference = synthetic.sample(model, QWEN, 64, 64, 3, 2.5, positive, negative, seed=3, latent=latent["samples"])
+    assert torch.equal(out, reference)
+    run = session_of(warmed).last_run
+    assert run["replayed"] == run["calls"] == 6, run
+
+
+def test_warmup_latent_without_conditioning_names_the_fix(pack, models):
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(models(QWEN), "auto").args
+    latent = {"samples": synthetic.empty_latent(QWEN, 64, 64)}
+    with pytest.raises(ValueError, match="latent: connected without positive"):
+        nodes["BCGWarmupCapture"].execute(bcg_model, "", "256", "1", None, None, latent)
+    assert nodes["BCGWarmupCapture"].validate_inputs(resolutions="", text_buckets="256", batch_sizes="1", latent=None) is True
+    assert "resolutions: empty" in nodes["BCGWarmupCapture"].validate_inputs(resolutions="", text_buckets="256", batch_sizes="1")

@@ -1,0 +1,88 @@
+"""Capture on first sight (``capture_miss=True``) and LRU eviction (``RunnerLimits.evict_lru``):
+the first call of a signature is captured, proven and answered with eager's output; later calls
+replay; past the entry limit or memory budget the least recently used entry goes. CPU stand-in
+(unit layer) and real CUDA graphs (gpu layer); every comparison is ``torch.equal`` to eager."""
+
+import pytest
+import torch
+
+from bcg_runtime.core.runner import FIRST_CALL, NOT_CAPTURED
+from test_runner import inputs, model_on
+
+
+def test_first_call_captures_and_returns_eager_then_replays(device, make_runner):
+    model = model_on(device, n_blocks=2)
+    runner = make_runner()
+    with torch.inference_mode():
+        first_args = inputs(device, seed=0)
+        first = runner(model, first_args, capture_miss=True)
+        assert torch.equal(first, model(*first_args))
+        assert runner.stats.captures == 1 and runner.stats.hits == 0
+        assert [r for r in runner.stats.misses] == [f"{FIRST_CALL}: {runner.entries()[0].label}"]
+        for seed in (1, 2):
+            args = inputs(device, seed=seed)
+            assert torch.equal(runner(model, args, capture_miss=True), model(*args))
+    assert runner.stats.hits == 2 and runner.stats.captures == 1
+
+
+def test_without_capture_miss_a_new_shape_still_only_misses(device, make_runner):
+    model = model_on(device, n_blocks=1)
+    runner = make_runner()
+    with torch.inference_mode():
+        runner(model, inputs(device, n_img=8))
+    assert runner.stats.captures == 0
+    assert next(iter(runner.stats.misses)).startswith(NOT_CAPTURED)
+
+
+def test_entry_limit_evicts_least_recently_used(device, make_runner):
+    model = model_on(device, n_blocks=1)
+    runner = make_runner(max_entries=2, evict_lru=True)
+    shapes = {n: inputs(device, n_img=n) for n in (4, 8, 12)}
+    with torch.inference_mode():
+        runner(model, shapes[4], capture_miss=True)
+        runner(model, shapes[8], capture_miss=True)
+        runner(model, shapes[4], capture_miss=True)  # 4 is now the most recently used
+        out = runner(model, shapes[12], capture_miss=True)  # evicts 8, not 4
+        assert torch.equal(out, model(*shapes[12]))
+        assert runner.stats.evictions == 1 and len(runner.entries()) == 2
+        hits = runner.stats.hits
+        assert torch.equal(runner(model, shapes[4], capture_miss=True), model(*shapes[4]))
+        assert runner.stats.hits == hits + 1, "the recently used shape was evicted"
+        runner(model, shapes[8], capture_miss=True)  # captured again, evicting 12
+    assert runner.stats.captures == 4 and runner.stats.evictions == 2
+
+
+def test_memory_budget_evicts_and_releases_the_pool(device, make_runner):
+    """A budget below one entry's memory: every new shape evicts the last, the pool is released
+    with it, and graph memory does not grow over a stream of shapes."""
+    model = model_on(device, n_blocks=2)
+    runner = make_runner(evict_lru=True, memory_budget_bytes=1)
+    held = []
+    with torch.inference_mode():
+        for n in (4, 8, 12, 16, 4, 8):
+            args = inputs(device, n_img=n)
+            assert torch.equal(runner(model, args, capture_miss=True), model(*args))
+            assert len(runner.entries()) == 1
+            held.append(runner.memory_bytes)
+    assert runner.stats.evictions == 5
+    # Shapes 4 and 8 come back after 16: with the old pools released they hold what they held first.
+    assert held[4:] == held[:2], f"graph memory kept what evicted shapes held: {held}"
+
+
+def test_a_blocked_shape_is_not_captured_again_on_sight(device, make_runner):
+    model = model_on(device, n_blocks=1)
+    runner = make_runner()
+
+    def breaks_under_capture(*args):
+        from bcg_runtime.core import is_capturing
+
+        if is_capturing():
+            raise RuntimeError("host sync")
+        return model(*args)
+
+    with torch.inference_mode():
+        args = inputs(device)
+        assert torch.equal(runner(breaks_under_capture, args, capture_miss=True), model(*args))
+        assert torch.equal(runner(breaks_under_capture, args, capture_miss=True), model(*args))
+    assert runner.stats.capture_failures == 1
+    assert runner.stats.misses == {"capture failed: RuntimeError: host sync": 2}
