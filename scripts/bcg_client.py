@@ -1,12 +1,59 @@
 #!/usr/bin/env python3
-"""Queue a BCG workflow on a running ComfyUI N times and report how many DiT calls replayed.
+"""Run batches of prompts on one or several ComfyUI servers and report how many DiT calls BCG replayed.
 
-Submits N copies of an API-format workflow (in ComfyUI: Workflow > Export (API); default
-example_workflows/bcg_api_example.json) through ``POST /prompt``. Copy i gets seed ``--seed + i``
-and the i-th (cycled) entry of ``--prompts`` and ``--resolutions``. Each run is awaited on
-``/history/<prompt_id>``, its images are downloaded through ``/view`` into ``--out``, and at the
-end the difference of ``GET /bcg/status`` before and after is printed: DiT calls replayed as CUDA
-graphs, and calls that ran eager (fallbacks) by reason.
+Two ways to say what to run:
+
+* a job spec (``--job spec.json``): the cross product prompts x seeds x sizes of one API-format
+  workflow, spread over ``--servers`` (one ComfyUI per GPU); every job's outputs, prompt ids,
+  retries and failures go to a results JSON (``--out``), and ``--resume results.json`` skips the
+  jobs already done;
+* quick runs without a spec: ``-n N`` copies of ``--workflow`` (default
+  example_workflows/bcg_api_example.json); copy i gets seed ``--seed + i`` and the i-th (cycled)
+  entry of ``--prompts`` and ``--resolutions``, and its images are saved in ``--out`` (a folder).
+
+Job spec (JSON; relative paths are relative to the spec's folder)::
+
+    {
+      "workflow": "../example_workflows/bcg_api_example.json",
+      "prompts": ["a red fox in fresh snow", "a lighthouse at night"],
+      "seeds": 4,
+      "sizes": ["1024x1024", "768x1344"],
+      "steps": 8,
+      "cfg": 1.0,
+      "nodes": {"text": "4", "latent": "9", "seed": "10", "sampler": "10"},
+      "set": {"8.resolutions": "1024x1024,768x1344"}
+    }
+
+  workflow    API-format workflow (in ComfyUI: Workflow > Export (API)); the only required field
+  prompts     positive prompt texts: a list, or a text file with one prompt per line (blank lines
+              skipped); default: the workflow's own text
+  seeds       a list of seeds, or a count N meaning seed_start .. seed_start+N-1 (seed_start
+              defaults to 0); default: the workflow's own seed
+  sizes       a list of "WIDTHxHEIGHT" (multiples of 8); default: the workflow's own size
+  steps, cfg  optional overrides, set on the sampler node(s)
+  nodes       optional node ids (a string or a list of strings) per role; found as without a spec
+              when left out: sampler and seed = every KSampler / KSamplerAdvanced, text = the
+              CLIPTextEncode on the sampler's positive input, latent = every EmptySD3LatentImage /
+              EmptyLatentImage. A seed node needs a seed or noise_seed input, a latent node width
+              and height, a text node text; steps/cfg go to the sampler nodes that have them
+  set         optional {"NODE_ID.INPUT": value} overrides applied to every job (like --set)
+
+Scheduling: each server keeps up to ``--in-flight`` prompts queued and takes the next job when one
+finishes; its prompts are polled on ``/history/<prompt_id>`` and ``/queue`` (no websocket). A
+server that stops answering is retried with backoff while the others keep going; its jobs go to
+other servers after ``--lost-after`` seconds. A prompt that vanished from a server's queue and
+history (the server restarted) or was interrupted is resubmitted to any live server, at most
+``--retries`` times. A prompt that ComfyUI refuses or whose execution fails is failed for good.
+
+Results JSON (``--out``; rewritten as the batch goes, so an interrupted run can be resumed): the
+totals (prompts, done, failed, replayed, calls, eager, images), "per_server" (done, failed, lost,
+replayed, calls, eager) and "jobs": one record per job with key (s<seed>_<W>x<H>_<hash of the
+prompt sent>), status (done / failed / pending), prompt, seed, width, height, server, prompt_id,
+outputs (the server's file names), images (downloaded copies, with --images), attempts and error.
+
+At the end the DiT calls replayed as CUDA graphs and those that ran eager (by reason) are printed
+per server and in total: the difference of GET /bcg/status between the start and the end of the
+batch. The exit status is 1 if any job failed for good (or the input was bad), 0 otherwise.
 
 Examples::
 
@@ -14,56 +61,100 @@ Examples::
     python scripts/bcg_client.py --server http://127.0.0.1:8188 -n 6 --prompts "a red fox" \\
         "a lighthouse at night" --resolutions 1024x1024,768x1344 --out bcg_out
     python scripts/bcg_client.py --set 10.steps=4 --set 8.resolutions=1024x1024,768x1344
+    python scripts/bcg_client.py --job spec.json --servers http://gpu0:8188,http://gpu1:8188 \\
+        --out results.json --images images
+    python scripts/bcg_client.py --job spec.json --servers ... --resume results.json
 
-A resolution that BCG Warmup Capture did not capture runs eager and is reported as
-"not captured: WxH ..."; list it in the warm-up node (``--set <id>.resolutions=...``) to replay it.
-``--prompts`` changes the CLIPTextEncode feeding the KSampler's positive input; other ways of
-making conditioning are left as they are. Standard library only.
+A resolution that BCG did not capture yet runs eager and is reported as "not captured: WxH ..." or
+"first call, captured: ..."; list it in BCG Warmup Capture (``--set <id>.resolutions=...``) to
+replay it from the first step. ``--prompts`` changes the CLIPTextEncode feeding the KSampler's
+positive input; other ways of making conditioning are left as they are. Standard library only.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
+import http.client
+import itertools
 import json
+import os
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from collections import Counter
+from collections import Counter, deque
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_WORKFLOW = Path(__file__).resolve().parents[1] / "example_workflows" / "bcg_api_example.json"
+DEFAULT_SERVER = "http://127.0.0.1:8188"
 SAMPLERS = ("KSampler", "KSamplerAdvanced")
 LATENTS = ("EmptySD3LatentImage", "EmptyLatentImage")
+DOWN_CODES = (502, 503, 504)
+MAX_SIDE = 16384
+MAX_SEED = 0xFFFFFFFFFFFFFFFF
 
 
 class ClientError(RuntimeError):
-    """A prompt was refused or failed; the message says which and why."""
+    """A prompt was refused or failed, or the input is bad; the message says which and the fix."""
+
+
+class ServerDown(ClientError):
+    """The server did not answer (refused, reset, timed out, 502-504): try it again later."""
+
+
+class SpecError(ClientError):
+    """A job spec field is bad; the message names the field and the fix."""
 
 
 # ------------------------------------------------------------------------------------------ HTTP
-def http_json(server: str, path: str, payload: dict | None = None, timeout: float = 30) -> dict:
-    data = None if payload is None else json.dumps(payload).encode()
+def http_bytes(server: str, path: str, data: bytes | None = None, timeout: float = 30) -> bytes:
+    """The body of ``server + path`` (POST when ``data`` is given).
+
+    Raises ServerDown when the server does not answer or answers 502-504, ClientError on other
+    HTTP errors (with the status and ComfyUI's message)."""
     request = urllib.request.Request(server.rstrip("/") + path, data=data, headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return json.loads(response.read())
+            return response.read()
     except urllib.error.HTTPError as e:
         body = e.read().decode(errors="replace")
-        raise ClientError(f"{e.code} from {path}: {body[:2000]}") from None
-    except urllib.error.URLError as e:
-        raise ClientError(f"cannot reach ComfyUI at {server} ({e.reason}); start it or pass --server") from None
+        raise (ServerDown if e.code in DOWN_CODES else ClientError)(f"{e.code} from {path}: {body[:2000]}") from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
+        reason = getattr(e, "reason", None) or str(e) or type(e).__name__
+        raise ServerDown(f"cannot reach ComfyUI at {server} ({reason}); start it or pass --server / --servers") from None
 
 
-def queue(server: str, prompt: dict, client_id: str) -> str:
+def http_json(server: str, path: str, payload: dict | None = None, timeout: float = 30) -> dict:
+    """GET (or POST ``payload`` to) ``server + path`` and decode the JSON answer; errors as http_bytes."""
+    data = None if payload is None else json.dumps(payload).encode()
+    body = http_bytes(server, path, data, timeout)
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError:
+        raise ClientError(f"{path} on {server} did not answer JSON: {body[:200]!r}") from None
+
+
+def queue(server: str, prompt: dict, client_id: str, timeout: float = 30) -> str:
     """POST /prompt; the prompt id. Validation errors are raised with ComfyUI's node errors."""
-    answer = http_json(server, "/prompt", {"prompt": prompt, "client_id": client_id})
-    if answer.get("node_errors"):
+    answer = http_json(server, "/prompt", {"prompt": prompt, "client_id": client_id}, timeout)
+    if isinstance(answer, dict) and answer.get("node_errors"):
         raise ClientError(f"prompt refused: {json.dumps(answer['node_errors'])[:2000]}")
+    if not isinstance(answer, dict) or "prompt_id" not in answer:
+        raise ClientError(f"POST /prompt on {server} answered without a prompt_id: {json.dumps(answer)[:200]}; is it ComfyUI?")
     return answer["prompt_id"]
+
+
+def execution_error(prompt_id: str, status: dict) -> str:
+    """A readable message for a history entry whose status_str is "error"."""
+    errors = [m[1] for m in status.get("messages", []) if m[0] == "execution_error"]
+    detail = "; ".join(f"node {e.get('node_id')} ({e.get('node_type')}): {e.get('exception_message', '').strip()}" for e in errors)
+    return f"prompt {prompt_id} failed: {detail or status}"
 
 
 def wait(server: str, prompt_id: str, timeout: float = 600, poll: float = 0.5) -> dict:
@@ -75,31 +166,42 @@ def wait(server: str, prompt_id: str, timeout: float = 600, poll: float = 0.5) -
         if status.get("completed"):
             return entry
         if status.get("status_str") == "error":
-            errors = [m[1] for m in status.get("messages", []) if m[0] == "execution_error"]
-            detail = "; ".join(f"node {e.get('node_id')} ({e.get('node_type')}): {e.get('exception_message', '').strip()}" for e in errors)
-            raise ClientError(f"prompt {prompt_id} failed: {detail or status}")
+            raise ClientError(execution_error(prompt_id, status))
         time.sleep(poll)
     raise ClientError(f"prompt {prompt_id} not finished after {timeout:.0f}s (raise --timeout, or check the server log)")
 
 
+def output_files(entry: dict) -> list[dict]:
+    """Every file a history entry's outputs name: ``{"node", "kind", "filename", "subfolder", "type"}``."""
+    files = []
+    for node_id, output in sorted(entry.get("outputs", {}).items()):
+        for kind, items in sorted(output.items()):
+            for item in items if isinstance(items, list) else []:
+                if isinstance(item, dict) and "filename" in item:
+                    files.append({"node": node_id, "kind": kind, **{k: item.get(k, "") for k in ("filename", "subfolder", "type")}})
+    return files
+
+
 def download_images(server: str, entry: dict, out_dir: Path, prefix: str) -> list[Path]:
-    """Fetch every image of a history entry through /view into ``out_dir``."""
+    """Fetch every image of a history entry through /view into ``out_dir``; ServerDown if it stops answering."""
     out_dir.mkdir(parents=True, exist_ok=True)
     saved = []
     for node_id, output in sorted(entry.get("outputs", {}).items()):
         for k, image in enumerate(output.get("images", [])):
             query = urllib.parse.urlencode({k2: image.get(k2, "") for k2 in ("filename", "subfolder", "type")})
-            with urllib.request.urlopen(f"{server.rstrip('/')}/view?{query}", timeout=60) as response:
-                data = response.read()
+            data = http_bytes(server, f"/view?{query}", timeout=60)
             path = out_dir / f"{prefix}_node{node_id}_{k}{Path(image['filename']).suffix or '.png'}"
             path.write_bytes(data)
             saved.append(path)
     return saved
 
 
-def bcg_status(server: str) -> list[dict]:
+def bcg_status(server: str, timeout: float = 30) -> list[dict]:
+    """The sessions of GET /bcg/status; a 404 says to install the pack."""
     try:
-        return http_json(server, "/bcg/status")["sessions"]
+        return http_json(server, "/bcg/status", timeout=timeout)["sessions"]
+    except ServerDown:
+        raise
     except ClientError as e:
         if str(e).startswith("404"):
             raise ClientError("GET /bcg/status is 404: install the ComfyUI-BCG pack in this ComfyUI's custom_nodes and restart it") from None
@@ -134,21 +236,43 @@ def vary(workflow: dict, seed: int, text: str | None = None, resolution: tuple[i
     return prompt
 
 
+def set_input(workflow: dict, target: str, value, where: str) -> None:
+    """Set ``NODE_ID.INPUT`` of ``workflow`` to ``value``; ``where`` names the option in errors."""
+    node_id, dot, name = target.partition(".")
+    if not (dot and name) or node_id not in workflow:
+        raise ClientError(f"{where}: expected NODE_ID.INPUT=VALUE with a node id of the workflow ({', '.join(workflow)})")
+    workflow[node_id].setdefault("inputs", {})[name] = value
+
+
 def apply_sets(workflow: dict, sets: list[str]) -> None:
     """``ID.INPUT=VALUE`` overrides (VALUE parsed as JSON when it can be, else a string)."""
     for item in sets:
         target, sep, raw = item.partition("=")
-        node_id, dot, name = target.partition(".")
-        if not (sep and dot) or node_id not in workflow:
+        if not sep:
             raise ClientError(f"--set {item!r}: expected NODE_ID.INPUT=VALUE with a node id of the workflow ({', '.join(workflow)})")
         try:
             value = json.loads(raw)
         except json.JSONDecodeError:
             value = raw
-        workflow[node_id]["inputs"][name] = value
+        set_input(workflow, target, value, f"--set {item!r}")
+
+
+def parse_size(item: str, where: str) -> tuple[int, int]:
+    """``"1024x768"`` -> (1024, 768); positive multiples of 8 up to 16384, else a SpecError naming ``where``."""
+    w, x, h = item.strip().lower().replace(" ", "").partition("x")
+    if not (x and w.isdigit() and h.isdigit()):
+        raise SpecError(f"{where}: {item!r} is not WIDTHxHEIGHT (e.g. 1024x1024)")
+    size = (int(w), int(h))
+    for name, side in zip(("width", "height"), size):
+        if not 8 <= side <= MAX_SIDE:
+            raise SpecError(f"{where}: {item!r} has {name} {side}; sizes must be 8 to {MAX_SIDE}")
+        if side % 8:
+            raise SpecError(f"{where}: {item!r} has {name} {side}, not a multiple of 8 (the latent grid); use {side // 8 * 8 or 8} or {side // 8 * 8 + 8}")
+    return size
 
 
 def parse_resolutions(text: str) -> list[tuple[int, int]]:
+    """The ``--resolutions`` list: WIDTHxHEIGHT items, comma separated."""
     out = []
     for item in text.replace(" ", "").split(","):
         if item:
@@ -159,13 +283,290 @@ def parse_resolutions(text: str) -> list[tuple[int, int]]:
     return out
 
 
+# ------------------------------------------------------------------------------------ job spec
+SPEC_FIELDS = ("workflow", "prompts", "seeds", "seed_start", "sizes", "steps", "cfg", "nodes", "set")
+ROLES = {  # role -> (the inputs a node of that role must have (any of), what it is)
+    "text": (("text",), "CLIPTextEncode on the sampler's positive input"),
+    "latent": (("width",), "EmptySD3LatentImage / EmptyLatentImage node"),
+    "seed": (("seed", "noise_seed"), "KSampler / RandomNoise node with a seed"),
+    "sampler": (("steps", "cfg"), "KSampler (or the nodes holding steps and cfg)"),
+}
+
+
+@dataclass
+class Targets:
+    """Node ids that each job edits, per role (see ROLES)."""
+
+    text: list[str]
+    latent: list[str]
+    seed: list[str]
+    sampler: list[str]
+
+
+@dataclass
+class Job:
+    """One prompt to run. ``key`` names it in the results and image files; the same prompt gets
+    the same key, so --resume recognises it. The rest is its state while the batch runs."""
+
+    key: str
+    prompt: dict
+    seed: int | None = None
+    text: str | None = None
+    size: tuple[int, int] | None = None
+    status: str = "pending"  # pending | running | done | failed
+    server: str | None = None
+    prompt_id: str | None = None
+    submitted: float = 0.0
+    seconds: float | None = None
+    attempts: list[dict] = field(default_factory=list)
+    outputs: list[dict] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)
+    error: str | None = None
+    resumed: bool = False
+
+    def record(self) -> dict:
+        """The job's entry in the results JSON."""
+        w, h = self.size or (None, None)
+        keys = ("key", "status", "seed", "server", "prompt_id", "seconds", "outputs", "images", "attempts", "error")
+        return {**{k: getattr(self, k) for k in keys}, "prompt": self.text, "width": w, "height": h}
+
+
+@dataclass
+class JobSpec:
+    """A parsed job spec: the jobs (prompts x seeds x sizes) and what they came from."""
+
+    path: Path
+    workflow_path: Path
+    jobs: list[Job]
+    shape: str  # "3 prompts x 2 seeds x 2 sizes"
+
+
+def _ids(value, where: str) -> list[str]:
+    ids = value if isinstance(value, list) else [value]
+    if not ids or not all(isinstance(i, (str, int)) and not isinstance(i, bool) for i in ids):
+        raise SpecError(f"{where}: {value!r} is not a node id; give a node id of the workflow as a string (e.g. \"10\") or a list of them")
+    return [str(i) for i in ids]
+
+
+def _default_targets(workflow: dict) -> dict[str, list[str]]:
+    """The nodes the client edits when the spec names none (as ``vary`` does)."""
+    samplers = [i for i, n in workflow.items() if n.get("class_type") in SAMPLERS]
+    texts = []
+    for i in samplers:
+        source = _link_source(workflow, workflow[i].get("inputs", {}).get("positive"))
+        if source and workflow[source].get("class_type") == "CLIPTextEncode" and source not in texts:
+            texts.append(source)
+    latents = [i for i, n in workflow.items() if n.get("class_type") in LATENTS]
+    return {"text": texts, "latent": latents, "seed": samplers, "sampler": samplers}
+
+
+def find_targets(workflow: dict, nodes: dict | None, need: dict[str, str]) -> Targets:
+    """The nodes to edit: ``nodes`` (the spec's "nodes" field) or the defaults.
+
+    ``need`` maps each role the jobs use to the spec field that uses it (e.g. {"text": "prompts"});
+    a needed role without a node, or a named node without the role's inputs, is a SpecError."""
+    nodes = {} if nodes is None else nodes
+    if not isinstance(nodes, dict) or set(nodes) - set(ROLES):
+        raise SpecError(f"nodes: {json.dumps(nodes)[:200]} must be an object with keys among {', '.join(ROLES)} (each a node id)")
+    found = _default_targets(workflow)
+    for role, value in nodes.items():
+        ids = _ids(value, f"nodes.{role}")
+        inputs, what = ROLES[role]
+        for i in ids:
+            if i not in workflow:
+                raise SpecError(f"nodes.{role}: node {i!r} is not in the workflow (its nodes: {', '.join(workflow)}); give the id of its {what}")
+            if not set(inputs) & set(workflow[i].get("inputs", {})):
+                kind = workflow[i].get("class_type", "?")
+                raise SpecError(f"nodes.{role}: node {i!r} ({kind}) has no {' or '.join(inputs)} input; give the id of its {what}")
+        found[role] = ids
+    for role, used_by in need.items():
+        if not found[role]:
+            raise SpecError(f"{used_by}: the workflow has no {ROLES[role][1]} to set; give its id in nodes.{role}")
+    return Targets(**found)
+
+
+def apply_job(workflow: dict, targets: Targets, seed=None, text=None, size=None, steps=None, cfg=None) -> dict:
+    """A copy of ``workflow`` with the given values set on the target nodes (None leaves a value as is)."""
+    prompt = copy.deepcopy(workflow)
+    for i in targets.seed if seed is not None else []:
+        inputs = prompt[i]["inputs"]
+        inputs["noise_seed" if "noise_seed" in inputs else "seed"] = seed
+    for i in targets.text if text is not None else []:
+        prompt[i]["inputs"]["text"] = text
+    for i in targets.latent if size is not None else []:
+        prompt[i]["inputs"]["width"], prompt[i]["inputs"]["height"] = size
+    for name, value in (("steps", steps), ("cfg", cfg)):
+        for i in targets.sampler if value is not None else []:
+            if name in prompt[i]["inputs"]:
+                prompt[i]["inputs"][name] = value
+    return prompt
+
+
+def job_key(prompt: dict, seed, size) -> str:
+    """``s<seed>_<W>x<H>_<hash>``: readable, and equal exactly for equal prompts."""
+    digest = hashlib.sha1(json.dumps(prompt, sort_keys=True).encode()).hexdigest()[:10]
+    parts = ([f"s{seed}"] if seed is not None else []) + ([f"{size[0]}x{size[1]}"] if size else []) + [digest]
+    return "_".join(parts)
+
+
+def _number(spec: dict, name: str, kind, low, high, fix: str):
+    """spec[name] as ``kind`` within [low, high], None when absent; a SpecError naming the field otherwise."""
+    value = spec.get(name)
+    if value is None:
+        return None
+    ok = isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool)
+    if not ok or not low <= value <= high:
+        raise SpecError(f"{name}: {value!r} is not {'a number' if kind is float else 'an integer'} from {low} to {high}; {fix}")
+    return value
+
+
+def _no_duplicates(items: list, name: str) -> None:
+    seen = set()
+    for item in items:
+        if item in seen:
+            raise SpecError(f"{name}: {item!r} is listed twice; remove one (each job must differ)")
+        seen.add(item)
+
+
+def parse_prompts(value, base: Path) -> list[str | None]:
+    """The "prompts" field: a list of non-empty strings, or a text file (one prompt a line)."""
+    if value is None:
+        return [None]
+    if isinstance(value, str):
+        path = base / value
+        try:
+            prompts = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        except (OSError, UnicodeDecodeError) as e:
+            raise SpecError(f"prompts: cannot read {str(path)!r} ({e.strerror if isinstance(e, OSError) else e}); give a list of "
+                            "strings or a UTF-8 text file with one prompt per line (relative to the spec's folder)") from None  # fmt: skip
+        if not prompts:
+            raise SpecError(f"prompts: {str(path)!r} has no prompt; write one prompt per line")
+    elif isinstance(value, list) and value and all(isinstance(p, str) and p.strip() for p in value):
+        prompts = list(value)
+    else:
+        raise SpecError(f"prompts: {json.dumps(value)[:200]} must be a non-empty list of non-empty strings, or a text file with one prompt per line")
+    _no_duplicates(prompts, "prompts")
+    return prompts
+
+
+def parse_seeds(value, start) -> list[int | None]:
+    """The "seeds" field: a list of seeds, or a count N -> start .. start+N-1."""
+    if value is None:
+        return [None]
+    fix = f"give a list of seeds (integers 0 to {MAX_SEED}) or a count (e.g. 4)"
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise SpecError(f"seeds: {value} is not a count of seeds; {fix}")
+        start = 0 if start is None else start
+        if start + value - 1 > MAX_SEED:
+            raise SpecError(f"seed_start: {start} + {value} seeds passes {MAX_SEED}; lower seed_start")
+        return list(range(start, start + value))
+    if not isinstance(value, list) or not value:
+        raise SpecError(f"seeds: {json.dumps(value)[:200]} is neither a list of seeds nor a count; {fix}")
+    for seed in value:
+        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
+            raise SpecError(f"seeds: {seed!r} is not a seed; {fix}")
+    if start is not None:
+        raise SpecError("seed_start: only with a count of seeds (\"seeds\": 4); remove it or give a count")
+    _no_duplicates(value, "seeds")
+    return list(value)
+
+
+def parse_sizes(value) -> list[tuple[int, int] | None]:
+    """The "sizes" field: a list of "WIDTHxHEIGHT" strings."""
+    if value is None:
+        return [None]
+    if not isinstance(value, list) or not value or not all(isinstance(s, str) for s in value):
+        raise SpecError(f"sizes: {json.dumps(value)[:200]} must be a non-empty list of \"WIDTHxHEIGHT\" strings (e.g. [\"1024x1024\"])")
+    sizes = [parse_size(s, "sizes") for s in value]
+    _no_duplicates(sizes, "sizes")
+    return sizes
+
+
+def read_json(path: Path, what: str) -> dict:
+    """A JSON object from ``path``; a ClientError saying what is wrong and where."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ClientError(f"{what} {str(path)!r}: cannot read it ({e.strerror})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ClientError(f"{what} {str(path)!r} is not JSON ({e}); fix the file") from None
+    if not isinstance(data, dict):
+        raise ClientError(f"{what} {str(path)!r}: expected a JSON object, found {type(data).__name__}")
+    return data
+
+
+def load_workflow(path: Path, where: str) -> dict:
+    """An API-format workflow; a UI-format one (with "nodes"/"links") gets the export hint."""
+    workflow = read_json(path, where)
+    if "nodes" in workflow and "links" in workflow:
+        raise ClientError(f"{where} {str(path)!r} is a UI workflow; export the API format (Workflow > Export (API))")
+    if not workflow or not all(isinstance(n, dict) and "class_type" in n and isinstance(n.get("inputs"), dict) for n in workflow.values()):
+        raise ClientError(f"{where} {str(path)!r} is not an API-format workflow (each node needs class_type and inputs); "
+                          "export it with Workflow > Export (API)")  # fmt: skip
+    return workflow
+
+
+def load_spec(path: Path, sets: list[str] = ()) -> JobSpec:
+    """Parse and check a job spec (see the module docstring) into its jobs; ``sets`` are --set items.
+
+    Every problem is a ClientError (SpecError for a field) whose message names the field and the fix."""
+    spec = read_json(path, "job spec")
+    unknown = sorted(set(spec) - set(SPEC_FIELDS))
+    if unknown:
+        raise SpecError(f"{unknown[0]}: not a job spec field; the fields are {', '.join(SPEC_FIELDS)}")
+    if not isinstance(spec.get("workflow"), str):
+        raise SpecError("workflow: missing; give the path of an API-format workflow JSON (relative to the spec's folder)")
+    base = path.parent
+    workflow_path = base / spec["workflow"]
+    workflow = load_workflow(workflow_path, "workflow")
+    apply_sets(workflow, list(sets))
+    if not isinstance(spec.get("set", {}), dict):
+        raise SpecError("set: must be an object {\"NODE_ID.INPUT\": value}")
+    for target, value in spec.get("set", {}).items():
+        set_input(workflow, target, value, f"set {target!r}")
+    prompts = parse_prompts(spec.get("prompts"), base)
+    start = _number(spec, "seed_start", int, 0, MAX_SEED, "give the first seed")
+    seeds = parse_seeds(spec.get("seeds"), start)
+    sizes = parse_sizes(spec.get("sizes"))
+    steps = _number(spec, "steps", int, 1, 10000, "give the sampler's step count, e.g. 8")
+    cfg = _number(spec, "cfg", float, 0, 100, "give the guidance scale, e.g. 1.0")
+    need = {r: f for r, f, v in (("text", "prompts", prompts[0]), ("latent", "sizes", sizes[0]), ("seed", "seeds", seeds[0])) if v is not None}
+    if steps is not None or cfg is not None:
+        need["sampler"] = "steps" if steps is not None else "cfg"
+    targets = find_targets(workflow, spec.get("nodes"), need)
+    for name, value in (("steps", steps), ("cfg", cfg)):
+        if value is not None and not any(name in workflow[i]["inputs"] for i in targets.sampler):
+            raise SpecError(f"{name}: none of the sampler nodes ({', '.join(targets.sampler)}) has a {name} input; name the node that has it in nodes.sampler")
+    jobs = []
+    for text, seed, size in itertools.product(prompts, seeds, sizes):
+        prompt = apply_job(workflow, targets, seed, text, size, steps, cfg)
+        jobs.append(Job(job_key(prompt, seed, size), prompt, seed, text, size))
+    shape = " x ".join(f"{len(v)} {n}" for n, v in (("prompts", prompts), ("seeds", seeds), ("sizes", sizes)) if v[0] is not None)
+    return JobSpec(path, workflow_path, jobs, shape or "the workflow as is")
+
+
+def legacy_jobs(workflow: dict, count: int, seed: int, prompts: list | None, resolutions: list | None) -> list[Job]:
+    """The jobs of a run without a spec: copy i gets seed+i and the i-th (cycled) prompt and resolution."""
+    prompts, resolutions = prompts or [None], resolutions or [None]
+    jobs = []
+    for i in range(count):
+        text, res = prompts[i % len(prompts)], resolutions[i % len(resolutions)]
+        jobs.append(Job(f"{i:03d}_seed{seed + i}", vary(workflow, seed + i, text, res), seed + i, text, res))
+    return jobs
+
+
 # ---------------------------------------------------------------------------------------- totals
 def run_totals(before: list[dict], after: list[dict]) -> tuple[int, Counter]:
-    """(replayed, eager by reason) of the runs between two /bcg/status answers."""
+    """(replayed, eager by reason) of the runs between two /bcg/status answers.
+
+    A session absent from ``before``, or whose counts went down (a restarted server), counts from zero."""
     base = {s["id"]: s for s in before}
     replayed, eager = 0, Counter()
     for s in after:
         old = base.get(s["id"], {"hits": 0, "misses": {}})
+        if s["hits"] < old["hits"]:
+            old = {"hits": 0, "misses": {}}
         replayed += s["hits"] - old["hits"]
         eager.update(Counter(s["misses"]) - Counter(old["misses"]))
     return replayed, eager
@@ -178,54 +579,558 @@ def run_line(sessions: list[dict], workflow: dict) -> str:
     return runs[-1] if runs else "no BCG run (BCG Apply not in this workflow, or nothing sampled)"
 
 
-# ------------------------------------------------------------------------------------------ main
-def main(argv: list[str] | None = None) -> int:
+class StatusTracker:
+    """One server's replayed/eager counts since the batch started.
+
+    Each ``refresh`` adds the difference to the previous GET /bcg/status, so a server restart loses
+    only what ran since the last refresh (the client refreshes after every finished job)."""
+
+    def __init__(self, url: str):
+        self.url, self.base, self.sessions = url, None, []
+        self.replayed, self.eager, self.error = 0, Counter(), None
+
+    def refresh(self, timeout: float = 30) -> None:
+        """Take a snapshot; ServerDown propagates, any other error is kept in ``error``."""
+        try:
+            sessions = bcg_status(self.url, timeout)
+        except ServerDown:
+            raise
+        except (ClientError, KeyError, TypeError) as e:
+            self.error = str(e) if isinstance(e, ClientError) else f"GET /bcg/status answered without sessions ({e!r})"
+            return
+        if self.base is not None:  # new objects, not in-place updates: other threads read them
+            replayed, eager = run_totals(self.base, sessions)
+            self.replayed, self.eager = self.replayed + replayed, self.eager + eager
+        self.base = self.sessions = sessions
+        self.error = None
+
+    def totals(self) -> dict:
+        """{"replayed", "calls", "eager"} (and "bcg_status_error" when the route failed)."""
+        out = {"replayed": self.replayed, "calls": self.replayed + sum(self.eager.values()), "eager": dict(self.eager)}
+        return {**out, "bcg_status_error": self.error} if self.error else out
+
+
+# ------------------------------------------------------------------------------------- batching
+@dataclass
+class BatchConfig:
+    """How a batch runs (the CLI options of the same names)."""
+
+    in_flight: int = 2  # prompts queued per server
+    retries: int = 3  # resubmissions of a lost job
+    timeout: float = 600.0  # a job's seconds on a server; also how long all servers may be down
+    lost_after: float = 30.0  # a down server's jobs go elsewhere after this many seconds
+    poll: float = 0.5
+    backoff: tuple[float, float] = (1.0, 30.0)  # first and largest wait between probes of a down server
+    http_timeout: float = 30.0
+    images: Path | None = None  # download images here
+    client_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
+def server_label(url: str) -> str:
+    """host:port of a server URL, for progress lines."""
+    return urllib.parse.urlparse(url).netloc or url
+
+
+class ServerWorker:
+    """One server's thread: keeps ``in_flight`` prompts queued, polls them, recovers when it is down.
+
+    Shared state (jobs, the pending queue, counts) is only changed through the Batch, under its lock."""
+
+    def __init__(self, url: str, batch: Batch):
+        self.url, self.label, self.batch = url, server_label(url), batch
+        self.in_flight: dict[str, Job] = {}
+        self.down_since: float | None = None
+        self.next_probe, self.delay = 0.0, batch.config.backoff[0]
+        self.done = self.failed = self.lost = 0
+        self.status = StatusTracker(url)
+        self.thread = threading.Thread(target=self._loop, daemon=True, name=f"bcg-client {self.label}")
+
+    # -- loop
+    def _loop(self) -> None:
+        """Run until the batch stops; a ServerDown anywhere marks the server down.
+
+        Any other error also marks it down (with the error as the reason), so that its jobs move
+        on after lost_after instead of the batch waiting for a dead thread."""
+        config, first = self.batch.config, True
+        while not self.batch.stop.is_set():
+            pause = config.poll
+            try:
+                if first:
+                    first = False
+                    self.status.refresh(config.http_timeout)  # the baseline of the totals
+                if self.down_since is not None:
+                    pause = self._while_down()
+                else:
+                    self._poll_in_flight()
+                    self._submit()
+            except ServerDown as e:
+                self._mark_down(str(e))
+            except Exception as e:  # noqa: BLE001 - a worker thread must not die silently
+                self._mark_down(f"client error {e!r}")
+            self.batch.stop.wait(pause)
+
+    def _mark_down(self, reason: str) -> None:
+        now = time.monotonic()
+        if self.down_since is None:
+            self.down_since, self.delay = now, self.batch.config.backoff[0]
+            held = f"; its {len(self.in_flight)} job(s) move to other servers in {self.batch.config.lost_after:g}s" if self.in_flight else ""
+            self.batch.report(f"{self.label}: not answering ({reason}){held}; retrying with backoff")
+        else:
+            self.delay = min(self.delay * 2, self.batch.config.backoff[1])
+        self.next_probe = now + self.delay
+
+    def _while_down(self) -> float:
+        """Release held jobs after lost_after, probe when due; the seconds to pause."""
+        now = time.monotonic()
+        if self.in_flight and now - self.down_since >= self.batch.config.lost_after:
+            for job in self.in_flight.values():
+                self.batch.lost(job, self, f"{self.label} did not answer for {now - self.down_since:.1f}s")
+            self.in_flight.clear()
+        if now < self.next_probe:
+            return min(self.batch.config.poll, self.next_probe - now)
+        http_json(self.url, "/queue", timeout=self.batch.config.http_timeout)
+        self.batch.report(f"{self.label}: answering again after {now - self.down_since:.1f}s")
+        self.down_since = None
+        self.status.refresh(self.batch.config.http_timeout)
+        return 0.0
+
+    # -- work
+    def _submit(self) -> None:
+        while len(self.in_flight) < self.batch.config.in_flight:
+            job = self.batch.take()
+            if job is None:
+                return
+            try:
+                prompt_id = queue(self.url, job.prompt, self.batch.config.client_id, self.batch.config.http_timeout)
+            except ClientError as e:
+                if isinstance(e, ServerDown):
+                    self.batch.put_back(job)
+                    raise
+                self.batch.fail(job, self, f"refused by {self.label}: {e}")
+                continue
+            except BaseException:
+                self.batch.put_back(job)
+                raise
+            self.batch.submitted(job, self, prompt_id)
+            self.in_flight[prompt_id] = job
+
+    def _poll_in_flight(self) -> None:
+        """Settle every in-flight prompt that finished, failed or vanished."""
+        if not self.in_flight:
+            return
+        timeout = self.batch.config.http_timeout
+        answer = http_json(self.url, "/queue", timeout=timeout)  # read before the histories: see _unfinished
+        queued = {str(item[1]) for key in ("queue_running", "queue_pending") for item in answer.get(key, []) if len(item) > 1}
+        for prompt_id, job in list(self.in_flight.items()):
+            entry = http_json(self.url, f"/history/{prompt_id}", timeout=timeout).get(prompt_id)
+            if entry is None:
+                self._unfinished(prompt_id, job, queued)
+            else:
+                self._finished(prompt_id, job, entry)
+
+    def _unfinished(self, prompt_id: str, job: Job, queued: set[str]) -> None:
+        """A prompt not in the history: still queued (unless too long), else it vanished.
+
+        The queue was read before the history, and ComfyUI moves a finished prompt from the queue to
+        the history in one step (under one lock), so a prompt in neither is gone (the server restarted)."""
+        if prompt_id not in queued:
+            del self.in_flight[prompt_id]
+            self.batch.lost(job, self, f"prompt {prompt_id} vanished from {self.label}'s queue and history (restarted?)")
+        elif time.monotonic() - job.submitted > self.batch.config.timeout:
+            del self.in_flight[prompt_id]
+            try:  # best effort: take it out of that queue so it does not run twice
+                http_json(self.url, "/queue", {"delete": [prompt_id]}, timeout=self.batch.config.http_timeout)
+            except ClientError:
+                pass
+            self.batch.lost(job, self, f"not finished on {self.label} after {self.batch.config.timeout:g}s (raise --timeout for long jobs)")
+
+    def _finished(self, prompt_id: str, job: Job, entry: dict) -> None:
+        status = entry.get("status") or {}
+        if status.get("status_str") == "error":
+            del self.in_flight[prompt_id]
+            if any(m[0] == "execution_interrupted" for m in status.get("messages", [])):
+                self.batch.lost(job, self, f"prompt {prompt_id} was interrupted on {self.label}")
+            else:
+                self.batch.fail(job, self, f"{self.label}: {execution_error(prompt_id, status)}")
+            return
+        if status and not status.get("completed"):
+            return
+        images = []
+        if self.batch.config.images is not None:  # before "done": a server lost mid-download reruns the job
+            try:
+                images = [str(p) for p in download_images(self.url, entry, self.batch.config.images, job.key)]
+            except OSError as e:  # network errors are ServerDown; this one is local
+                del self.in_flight[prompt_id]
+                self.batch.fail(job, self, f"cannot save its images in {self.batch.config.images} ({e}); fix the --images folder")
+                return
+        del self.in_flight[prompt_id]
+        self.batch.done(job, self, output_files(entry), images)
+        try:
+            self.status.refresh(self.batch.config.http_timeout)
+        finally:
+            self.batch.report_done(job, self)
+
+
+class Batch:
+    """Runs jobs on servers (one ServerWorker thread each) until every job is done or failed.
+
+    ``report(line)`` receives the progress lines; ``on_change()`` is called (under the lock) after
+    every change of a job's state, e.g. to save the results. Every job's state changes only here."""
+
+    def __init__(self, jobs: list[Job], servers: list[str], config: BatchConfig, report=None, on_change=None):
+        self.jobs, self.config = jobs, config
+        self._report, self.on_change = report or (lambda line: None), on_change or (lambda: None)
+        self.lock = threading.RLock()
+        self.stop = threading.Event()
+        self.pending = deque(j for j in jobs if j.status == "pending")
+        self.total = len(self.pending)
+        self.settled = 0
+        self.workers = [ServerWorker(url, self) for url in servers]
+        self.started = time.monotonic()
+
+    # -- running
+    def run(self) -> None:
+        """Start the workers and wait until every job settled (or no server answered for --timeout)."""
+        for worker in self.workers:
+            worker.thread.start()
+        try:
+            while not self.stop.wait(self.config.poll):
+                with self.lock:
+                    if self.settled >= self.total:
+                        break
+                    self._give_up_if_all_down()
+        finally:
+            self.stop.set()
+            for worker in self.workers:
+                worker.thread.join()
+            with self.lock:  # interrupted: what ran nowhere is pending again, for --resume
+                for job in self.jobs:
+                    if job.status == "running":
+                        job.status = "pending"
+        for worker in self.workers:
+            if worker.down_since is None:
+                try:
+                    worker.status.refresh(self.config.http_timeout)
+                except ServerDown:
+                    pass
+
+    def _give_up_if_all_down(self) -> None:
+        downs = [w.down_since for w in self.workers]
+        if all(d is not None for d in downs) and time.monotonic() - max(downs) >= self.config.timeout:
+            for job in self.jobs:
+                if job.status in ("pending", "running"):
+                    self._settle(job, None, "failed", f"no server answered for {self.config.timeout:g}s; start them (or raise --timeout)")
+            self.pending.clear()
+
+    # -- job state (each method ignores a job that has settled already)
+    def take(self) -> Job | None:
+        """The next pending job, marked running; None when there is none."""
+        with self.lock:
+            if not self.pending:
+                return None
+            job = self.pending.popleft()
+            job.status = "running"
+            return job
+
+    def put_back(self, job: Job) -> None:
+        """A job whose submission did not reach the server: first in line again, no attempt used."""
+        with self.lock:
+            if job.status == "running":
+                job.status = "pending"
+                self.pending.appendleft(job)
+
+    def submitted(self, job: Job, worker: ServerWorker, prompt_id: str) -> None:
+        with self.lock:
+            job.server, job.prompt_id, job.submitted = worker.url, prompt_id, time.monotonic()
+            job.attempts.append({"server": worker.url, "prompt_id": prompt_id})
+            self.on_change()
+
+    def done(self, job: Job, worker: ServerWorker, outputs: list[dict], images: list[str]) -> None:
+        with self.lock:
+            if job.status == "running":
+                job.outputs, job.images = outputs, images
+                job.seconds = round(time.monotonic() - job.submitted, 3)
+                job.attempts[-1]["result"] = "done"
+                self._settle(job, worker, "done")
+
+    def fail(self, job: Job, worker: ServerWorker, error: str) -> None:
+        """Failed for good (refused, or its execution failed)."""
+        with self.lock:
+            if job.status == "running":
+                if job.attempts and "result" not in job.attempts[-1]:
+                    job.attempts[-1]["result"] = error
+                self._settle(job, worker, "failed", error)
+                self.report(f"[{self.settled}/{self.total}] {job.key} FAILED: {error}")
+
+    def lost(self, job: Job, worker: ServerWorker, reason: str) -> None:
+        """The job's prompt is gone or stuck: resubmit it, or fail it after ``retries`` resubmissions."""
+        with self.lock:
+            if job.status != "running":
+                return
+            job.attempts[-1]["result"] = reason
+            worker.lost += 1
+            if len(job.attempts) > self.config.retries:
+                error = f"lost {len(job.attempts)} times (limit: --retries {self.config.retries}); last: {reason}"
+                self._settle(job, worker, "failed", error)
+                self.report(f"[{self.settled}/{self.total}] {job.key} FAILED: {error}")
+                return
+            job.status = "pending"
+            self.pending.appendleft(job)
+            self.on_change()
+            self.report(f"{job.key}: {reason}; resubmitting (attempt {len(job.attempts) + 1} of {self.config.retries + 1})")
+
+    def _settle(self, job: Job, worker: ServerWorker | None, status: str, error: str | None = None) -> None:
+        job.status, job.error = status, error
+        self.settled += 1
+        if worker is not None:
+            worker.done += status == "done"
+            worker.failed += status == "failed"
+        self.on_change()
+
+    # -- progress
+    def report(self, line: str) -> None:
+        with self.lock:
+            self._report(line)
+
+    def report_done(self, job: Job, worker: ServerWorker) -> None:
+        """``[done/total] key on server (s): outputs; BCG last run | per server | rate``."""
+        with self.lock:
+            minutes = (time.monotonic() - self.started) / 60
+            rate = self.settled / minutes if minutes > 0 else 0.0
+            left = self.total - self.settled
+            seconds = 60 * left / rate if rate and left else 0
+            eta = f", {seconds:.0f}s left" if 0 < seconds < 120 else f", {seconds / 60:.0f} min left" if seconds else ""
+            servers = ", ".join(f"{w.label} {w.done} done {len(w.in_flight)} queued" + (" DOWN" if w.down_since is not None else "")
+                                for w in self.workers)  # fmt: skip
+            bcg = run_line(worker.status.sessions, job.prompt) if worker.status.base is not None else "totals unavailable"
+            self.report(f"[{self.settled}/{self.total}] {job.key} on {worker.label} ({job.seconds:.1f}s): "
+                        f"{len(job.outputs)} output(s); BCG {bcg} | {servers} | {rate:.1f} jobs/min{eta}")  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------- results
+def results_document(batch: Batch, meta: dict) -> dict:
+    """The results JSON: ``meta``, the totals, "per_server" and "jobs" (see the module docstring)."""
+    per_server, replayed, eager = {}, 0, Counter()
+    for w in batch.workers:
+        totals = w.status.totals()
+        per_server[w.url] = {"done": w.done, "failed": w.failed, "lost": w.lost, **totals}
+        replayed, eager = replayed + w.status.replayed, eager + w.status.eager
+    counts = Counter(j.status for j in batch.jobs)
+    return {
+        **meta,
+        "prompts": len(batch.jobs), "done": counts["done"], "failed": counts["failed"], "pending": counts["pending"] + counts["running"],
+        "replayed": replayed, "calls": replayed + sum(eager.values()), "eager": dict(eager),
+        "images": [p for j in batch.jobs for p in j.images],
+        "per_server": per_server,
+        "jobs": [j.record() for j in batch.jobs],
+    }  # fmt: skip
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Write ``data`` atomically (a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2))
+    os.replace(tmp, path)
+
+
+def apply_resume(jobs: list[Job], path: Path) -> int:
+    """Mark the jobs that ``path`` (a results JSON) records as done; how many were."""
+    results = read_json(path, "--resume")
+    records = results.get("jobs")
+    if not isinstance(records, list) or not all(isinstance(r, dict) and "key" in r for r in records):
+        raise ClientError(f"--resume {str(path)!r}: no \"jobs\" list; give a results JSON written by this client (--out)")
+    done = {r["key"]: r for r in records if r.get("status") == "done"}
+    count = 0
+    for job in jobs:
+        record = done.get(job.key)
+        if record:
+            job.status, job.resumed, count = "done", True, count + 1
+            for name in ("server", "prompt_id", "seconds", "outputs", "images", "attempts"):
+                setattr(job, name, record.get(name, getattr(job, name)))
+    return count
+
+
+# ------------------------------------------------------------------------------------------ CLI
+def parse_servers(text: str) -> list[str]:
+    """``URL1,URL2`` -> URLs (``host:port`` gets http://); duplicates and non-URLs are errors."""
+    servers = []
+    for item in (s.strip() for s in text.split(",")):
+        if not item:
+            continue
+        url = item if "://" in item else f"http://{item}"
+        parsed = urllib.parse.urlparse(url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ClientError(f"--servers: {item!r} is not a server URL (e.g. http://127.0.0.1:8188)")
+        if url.rstrip("/") in servers:
+            raise ClientError(f"--servers: {item!r} is listed twice; list each server once")
+        servers.append(url.rstrip("/"))
+    if not servers:
+        raise ClientError("--servers: empty; give URL1,URL2,... (e.g. http://127.0.0.1:8188,http://127.0.0.1:8189)")
+    return servers
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a{'n integer' if kind is int else ' number'}") from None
+        if value < 0 or (value == 0 and kind is float):
+            raise argparse.ArgumentTypeError(f"{text!r} must be {'0 or more' if kind is int else 'above 0'}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The CLI (the module docstring is its description and epilog)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--server", default="http://127.0.0.1:8188", help="ComfyUI address (default %(default)s)")
-    parser.add_argument("--workflow", type=Path, default=DEFAULT_WORKFLOW, help="API-format workflow JSON (default: the pack's example)")
-    parser.add_argument("-n", "--count", type=int, default=4, help="prompts to submit (default %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the first prompt; prompt i uses seed+i")
-    parser.add_argument("--prompts", nargs="+", help="positive prompt texts, cycled over the runs")
-    parser.add_argument("--resolutions", help="WIDTHxHEIGHT list, comma separated, cycled over the runs")
+    parser.add_argument("--job", type=Path, metavar="SPEC", help="job spec JSON (format below): run prompts x seeds x sizes")
+    parser.add_argument("--server", default=DEFAULT_SERVER, help="ComfyUI address (default %(default)s)")
+    parser.add_argument("--servers", metavar="URL1,URL2", help="several ComfyUI servers (one per GPU); the jobs are spread over them")
+    parser.add_argument("--workflow", type=Path, help="without --job: API-format workflow JSON (default: the pack's example)")
+    parser.add_argument("-n", "--count", type=_positive(int), help="without --job: prompts to submit (default 4)")
+    parser.add_argument("--seed", type=int, help="without --job: seed of the first prompt; prompt i uses seed+i (default 0)")
+    parser.add_argument("--prompts", nargs="+", help="without --job: positive prompt texts, cycled over the runs")
+    parser.add_argument("--resolutions", help="without --job: WIDTHxHEIGHT list, comma separated, cycled over the runs")
     parser.add_argument("--set", action="append", default=[], metavar="ID.INPUT=VALUE", help="override a node input (repeatable)")
-    parser.add_argument("--out", type=Path, default=Path("bcg_client_out"), help="folder for the images (default %(default)s)")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds to wait for each prompt (default %(default)s)")
-    parser.add_argument("--json", type=Path, help="also write the totals as JSON to this file")
-    args = parser.parse_args(argv)
+    parser.add_argument("--out", type=Path, help="with --job: the results JSON (default: the --resume file, else bcg_results.json); "
+                                                 "without: the folder for the images (default bcg_client_out)")  # fmt: skip
+    parser.add_argument("--images", type=Path, metavar="DIR", help="with --job: also download the images into DIR")
+    parser.add_argument("--resume", type=Path, metavar="RESULTS", help="with --job: skip the jobs this results JSON has done")
+    parser.add_argument("--in-flight", type=_positive(int), default=2, help="prompts queued per server (default %(default)s)")
+    parser.add_argument("--retries", type=_positive(int), default=3, help="resubmissions of a lost job (default %(default)s)")
+    parser.add_argument("--timeout", type=_positive(float), default=600, help="seconds a job may take from submission, and that all "
+                                                                               "servers may be down (default %(default)s)")  # fmt: skip
+    parser.add_argument("--lost-after", type=_positive(float), default=30, help="seconds before a down server's jobs go to other "
+                                                                                 "servers (default %(default)s)")  # fmt: skip
+    parser.add_argument("--poll", type=_positive(float), default=0.5, help=argparse.SUPPRESS)  # seconds between polls
+    parser.add_argument("--backoff", type=_positive(float), default=1.0, help=argparse.SUPPRESS)  # first wait on a down server
+    parser.add_argument("--json", type=Path, help="also write the results (totals and jobs) as JSON to this file")
+    return parser
 
-    try:
-        workflow = json.loads(args.workflow.read_text())
-        apply_sets(workflow, args.set)
-        resolutions = parse_resolutions(args.resolutions) if args.resolutions else [None]
-        prompts = args.prompts or [None]
-        client_id = uuid.uuid4().hex
-        before = bcg_status(args.server)
-        images = []
-        for i in range(args.count):
-            seed, text, res = args.seed + i, prompts[i % len(prompts)], resolutions[i % len(resolutions)]
-            prompt = vary(workflow, seed, text, res)
-            prompt_id = queue(args.server, prompt, client_id)
-            entry = wait(args.server, prompt_id, args.timeout)
-            saved = download_images(args.server, entry, args.out, f"{i:03d}_seed{seed}")
-            images += saved
-            size = f" {res[0]}x{res[1]}" if res else ""
-            print(f"[{i + 1}/{args.count}] seed {seed}{size}: {len(saved)} image(s); BCG {run_line(bcg_status(args.server), workflow)}")
-        replayed, eager = run_totals(before, bcg_status(args.server))
-    except (ClientError, OSError, json.JSONDecodeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
 
+def check_modes(args: argparse.Namespace) -> None:
+    """Options of one mode used in the other are errors that say where the value belongs."""
+    legacy = {"--workflow": args.workflow, "-n": args.count, "--seed": args.seed, "--prompts": args.prompts, "--resolutions": args.resolutions}
+    if args.job:
+        for option, value in legacy.items():
+            if value is not None:
+                raise ClientError(f"{option}: not with --job; put it in the job spec (fields: {', '.join(SPEC_FIELDS)})")
+    else:
+        for option, value in (("--resume", args.resume), ("--images", args.images)):
+            if value is not None:
+                raise ClientError(f"{option}: only with --job SPEC (without a spec the images go to --out)")
+
+
+def prepare(args: argparse.Namespace) -> tuple[list[Job], dict, Path | None, str]:
+    """(jobs, results meta, results path, the opening line) for either mode."""
+    if args.job:
+        spec = load_spec(args.job, args.set)
+        meta = {"spec": str(args.job), "workflow": str(spec.workflow_path)}
+        skipped = apply_resume(spec.jobs, args.resume) if args.resume else 0
+        out = args.out or args.resume or Path("bcg_results.json")
+        resumed = f"; {skipped} already done in {args.resume}" if args.resume else ""
+        return spec.jobs, meta, out, f"{len(spec.jobs)} job(s) ({spec.shape}){resumed}"
+    workflow_path = args.workflow or DEFAULT_WORKFLOW
+    workflow = load_workflow(workflow_path, "--workflow")
+    apply_sets(workflow, args.set)
+    resolutions = parse_resolutions(args.resolutions) if args.resolutions else None
+    count = 4 if args.count is None else args.count
+    jobs = legacy_jobs(workflow, count, args.seed or 0, args.prompts, resolutions)
+    return jobs, {"workflow": str(workflow_path)}, None, f"{count} prompt(s) of {workflow_path.name}"
+
+
+def totals_lines(label: str, replayed: int, eager: Counter, head: str) -> list[str]:
+    """``<head> replayed r/c DiT calls (p%); eager e`` and one line per eager reason."""
     calls = replayed + sum(eager.values())
     share = f" ({100 * replayed / calls:.0f}%)" if calls else ""
-    print(f"BCG over {args.count} prompt(s): replayed {replayed}/{calls} DiT calls{share}; eager {sum(eager.values())}")
-    for reason, n in eager.most_common():
-        print(f"  {n}x {reason}")
-    print(f"{len(images)} image(s) in {args.out}")
-    if args.json:
-        summary = {"prompts": args.count, "replayed": replayed, "calls": calls, "eager": dict(eager), "images": [str(p) for p in images]}
-        args.json.write_text(json.dumps(summary, indent=2))
-    return 0
+    lines = [f"{label}{head}replayed {replayed}/{calls} DiT calls{share}; eager {sum(eager.values())}"]
+    return lines + [f"  {n}x {reason}" for reason, n in eager.most_common()]
+
+
+def summary_lines(batch: Batch, document: dict, folder: Path | None) -> list[str]:
+    """The closing report: per server, totals, images, failures."""
+    lines = []
+    for w in batch.workers:
+        head = f"{w.label}: {w.done} done, {w.failed} failed, {w.lost} lost and resubmitted; BCG "
+        if w.status.error:
+            lines.append(f"{head}totals unavailable: {w.status.error}")
+        else:
+            lines += totals_lines("", w.status.replayed, w.status.eager, head)
+    eager = Counter(document["eager"])
+    ran = sum(w.done for w in batch.workers)
+    lines += totals_lines("", document["replayed"], eager, f"BCG over {ran} prompt(s): ")
+    if folder is not None:
+        lines.append(f"{len(document['images'])} image(s) in {folder}")
+    failed = [j for j in batch.jobs if j.status == "failed"]
+    if failed:
+        lines.append(f"{len(failed)} job(s) failed for good:")
+        lines += [f"  {j.key}: {j.error}" for j in failed]
+    return lines
+
+
+def check_reachable(servers: list[str], timeout: float = 10) -> None:
+    """Raise ServerDown when none of ``servers`` answers GET /queue (a typo in --server fails at once)."""
+    errors = []
+    for url in servers:
+        try:
+            http_json(url, "/queue", timeout=timeout)
+            return
+        except ServerDown as e:
+            errors.append(str(e))
+    raise ServerDown(errors[0] if len(errors) == 1 else f"none of the {len(servers)} servers answers: " + "; ".join(errors))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The CLI; 0 when every job is done, 1 on bad input or any job failed, 130 when interrupted."""
+    args = build_parser().parse_args(argv)
+    try:
+        check_modes(args)
+        servers = parse_servers(args.servers) if args.servers else parse_servers(args.server)
+        jobs, meta, results_path, opening = prepare(args)
+        check_reachable(servers)
+    except (ClientError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    folder = args.images if args.job else (args.out or Path("bcg_client_out"))
+    config = BatchConfig(in_flight=args.in_flight, retries=args.retries, timeout=args.timeout, lost_after=args.lost_after,
+                         poll=args.poll, backoff=(args.backoff, max(args.backoff, 30.0)), images=folder)  # fmt: skip
+    paths = [p for p in (results_path, args.json) if p is not None]
+    last_save = [0.0]
+
+    def save(force: bool = False) -> None:
+        if paths and (force or time.monotonic() - last_save[0] >= 1.0):
+            document = results_document(batch, {**meta, "servers": servers})
+            for path in paths:
+                write_json(path, document)
+            last_save[0] = time.monotonic()
+
+    batch = Batch(jobs, servers, config, report=lambda line: print(line, flush=True), on_change=save)
+    print(f"{opening}; {batch.total} to run on {len(servers)} server(s): {', '.join(servers)}", flush=True)
+    interrupted = False
+    try:
+        batch.run()
+    except KeyboardInterrupt:
+        interrupted = True
+    try:
+        with batch.lock:
+            save(force=True)
+    except OSError as e:
+        print(f"error: cannot write the results ({e}); check the --out / --json path", file=sys.stderr)
+        return 1
+    document = results_document(batch, meta)
+    for line in summary_lines(batch, document, folder):
+        print(line)
+    if results_path is not None:
+        print(f"results in {results_path}")
+    if interrupted:
+        print(f"interrupted: {document['pending']} job(s) not run; run again with --resume {results_path}" if results_path
+              else "interrupted", file=sys.stderr)  # fmt: skip
+        return 130
+    return 1 if document["failed"] else 0
 
 
 if __name__ == "__main__":
