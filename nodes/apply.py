@@ -47,6 +47,7 @@ class BCGApply(io.ComfyNode):
                     "capture",
                     options=[p.value for p in CapturePolicy],
                     default=CapturePolicy.ON_FIRST_CALL.value,
+                    optional=True,  # workflows saved before this input existed still validate
                     tooltip="on first call: each new shape is captured the first time the sampler sends it "
                     "(that step runs eager plus a capture) and replays from the next step; no list to keep in sync. "
                     "warm-up only: only BCG Warmup Capture captures.",

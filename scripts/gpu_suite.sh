@@ -1,76 +1,336 @@
 #!/usr/bin/env bash
-# The whole GPU check in one call, for the H200 (or any CUDA machine with ComfyUI):
-#   1. the gpu layer: runtime tests on real CUDA graphs, and the comfy tests on CUDA, full-size
-#      models included (bit-exact BCG vs eager sampling);
-#   2. the benchmark (eager vs BCG vs torch.compile) at 512² for the three families;
-# then a short table. Details (logs, JSON) go to $OUT (default ./bench_out).
+# The whole GPU check in one call, for the H200 (or any CUDA machine with ComfyUI). Stages:
+#   tests    the gpu layer (runtime tests on real CUDA graphs) and the comfy tests on CUDA, full-size
+#            models included (bit-exact BCG vs eager sampling);
+#   noflags  ComfyUI started exactly as users start it, `python main.py` with no flags at all (its
+#            allocator default, Dynamic VRAM where that ComfyUI has it), the pack in its own
+#            custom_nodes, a synthetic Z-Image in its models folder: one BCG prompt, its eager twin
+#            (compared bit for bit) and what BCG did (noflags.json);
+#   e2e      the e2e layer on CUDA: real ComfyUI servers, soak, /free, /interrupt, default allocator;
+#   bench    the benchmark (eager vs BCG vs torch.compile) for the three families.
+# A short table comes last (also $OUT/summary.txt).
 #
-#   bash scripts/gpu_suite.sh                 # tests + quick benchmark (fits in 10 minutes)
+#   bash scripts/gpu_suite.sh                 # = all: tests + quick benchmark
+#   bash scripts/gpu_suite.sh full            # tests, noflags, e2e, bench (each within the time budget)
 #   bash scripts/gpu_suite.sh tests           # tests only (TESTS="paths" to pick some)
+#   bash scripts/gpu_suite.sh tests,noflags   # any comma list of stages
 #   bash scripts/gpu_suite.sh bench 1024x1024 # benchmark only, at the given resolutions
-#   bash scripts/gpu_suite.sh e2e             # e2e layer on CUDA: real ComfyUI servers, soak, /free, /interrupt
+#   bash scripts/gpu_suite.sh e2e             # e2e layer only
 #
-# ComfyUI comes from $COMFYUI_PATH, else ./.comfyui. Wheels in ./.whl and unpacked packages in
-# ./.whl_unpacked (both git-ignored) are installed/added first for machines without a registry;
-# ./.whl_e2e/*.whl (ComfyUI's server and node-API requirements) are installed and
-# ./.whl_e2e/unpacked (its frontend package) added when present. Its artifacts: $OUT/e2e/e2e_summary.json (soak
-# counts, memory curve, /free, /interrupt and default-allocator outcomes), the server log, and
-# everything else packed into $OUT/e2e/artifacts.tar.gz. BCG_SOAK_PROMPTS sets the soak's size.
+# Which ComfyUI, with which Python packages (the device image lacks ComfyUI and some of its needs):
+#   BCG_HOST=.carry033        a host folder: the ComfyUI tree as comfyui.tar.xz (unpacked under
+#                             /tmp/bcg_hosts/<host>/) or ComfyUI/, and its packages as site.tar.xz
+#                             (scripts/prepare_device_site.sh), site/, unpacked/ or *.whl;
+#   HOSTS=".carry033 .carry080"  several host folders, one after the other ($OUT/<host>/ each);
+#   COMFYUI_PATH=... BCG_WHEELS=dir  a ComfyUI tree and a packages folder given apart (when
+#                             COMFYUI_PATH names a missing tree whose parent holds comfyui.tar.xz,
+#                             it is unpacked there);
+#   neither: ComfyUI from $COMFYUI_PATH, else ./.comfyui.
+# Each host gets its own site folder (/tmp/bcg_site/<host>) first on PYTHONPATH. Always also, for
+# machines without a registry: ./.whl/*.whl, ./.whl_unpacked, ./.whl_e2e/*.whl and
+# ./.whl_e2e/unpacked when present (git-ignored).
+#
+# Time: the stages share SUITE_BUDGET_S seconds (default 570, under the device's 10-minute limit per
+# command); each runs under `timeout` with what is left, a stage with under 30 s left is skipped, and
+# the table says so. Output: $OUT (default ./bench_out; $OUT/<host>/ with several hosts) keeps
+# summary.txt, gpu_tests.log, noflags.json and e2e_summary.json; every other log, the benchmark JSON
+# and the e2e artifacts are packed into details.tar.gz (the device returns at most 8 files).
+# BCG_SOAK_PROMPTS sets the e2e soak's size.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+REPO=$PWD
 what=${1:-all}
 resolutions=${2:-512x512}
 OUT=${OUT:-$PWD/bench_out}
+BUDGET=${SUITE_BUDGET_S:-570}
+START=$SECONDS
 mkdir -p "$OUT"
+case "$what" in
+  all) stages="tests bench" ;;
+  full) stages="tests noflags e2e bench" ;;
+  *) stages=${what//,/ } ;;
+esac
+for s in $stages; do
+  case "$s" in tests | noflags | e2e | bench) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench; all; full)" >&2; exit 2 ;; esac
+done
+
+# ------------------------------------------------------------------ packages every host shares
+unpack() { # unpack <file.tar.xz> <dir>
+  mkdir -p "$2"
+  if command -v xz >/dev/null; then tar -xJf "$1" -C "$2"; else
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' "$1" "$2"
+  fi
+}
+pip_target() { # pip_target <dir> <wheels...>
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$@"
+}
 if compgen -G ".whl/*.whl" >/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/bcg_site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/bcg_site${PYTHONPATH:+:$PYTHONPATH}
+  pip_target /tmp/bcg_site_common .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/bcg_site_common${PYTHONPATH:+:$PYTHONPATH}
 fi
 [ -d .whl_unpacked ] && export PYTHONPATH=$PWD/.whl_unpacked:${PYTHONPATH:-}
-# ComfyUI's server and node-API requirements (PyAV, ...): with them the node-level comfy tests run
-# on CUDA too, and mode e2e can start servers.
 if compgen -G ".whl_e2e/*.whl" >/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/bcg_e2e_site .whl_e2e/*.whl || exit 1
+  pip_target /tmp/bcg_e2e_site .whl_e2e/*.whl || exit 1
   export PYTHONPATH=/tmp/bcg_e2e_site:${PYTHONPATH:-}
 fi
 [ -d .whl_e2e/unpacked ] && export PYTHONPATH=$PWD/.whl_e2e/unpacked:${PYTHONPATH:-}
-export COMFYUI_PATH=${COMFYUI_PATH:-$PWD/.comfyui} BCG_COMFY_TEST_CPU=0 PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
-python3 -c "import torch, comfy_kitchen; print('torch', torch.__version__, 'comfy-kitchen', getattr(comfy_kitchen, '__version__', '?'))" 2>&1 | tee -a "$OUT/gpu.txt"
+export BCG_COMFY_TEST_CPU=0 PYTHONUNBUFFERED=1
 
-status=0
-if [ "$what" = e2e ]; then
-  export BCG_ARTIFACTS=$OUT/e2e
+# ------------------------------------------------------------------ per host
+host_packages() { # host_packages <dir> <name>: this host's packages first on PYTHONPATH
+  local dir=$1 site=/tmp/bcg_site/$2 t
+  rm -rf "$site"
+  for t in "$dir"/*.tar.xz; do
+    [ -f "$t" ] && [ "$(basename "$t")" != comfyui.tar.xz ] && { unpack "$t" "$site" || return 1; }
+  done
+  if compgen -G "$dir/*.whl" >/dev/null; then pip_target "$site" "$dir"/*.whl || return 1; fi
+  [ -d "$site" ] && export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+  [ -d "$dir/site" ] && export PYTHONPATH=$(cd "$dir/site" && pwd)${PYTHONPATH:+:$PYTHONPATH}
+  [ -d "$dir/unpacked" ] && export PYTHONPATH=$(cd "$dir/unpacked" && pwd)${PYTHONPATH:+:$PYTHONPATH}
+  return 0
+}
+host_comfy() { # host_comfy <host dir or ""> <name>: prints the ComfyUI tree to use, unpacking it if needed
+  local dir=$1 name=$2 path
+  if [ -n "${COMFYUI_PATH:-}" ] && [ "$NHOSTS" -le 1 ]; then
+    path=$COMFYUI_PATH
+    if [ ! -f "$path/main.py" ] && [ -f "$(dirname "$path")/comfyui.tar.xz" ]; then
+      unpack "$(dirname "$path")/comfyui.tar.xz" "$(dirname "$path")" || return 1
+    fi
+  elif [ -n "$dir" ] && [ -f "$dir/ComfyUI/main.py" ]; then
+    path=$dir/ComfyUI
+  elif [ -n "$dir" ] && [ -f "$dir/comfyui.tar.xz" ]; then
+    rm -rf "/tmp/bcg_hosts/$name" && unpack "$dir/comfyui.tar.xz" "/tmp/bcg_hosts/$name" || return 1
+    path=/tmp/bcg_hosts/$name/ComfyUI
+  else
+    path=$PWD/.comfyui
+  fi
+  (cd "$path" 2>/dev/null && pwd) || echo "$path"
+}
+
+left() { echo $((BUDGET - (SECONDS - START))); }
+# row <stage> <result> <seconds>: one line of the host's table
+row() { printf '%-9s %-8s %5ss  %s\n' "$HOST" "$1" "$3" "$2" >>"$OUT_H/summary.rows"; }
+# timed <stage> <log> <cmd...>: runs cmd under what is left of the budget; sets RC, SECS
+timed() {
+  local stage=$1 log=$2 t0=$SECONDS budget
+  shift 2
+  budget=$(left)
+  if [ "$budget" -lt 30 ]; then RC=skip; SECS=0; echo "== $HOST $stage: skipped, ${budget}s of the time budget left"; return; fi
+  echo "== $HOST $stage (up to ${budget}s) =="
+  timeout -k 15 "$budget" "$@" >"$log" 2>&1
+  RC=$?
+  SECS=$((SECONDS - t0))
+}
+pytest_result() { # the last pytest count line of a log, or why there is none
+  local line
+  line=$(grep -E "^(=+ )?[0-9]+ (passed|failed|error|skipped|deselected)|no tests ran" "$1" | tail -1 | sed -E 's/^=+ //; s/ =+$//')
+  case "$RC" in
+    skip) echo "skipped: time budget spent" ;;
+    124 | 137) echo "TIMEOUT after ${SECS}s${line:+ ($line)}" ;;
+    *) echo "${line:-exit $RC, no pytest summary (see log)}" ;;
+  esac
+}
+show_failures() { grep -E "^(FAILED|ERROR) " "$1" | head -25; }
+
+stage_tests() {
+  timed tests "$OUT_H/gpu_tests.log" python3 -m pytest ${TESTS:-tests} -m "(gpu or comfy) and not e2e" -p no:cacheprovider -q -rfEs
+  show_failures "$OUT_H/gpu_tests.log"
+  row tests "$(pytest_result "$OUT_H/gpu_tests.log")" "$SECS"
+  [ "$RC" = 0 ] || status=1
+}
+
+stage_e2e() {
+  export BCG_ARTIFACTS=$OUT_H/e2e
   rm -rf "$BCG_ARTIFACTS" && mkdir -p "$BCG_ARTIFACTS"
-  python3 -m pytest tests/e2e -m e2e -q -rs -p no:cacheprovider 2>&1 | tee "$OUT/e2e_tests.log"
-  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-  # Few files come back from the GPU machine: keep the summary and the server log, pack the rest.
-  (cd "$BCG_ARTIFACTS" && mapfile -t rest < <(ls -A | grep -vx -e e2e_summary.json -e comfyui_server.log) \
-    && if [ "${#rest[@]}" -gt 0 ]; then tar czf artifacts.tar.gz "${rest[@]}" && rm -rf "${rest[@]}"; fi)
-  echo
-  echo "== e2e summary =="
-  grep -E "passed|failed|error" "$OUT/e2e_tests.log" | tail -1
-  python3 scripts/e2e_summary.py "$BCG_ARTIFACTS/e2e_summary.json"
-  exit $status
-fi
-if [ "$what" = all ] || [ "$what" = tests ]; then
-  # Everything but e2e (servers, a 200-prompt soak: its own mode, above); the comfy layer's node
-  # tests run on CUDA with real graphs where PyAV is installed, and skip saying so where not.
-  python3 -m pytest ${TESTS:-tests} -m "(gpu or comfy) and not e2e" -p no:cacheprovider -q -rs 2>&1 | tee "$OUT/gpu_tests.log"
-  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-fi
-if [ "$what" = all ] || [ "$what" = bench ]; then
+  timed e2e "$OUT_H/e2e_tests.log" python3 -m pytest tests/e2e -m e2e -q -rfEs -p no:cacheprovider
+  show_failures "$OUT_H/e2e_tests.log"
+  row e2e "$(pytest_result "$OUT_H/e2e_tests.log")" "$SECS"
+  [ "$RC" = 0 ] || status=1
+  if [ -f "$BCG_ARTIFACTS/e2e_summary.json" ]; then
+    cp "$BCG_ARTIFACTS/e2e_summary.json" "$OUT_H/e2e_summary.json"
+    python3 scripts/e2e_summary.py "$BCG_ARTIFACTS/e2e_summary.json" 2>&1 | sed 's/^/    /' >>"$OUT_H/summary.rows"
+  fi
+}
+
+stage_noflags() {
+  # A private copy of the tree: the stage writes models, outputs and user settings into it.
+  timed noflags "$OUT_H/noflags.log" python3 - "$OUT_H" "/tmp/bcg_noflags/$HOST" <<'PY'
+"""`python main.py` with no flags, in a copy of $COMFYUI_PATH with the pack in its custom_nodes."""
+import json, os, shutil, subprocess, sys, time, types, urllib.error, urllib.request
+from pathlib import Path
+
+out, work = Path(sys.argv[1]), Path(sys.argv[2])
+shutil.rmtree(work, ignore_errors=True)
+base = work / "ComfyUI"
+shutil.copytree(os.environ["COMFYUI_PATH"], base, symlinks=True)
+os.environ["COMFYUI_PATH"] = str(base)
+sys.path.insert(0, str(Path("tests/e2e").resolve()))
+import e2e_setup as e  # noqa: E402
+
+e.make_base(base)  # pack link in custom_nodes/, synthetic Z-Image + taef1 in models/, conditioning in output/
+client = e.load_client()
+record = {"command": "python main.py", "cwd": str(base)}
+log_path = out / "noflags_server.log"
+env = {k: v for k, v in os.environ.items() if k not in ("BCG_COMFY_TEST_CPU", "BCG_ARTIFACTS")}
+import torch  # noqa: E402
+
+args = [] if torch.cuda.is_available() else ["--cpu"]  # no flags; --cpu only where there is no GPU (a local check)
+record["args"] = args
+proc = subprocess.Popen([sys.executable, "main.py", *args], cwd=base, stdout=open(log_path, "wb"), stderr=subprocess.STDOUT, env=env)
+server = types.SimpleNamespace(url="http://127.0.0.1:8188", base=base)
+ok = False
+try:
+    deadline = time.monotonic() + 300
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"main.py exited with {proc.returncode} while starting")
+        try:
+            with urllib.request.urlopen(server.url + "/bcg/status", timeout=5) as r:
+                if r.status == 200:
+                    break
+        except urllib.error.HTTPError as err:
+            raise RuntimeError(f"GET /bcg/status answered {err.code}: the pack's route did not register") from err
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError("main.py did not answer within 300 s")
+        time.sleep(1)
+    record["start_seconds"] = round(300 - (deadline - time.monotonic()), 1)
+    device = client.http_json(server.url, "/system_stats")["devices"][0]["name"]
+    log = log_path.read_text(errors="replace")
+    record.update(device=device, cuda_malloc_async="cudaMallocAsync" in device,
+                  dynamic_vram="DynamicVRAM support detected and enabled" in log,
+                  bcg_log=[l.strip() for l in log.splitlines() if "[BCG]" in l][:20],
+                  import_failed=[l.strip() for l in log.splitlines() if "IMPORT FAILED" in l])
+    prompt = e.latent_workflow(31, prefix="bcg_noflags/bcg")
+    run = e.run_prompt(server, prompt, timeout=240)
+    entry = client.wait(server.url, run.prompt_id, timeout=120)
+    last = run.last_run
+    session = e.session_by_id(client.bcg_status(server.url), run.events[-1]["id"])
+    record.update(run=last, warmup=session.get("last_warmup"), disabled=session.get("disabled"), prompt_seconds=round(run.seconds, 1))
+    twin = e.run_prompt(server, e.eager_twin(prompt, "bcg_noflags/eager"), timeout=240)
+    ref = e.saved_latent(base, client.wait(server.url, twin.prompt_id, timeout=120))
+    got = e.saved_latent(base, entry)
+    record["equal_to_eager"] = bool(got.shape == ref.shape and torch.equal(got, ref))
+    accounted = last["calls"] == e.STEPS and last["replayed"] + sum(last["eager"].values()) == e.STEPS
+    record["accounted"] = accounted
+    ok = accounted and record["equal_to_eager"]
+except Exception as exc:  # recorded, and the stage fails
+    record["error"] = f"{type(exc).__name__}: {exc}"
+finally:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    (out / "noflags.json").write_text(json.dumps(record, indent=1, default=str))
+    run = record.get("run") or {}
+    eager = ", ".join(f"{n}x {r}" for r, n in (run.get("eager") or {}).items())
+    print(("ok: " if ok else "FAILED: ") + (record.get("error") or
+          f"{'cudaMallocAsync' if record.get('cuda_malloc_async') else 'native allocator'}, "
+          f"Dynamic VRAM {'on' if record.get('dynamic_vram') else 'off'}, replayed {run.get('replayed')}/{run.get('calls')}"
+          f"{'; eager: ' + eager if eager else ''}; equal to eager: {record.get('equal_to_eager')}"))
+sys.exit(0 if ok else 1)
+PY
+  local line
+  line=$(grep -E "^(ok|FAILED): " "$OUT_H/noflags.log" | tail -1)
+  [ -n "$line" ] || line=$(tail -1 "$OUT_H/noflags.log")
+  case "$RC" in
+    skip) line="skipped: time budget spent" ;;
+    124 | 137) line="TIMEOUT after ${SECS}s" ;;
+    0) ;;
+    *) case "$line" in FAILED:*) ;; *) line="FAILED (exit $RC): $line" ;; esac ;;
+  esac
+  echo "$line"
+  row noflags "$line" "$SECS"
+  [ "$RC" = 0 ] || status=1
+}
+
+stage_bench() {
+  local family t0=$SECONDS n=0 failed=""
   for family in zimage flux qwen_image; do
-    # Quick by default so tests + benchmark fit in 10 minutes; BENCHMARKS.md runs use
-    # REPEATS=3 MODES=eager,bcg,bcg-full,compile-cudagraphs.
-    python3 -m bcg_runtime.bench --family "$family" --resolutions "$resolutions" --repeats "${REPEATS:-2}" \
-      --modes "${MODES:-eager,bcg-full,bcg}" --json "$OUT/bench_${family}.json" 2>&1 \
-      | tee "$OUT/bench_${family}.log" | grep -E "^\[BCG\] (replayed|captured)|error|Error" | tail -5
-    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    # Quick by default; BENCHMARKS.md runs use REPEATS=3 MODES=eager,bcg,bcg-full,compile-cudagraphs.
+    timed "bench $family" "$OUT_H/bench_${family}.log" python3 -m bcg_runtime.bench --family "$family" \
+      --resolutions "$resolutions" --repeats "${REPEATS:-2}" --modes "${MODES:-eager,bcg-full,bcg}" --json "$OUT_H/bench_${family}.json"
+    grep -E "^\[BCG\] (replayed|captured)|error|Error" "$OUT_H/bench_${family}.log" | tail -3
+    if [ "$RC" = 0 ]; then n=$((n + 1)); else failed+=" $family(${RC/124/timeout})"; status=1; fi
+  done
+  row bench "$n/3 families${failed:+; failed:$failed}" $((SECONDS - t0))
+  if compgen -G "$OUT_H/bench_*.json" >/dev/null; then
+    python3 -m bcg_runtime.bench_table "$OUT_H"/bench_*.json 2>&1 | sed 's/^/    /' >>"$OUT_H/summary.rows"
+  fi
+}
+
+run_host() { # run_host <host dir or ""> <name> <out dir>; in a subshell: its PYTHONPATH and COMFYUI_PATH stay its own
+  local dir=$1 t0=$SECONDS comfy
+  HOST=$2 OUT_H=$3 status=0
+  mkdir -p "$OUT_H" && rm -f "$OUT_H/summary.rows"
+  echo "#################### host $HOST ${dir:+($dir)}"
+  if [ -n "$dir" ]; then host_packages "$dir" "$HOST" || { row setup "FAILED: packages from $dir" 0; return 1; }; fi
+  comfy=$(host_comfy "$dir" "$HOST") || { row setup "FAILED: ComfyUI from ${dir:-COMFYUI_PATH}" 0; return 1; }
+  export COMFYUI_PATH=$comfy
+  {
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1
+    python3 - <<'PY' 2>&1
+import importlib.metadata as md, os, re, torch
+def v(name):
+    try:
+        return md.version(name)
+    except md.PackageNotFoundError:
+        return "missing"
+comfy = os.environ["COMFYUI_PATH"]
+try:
+    cv = re.search(r'"(.+)"', open(os.path.join(comfy, "comfyui_version.py")).read()).group(1)
+except OSError:
+    cv = "none"
+try:
+    import comfy_kitchen as ck
+    cuda = ck.list_backends().get("cuda", {})
+    kitchen_cuda = "available" if cuda.get("available") else f"unavailable ({cuda.get('unavailable_reason')})"
+except Exception as exc:
+    kitchen_cuda = f"import failed ({exc})"
+print(f"ComfyUI {cv} at {comfy}; python {'.'.join(map(str, __import__('sys').version_info[:3]))}, torch {torch.__version__}, "
+      f"CUDA {torch.cuda.is_available()}; comfy-kitchen {v('comfy-kitchen')} (cuda backend {kitchen_cuda}), comfy-aimdo {v('comfy-aimdo')}, av {v('av')}")
+PY
+  } | tee "$OUT_H/env.txt"
+  row setup "$(tail -1 "$OUT_H/env.txt" | cut -d';' -f1)" $((SECONDS - t0))
+  for s in $stages; do "stage_$s"; done
+  # Few files come back from the GPU machine: keep these, pack the rest.
+  {
+    echo "== $HOST: $(sed -n 1p "$OUT_H/env.txt")"
+    sed -n 2p "$OUT_H/env.txt"
+    cat "$OUT_H/summary.rows"
+  } >"$OUT_H/summary.txt"
+  rm -f "$OUT_H/summary.rows"
+  (cd "$OUT_H" && mapfile -t rest < <(ls -A | grep -vx -e summary.txt -e gpu_tests.log -e noflags.json -e e2e_summary.json -e details.tar.gz) \
+    && if [ "${#rest[@]}" -gt 0 ]; then tar czf details.tar.gz "${rest[@]}" && rm -rf "${rest[@]}"; fi)
+  return $status
+}
+
+# ------------------------------------------------------------------ hosts
+hosts=()
+if [ -n "${HOSTS:-}" ]; then
+  read -r -a hosts <<<"$HOSTS"
+elif [ -n "${BCG_HOST:-}" ]; then
+  hosts=("$BCG_HOST")
+elif [ -n "${BCG_WHEELS:-}" ]; then
+  hosts=("$BCG_WHEELS")
+fi
+NHOSTS=${#hosts[@]}
+overall=0
+if [ "$NHOSTS" -eq 0 ]; then
+  (run_host "" "${HOST_NAME:-default}" "$OUT") || overall=1
+else
+  for h in "${hosts[@]}"; do
+    [ -d "$h" ] || { echo "no host folder $h" >&2; overall=1; continue; }
+    name=$(basename "$h"); name=${name#.}
+    if [ "$NHOSTS" -eq 1 ]; then dest=$OUT; else dest=$OUT/$name; fi
+    (run_host "$h" "$name" "$dest") || overall=1
   done
 fi
+
 echo
-echo "== summary =="
-grep -E "passed|failed" "$OUT/gpu_tests.log" 2>/dev/null | tail -1
-python3 -m bcg_runtime.bench_table "$OUT"/bench_*.json 2>/dev/null
-exit $status
+echo "== summary ($((SECONDS - START))s) =="
+for f in "$OUT"/summary.txt "$OUT"/*/summary.txt; do [ -f "$f" ] && cat "$f"; done | tee "$OUT/.summary_all"
+[ "$NHOSTS" -gt 1 ] && mv "$OUT/.summary_all" "$OUT/summary.txt" || rm -f "$OUT/.summary_all"
+exit $overall
