@@ -178,10 +178,14 @@ class BCGSession:
         state = guards.address_state(model_patcher)
         if self.runner.retain(state):
             change = state.change_from(self.last_state) if self.last_state is not None else "the model changed"
-            if self.captures_on_first_call:
+            if warming:
+                self.invalidate(f"{change}: graphs dropped; this warm-up captures them again", disable=False)
+            elif self.captures_on_first_call:
                 self.invalidate(f"{change}: graphs dropped; each shape is captured again on its first call", disable=False)
             else:
                 self.invalidate(f"{change} since warm-up: graphs dropped; run BCG Warmup Capture again")
+        if warming:
+            self.stale = None  # what this warm-up captures is bound to the state just taken
         self.state = self.last_state = state
         self._set_auto_budget(model_patcher)
         reason = reason or (None if warming else self.stale)

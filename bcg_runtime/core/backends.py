@@ -98,7 +98,10 @@ class CudaGraphBackend:
             end_pool = getattr(torch._C, "_cuda_endAllocateToPool", None)
             if end_pool is not None:
                 index = device.index if device.index is not None else torch.cuda.current_device()
-                end_pool(index, _pool_id(pool))
+                try:
+                    end_pool(index, _pool_id(pool))
+                except RuntimeError:
+                    pass  # capture_end got as far as ending the routing before it threw
         graph.reset()
 
     @contextlib.contextmanager

@@ -182,8 +182,13 @@ class BreakableGraph:
         self._segments_opened += 1
 
     def _end_segment(self) -> None:
-        graph, self._open = self._open, None
-        if self.backend.end_segment(graph):
+        # ``_open`` is cleared only once the capture really ended: if ``end_segment`` raises, the
+        # caller's ``_abort`` must still end the stream capture and the pool routing, or the
+        # allocator keeps a capture "underway" and the next pool destructor aborts the process.
+        graph = self._open
+        kept = self.backend.end_segment(graph)
+        self._open = None
+        if kept:
             self._graphs.append(graph)
             self._steps.append(graph.replay)
         else:

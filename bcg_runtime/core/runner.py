@@ -43,7 +43,9 @@ signatures runs at bounded memory.
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import gc
 import logging
 import time
 from dataclasses import dataclass, replace
@@ -323,12 +325,13 @@ class GraphRunner:
         graph = BreakableGraph(backend, pool, call.device, self.limits.max_segments)
         start = time.perf_counter()
         try:
-            with backend.capture_stream(call.device):
-                for _ in range(self.limits.warmup_runs):
-                    fn(*s_args, **s_kwargs)
-            backend.synchronize(call.device)
-            output = graph.capture(fn, s_args, s_kwargs)
-            backend.synchronize(call.device)
+            with _collector_paused():
+                with backend.capture_stream(call.device):
+                    for _ in range(self.limits.warmup_runs):
+                        fn(*s_args, **s_kwargs)
+                backend.synchronize(call.device)
+                output = graph.capture(fn, s_args, s_kwargs)
+                backend.synchronize(call.device)
         except BaseException as e:
             graph.reset()
             # A pool whose capture failed midway stays marked as recording inside the caching
@@ -538,6 +541,26 @@ class GraphRunner:
             f"GraphRunner({self.name!r}, entries={len(self._entries)}, hits={self.stats.hits}, "
             f"misses={sum(self.stats.misses.values())}, disabled={self._disabled!r})"
         )
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Collect garbage now, then keep Python's cyclic collector off until the capture is over.
+
+    A ``torch.cuda.MemPool`` (or graph) in a reference cycle, e.g. held by the traceback of an
+    earlier failed or cancelled capture, is destroyed whenever the collector runs; if that is
+    during a capture its destructor asserts that no capture is underway and the process aborts
+    (seen on the H200, torch 2.11: ``MemPool::~MemPool`` -> ``synchronize_and_free_events``).
+    ``torch.cuda.graph`` collects before capturing for the same reason.
+    """
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _describe_leaves(leaves: list[torch.Tensor]) -> str:
