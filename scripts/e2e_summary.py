@@ -4,8 +4,9 @@
     python scripts/e2e_summary.py bench_out/e2e/e2e_summary.json
 
 Soak: prompts, replayed/eager DiT calls against the plan's expectation, eager twins compared,
-reserved GPU memory at start, peak and end (and the first pass's peak); then the /free, /interrupt
-and default-allocator outcomes. Standard library only.
+reserved GPU memory at start, peak and end (and the first pass's peak); then the /free and
+/interrupt outcomes, and the two allocator servers' (a plain ``python main.py`` start, and one with
+BCG_KEEP_CUDA_MALLOC_ASYNC=1). Standard library only.
 """
 
 from __future__ import annotations
@@ -62,9 +63,13 @@ def main(argv: list[str]) -> int:
     if "interrupt" in summary:
         i = summary["interrupt"]
         lines.append(f"/interrupt: stopped after {i['progress']} steps of {i['steps']}; run: {i['run'].get('summary')}")
-    if "default_allocator" in summary:
-        d = summary["default_allocator"]
-        lines.append(f"default allocator ({d.get('device')}): {(d.get('run') or {}).get('summary', 'no run')}; equal to eager: {d.get('equal')}")
+    for key, title in (("default_allocator", "plain start"), ("keep_cuda_malloc_async", "BCG_KEEP_CUDA_MALLOC_ASYNC=1")):
+        if key in summary:
+            d = summary[key]
+            lines.append(
+                f"{title} ({d.get('device')}): {(d.get('run') or {}).get('summary', 'no run')}; "
+                f"equal to eager: {d.get('equal')}; [BCG] allocator log lines: {len(d.get('allocator_lines') or [])}"
+            )
     print("\n".join(lines))
     return 0
 

@@ -22,13 +22,22 @@ def device_refusal(model_patcher: Any) -> str | None:
 
 
 def allocator_refusal() -> str | None:
-    """cudaMallocAsync, which ComfyUI turns on by default for NVIDIA GPUs, has no private memory
-    pools or snapshots: graph memory could be neither kept apart, measured nor budgeted. The
-    backend is fixed when CUDA starts, so this holds for the whole process."""
+    """The refusal when PyTorch runs cudaMallocAsync, else None.
+
+    That allocator has no private memory pools or snapshots, so graph memory could be neither kept
+    apart, measured nor budgeted, and a failed capture aborts the process. The pack's prestartup
+    script switches ComfyUI off it before torch loads, so this is the fallback for a process that
+    skipped that switch; the message names those causes and the fix. The backend is fixed when CUDA
+    starts, so the answer holds for the whole process."""
     if torch.cuda.is_available() and torch.cuda.get_allocator_backend() == "cudaMallocAsync":
+        from ..allocator_env import OPT_OUT_VAR
+
         return (
-            "PyTorch runs the cudaMallocAsync allocator (ComfyUI's default on NVIDIA), which has no "
-            "private graph pools; start ComfyUI with --disable-cuda-malloc to use BCG, the model runs unchanged"
+            "PyTorch runs the cudaMallocAsync allocator, which has no private graph pools; the pack's "
+            "prestartup script switches it off before torch loads, so this process skipped it (started with "
+            "--disable-all-custom-nodes, a launcher or another pack's prestartup script that imports torch "
+            f"first, or {OPT_OUT_VAR}=1 set): restart ComfyUI without those, or with --disable-cuda-malloc; "
+            "the model runs unchanged"
         )
     return None
 

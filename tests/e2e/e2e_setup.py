@@ -10,11 +10,14 @@ Nothing is downloaded. The base directory holds:
   ``bcg_runtime.comfy.synthetic.build_state_dict`` (ComfyUI detects it as Z-Image);
 - ``models/vae_approx/taef1_{encoder,decoder}.safetensors``: a random-weight TAESD for 16-channel
   latents, which ComfyUI's own VAELoader offers as "taef1";
-- ``output/<cond_folder(n)>/shard_0000.pkl`` for every length n of :data:`COND_LENGTHS`:
-  conditioning of n tokens shaped like Z-Image's text encoder output
-  (``synthetic.make_conditioning``), stored in the format of ComfyUI's SaveTrainingDataset, so
-  that ComfyUI's LoadTrainingDataset node feeds it to the workflow ("prompts" of different token
-  lengths). No 4B-parameter text encoder is needed, and no node is added for testing.
+- a training dataset named :func:`cond_folder(n) <cond_folder>` for every length n of
+  :data:`COND_LENGTHS`: conditioning of n tokens shaped like Z-Image's text encoder output
+  (``synthetic.make_conditioning``), written by ComfyUI's own SaveTrainingDataset node (see
+  :func:`save_training_dataset`), so that ComfyUI's LoadTrainingDataset node feeds it to the
+  workflow ("prompts" of different token lengths). Where that folder lies and what the loader
+  accepts is the running ComfyUI's business: 0.8.0 keeps datasets in ``output/``, 0.33.0 in
+  ``datasets/`` and lists only folders with a ``metadata.json``. No 4B-parameter text encoder is
+  needed, and no node is added for testing.
 
 The test workflow is ``example_workflows/bcg_api_example.json`` with the CLIP loader and text
 encoder replaced by LoadTrainingDataset, the VAE by "taef1", and a small size and step count.
@@ -28,6 +31,7 @@ Sizes, depth and the soak plan are set here and nowhere else.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import importlib.util
 import json
@@ -44,6 +48,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bcg_runtime.allocator_env import OPT_OUT_VAR  # noqa: E402  (standard library only)
+
 EXAMPLES = ROOT / "example_workflows"
 PACK_DIR = "ComfyUI-BCG"
 #: Main blocks of the synthetic Z-Image (its refiner blocks and widths are those of the real model).
@@ -122,8 +131,6 @@ def make_base(base: Path) -> Path:
     comfy_path = os.path.abspath(os.environ["COMFYUI_PATH"])
     if comfy_path not in sys.path:
         sys.path.insert(0, comfy_path)
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
     import comfy.cli_args
 
     if not torch.cuda.is_available():  # comfy.model_management would look for a GPU on import
@@ -144,19 +151,73 @@ def make_base(base: Path) -> Path:
         save_file(tensors, str(vae / f"taef1_{part}.safetensors"))
 
     for length in COND_LENGTHS:
-        cond = base / "output" / cond_folder(length)
-        cond.mkdir(parents=True, exist_ok=True)
-        shard = {
-            "latents": [{"samples": torch.zeros(1, 16, SIZE[1] // 8, SIZE[0] // 8)}],
-            "conditioning": [synthetic.make_conditioning("zimage", length, seed=1 if length == COND_LENGTH else length)],
-        }
-        torch.save(shard, cond / "shard_0000.pkl")
+        latents = [{"samples": torch.zeros(1, 16, SIZE[1] // 8, SIZE[0] // 8)}]
+        conditioning = [synthetic.make_conditioning("zimage", length, seed=1 if length == COND_LENGTH else length)]
+        save_training_dataset(base, cond_folder(length), latents, conditioning)
 
     # A first visit would open the template browser over the canvas.
     settings = base / "user" / "default" / "comfy.settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps({"Comfy.TutorialCompleted": True, "Comfy.Minimap.Visible": False}))
     return base
+
+
+def save_training_dataset(base: Path, folder_name: str, latents: list[dict], conditioning: list) -> Path:
+    """Save ``latents`` and ``conditioning`` (lists of one entry per sample) as the dataset
+    ``folder_name`` of a server whose ``--base-directory`` is ``base``, and return its folder.
+
+    ComfyUI's own SaveTrainingDataset node writes it, run in this process while ComfyUI's folders
+    point into ``base`` as ``--base-directory`` would point them (:func:`_comfy_folders`); so the
+    location, the shard format and ``metadata.json`` are those of the ComfyUI under test, whatever
+    its version (0.8.0 saves under ``output/``, 0.33.0 under ``datasets/``). Then its
+    LoadTrainingDataset is asked the same way, and anything the server would reject fails here
+    with the reason: a ``folder_name`` its input does not offer (0.33.0 makes it a list of the
+    dataset folders it finds), or a shard it cannot load (0.33.0 loads with ``weights_only``).
+    """
+    import torch
+    from comfy_extras import nodes_dataset
+
+    before = set(base.rglob("shard_*.pkl"))
+    with _comfy_folders(base):
+        nodes_dataset.SaveTrainingDataset.execute(latents=latents, conditioning=conditioning, folder_name=[folder_name], shard_size=[1000])
+        [field] = [i for i in nodes_dataset.LoadTrainingDataset.define_schema().inputs if i.id == "folder_name"]
+        offered = getattr(field, "options", None)
+        if offered is not None and folder_name not in offered:
+            raise RuntimeError(f"LoadTrainingDataset does not offer the dataset it was saved as: {folder_name!r} not in {offered}")
+        loaded = nodes_dataset.LoadTrainingDataset.execute(folder_name=folder_name).result
+    folders = sorted({p.parent for p in set(base.rglob("shard_*.pkl")) - before})
+    assert len(folders) == 1, f"SaveTrainingDataset {folder_name!r}: expected one new folder of shards under {base}, got {folders}"
+    assert len(loaded[1]) == len(conditioning) and all(
+        torch.equal(got[0][0], want[0][0]) for got, want in zip(loaded[1], conditioning)
+    ), f"LoadTrainingDataset read other conditioning back from {folders[0]}"
+    return folders[0]
+
+
+@contextlib.contextmanager
+def _comfy_folders(base: Path):
+    """Point this process's ComfyUI folders (``folder_paths``: every registered folder below
+    ComfyUI's base path, and the output, input, temp and user directories) into ``base``, as
+    ``main.py --base-directory base`` points the server's; restored on exit."""
+    import folder_paths as fp
+
+    root = os.path.abspath(fp.base_path)
+    saved = {name: (list(paths), exts) for name, (paths, exts) in fp.folder_names_and_paths.items()}
+    dirs = {name: getattr(fp, f"get_{name}_directory")() for name in ("output", "input", "temp", "user")}
+
+    def moved(path: str) -> str:
+        path = os.path.abspath(path)
+        return os.path.join(str(base), os.path.relpath(path, root)) if path == root or path.startswith(root + os.sep) else path
+
+    try:
+        for name, (paths, exts) in saved.items():
+            fp.folder_names_and_paths[name] = ([moved(p) for p in paths], exts)
+        for name, path in dirs.items():
+            getattr(fp, f"set_{name}_directory")(moved(path))
+        yield
+    finally:
+        fp.folder_names_and_paths.update(saved)
+        for name, path in dirs.items():
+            getattr(fp, f"set_{name}_directory")(path)
 
 
 def _link_pack(target: Path) -> None:
@@ -302,35 +363,44 @@ def post(server: str, path: str, payload: dict, timeout: float = 30) -> int:
 class ComfyServer:
     """``python main.py ...`` from $COMFYUI_PATH on a free port, logging to ``base/<name>.log``.
 
-    On a machine without CUDA the server runs with ``--cpu``. With CUDA it runs on the GPU with
-    ``--disable-cuda-malloc`` unless ``default_allocator``: ComfyUI otherwise switches PyTorch to
-    the cudaMallocAsync backend, which has no private memory pools (``torch.cuda.MemPool``) or
-    memory snapshots, both of which BCG's graph pools use. ``default_allocator=True`` starts the
-    server exactly as ``python main.py`` would (see test_default_allocator.py).
+    Started as users start ComfyUI: on a GPU with no device flag at all (the pack's prestartup
+    script switches ComfyUI's default cudaMallocAsync allocator to PyTorch's native one, see
+    ``bcg_runtime/allocator_env.py``), with ``--cpu`` only where there is no CUDA. The server
+    inherits this process's environment less :data:`OPT_OUT_VAR`, so a tester's opt-out never
+    reaches it unasked; ``env`` adds (or, with value None, removes) variables on top, e.g.
+    ``{OPT_OUT_VAR: "1"}`` for a server that keeps cudaMallocAsync.
     """
 
-    def __init__(self, base: Path, cuda: bool | None = None, default_allocator: bool = False, name: str = "server"):
+    def __init__(self, base: Path, cuda: bool | None = None, env: dict[str, str | None] | None = None, name: str = "server"):
         self.base = base
         self.cuda = cuda_available() if cuda is None else cuda
-        self.default_allocator = default_allocator
+        self.env = dict(env or {})
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = base / f"{name}.log"
         self.proc: subprocess.Popen | None = None
 
     def device_args(self) -> list[str]:
-        if not self.cuda:
-            return ["--cpu"]
-        return [] if self.default_allocator else ["--disable-cuda-malloc"]
+        return [] if self.cuda else ["--cpu"]
+
+    def environment(self) -> dict[str, str]:
+        """The server's environment (see the class docstring)."""
+        env = {k: v for k, v in os.environ.items() if k != OPT_OUT_VAR}
+        env["PYTHONUNBUFFERED"] = "1"
+        for name, value in self.env.items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
+        return env
 
     def start(self, timeout: float = 240) -> "ComfyServer":
         cmd = [
             sys.executable, "main.py", *self.device_args(), "--listen", "127.0.0.1", "--port", str(self.port),
             "--base-directory", str(self.base), "--database-url", "sqlite:///:memory:",
         ]  # fmt: skip
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
         with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(cmd, cwd=os.environ["COMFYUI_PATH"], stdout=log, stderr=subprocess.STDOUT, env=env)
+            self.proc = subprocess.Popen(cmd, cwd=os.environ["COMFYUI_PATH"], stdout=log, stderr=subprocess.STDOUT, env=self.environment())
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -356,6 +426,13 @@ class ComfyServer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+    def log_lines(self) -> list[str]:
+        """The server log so far, one string per line ([] before it exists)."""
+        try:
+            return self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return []
 
     def log_tail(self, lines: int = 60) -> str:
         try:

@@ -62,7 +62,7 @@ def test_prompt_runs_and_reports(comfy_server, artifacts):
     replayed, eager = client.run_totals(before, after)
     if comfy_server.cuda:
         device = client.http_json(comfy_server.url, "/system_stats")["devices"][0]["name"]
-        assert device.endswith("native"), f"expected PyTorch's native allocator (--disable-cuda-malloc): {device}"
+        assert device.endswith("native"), f"expected PyTorch's native allocator (the pack's prestartup script switches to it): {device}"
         assert session["last_warmup"]["refusal"] is None, session["last_warmup"]
         assert LABEL in [c["label"] for c in session["captured"]], session["captured"]
         assert session["captures"] >= 1 and session["hits"] >= STEPS
