@@ -177,8 +177,10 @@ class BreakableGraph:
                 "use fewer break points (e.g. mode 'full' where the model allows it)"
             )
         graph = self.backend.new_graph()
-        self.backend.begin_segment(graph, self.pool)
+        # Open before beginning: a begin that fails midway (the allocator already routing into the
+        # pool, the stream perhaps capturing) must be undone by ``_abort`` like any failed capture.
         self._open = graph
+        self.backend.begin_segment(graph, self.pool)
         self._segments_opened += 1
 
     def _end_segment(self) -> None:

@@ -319,6 +319,7 @@ class GraphRunner:
         if pool is None:
             pool = self._pools[call.device] = backend.new_pool(call.device)
         static_leaves = [make_static_buffer(t) for t in call.leaves]
+        _shift_floats(static_leaves)  # capture on other values than the proof (see _prove)
         keyed = {k: v for k, v in kwargs.items() if k not in call.key.opaque}
         s_args, s_kwargs = unflatten_inputs((tuple(args), keyed), static_leaves)
         s_kwargs.update((k, kwargs[k]) for k in call.key.opaque if k in kwargs)  # passed as they are
@@ -367,7 +368,12 @@ class GraphRunner:
         return result
 
     def _prove(self, entry: _Entry, call: _Call, fn: Callable, args: tuple, kwargs: dict) -> CaptureResult:
-        """Eager on the live call, then a replay of the same inputs: keep the entry only if equal."""
+        """Eager on the live call, then a replay of the same inputs: keep the entry only if equal.
+
+        The capture ran on shifted copies of the floating-point inputs (:func:`_shift_floats`), so
+        anything the graph froze at capture instead of computing at replay (a value read on the
+        host, work on a stream the capture did not see, a tensor computed once and cached) shows
+        up here as a difference, not later as a wrong image."""
         truth = fn(*args, **kwargs)
         try:
             exact, diff = outputs_equal(self._replay(entry, call.leaves), truth)
@@ -409,12 +415,6 @@ class GraphRunner:
             self.stats.evictions += 1
             log.info("[BCG] %s: evicted %s (least recently used) to make room: graphs hold %.1f MiB",
                      self.name, entry.stats.label, self.memory_bytes / 2**20)  # fmt: skip
-            live_pools = {id(e.graph.pool) for e in self._entries.values()}
-            for device, pool in list(self._pools.items()):
-                if id(pool) not in live_pools:
-                    del self._pools[device]
-                    if device.type == "cuda":
-                        torch.cuda.empty_cache()
 
     def set_memory_budget(self, budget_bytes: int | None) -> None:
         """Change the graph memory budget (None: no limit); applies to the next capture."""
@@ -506,7 +506,24 @@ class GraphRunner:
         entry = self._entries.pop(key)
         entry.graph.reset()
         self.stats.static_bytes -= entry.stats.static_bytes
+        self._release_unused_pools()
         self.stats.pool_bytes = self._pool_bytes()
+
+    def _release_unused_pools(self) -> None:
+        """Forget every pool no live entry draws on, so the next capture starts a fresh one.
+
+        Never capture again into a pool whose graphs are all gone: torch 2.11's pinned-host
+        allocator drops its record of the pool with its last graph, and the next ``capture_begin``
+        on that pool id fails an internal assert (seen on the H200) after the device allocator has
+        already started routing into it. Releasing the pool here (outside any capture) also gives
+        its memory back to the device.
+        """
+        live = {id(e.graph.pool) for e in self._entries.values()}
+        for device, pool in list(self._pools.items()):
+            if id(pool) not in live:
+                del self._pools[device]
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
 
     def _pool_bytes(self) -> int:
         """Bytes held by the pools that live entries draw on (one per device, more after a failure)."""
@@ -541,6 +558,19 @@ class GraphRunner:
             f"GraphRunner({self.name!r}, entries={len(self._entries)}, hits={self.stats.hits}, "
             f"misses={sum(self.stats.misses.values())}, disabled={self._disabled!r})"
         )
+
+
+#: Capture-time inputs are the live floating-point inputs times this (plus a small offset), so that
+#: the proof replay, on the live values, differs from the capture's values everywhere.
+CAPTURE_SHIFT = 1.0625
+
+
+def _shift_floats(tensors: list[torch.Tensor]) -> None:
+    """Shift floating-point tensors in place (``t * 1.0625 + 1/32``); integer and bool tensors,
+    which may steer indexing and masks, keep their values."""
+    for t in tensors:
+        if t.is_floating_point() or t.is_complex():
+            t.mul_(CAPTURE_SHIFT).add_(1 / 32)
 
 
 @contextlib.contextmanager

@@ -190,3 +190,24 @@ def test_out_of_memory_during_capture_is_retried_at_the_next_warmup(device, make
         assert runner.capture(oom_once, (x,)).status is CaptureStatus.SKIPPED  # until the next warm-up
         runner.begin_warmup()
         assert runner.capture(oom_once, (x,)).status is CaptureStatus.CAPTURED
+
+
+def test_a_value_frozen_at_capture_is_caught_by_the_proof(device, make_runner):
+    """A forward that reads its input's value outside the graph (here through numpy, which no
+    graph records; on CUDA such a host read cannot be captured at all) would replay the capture's
+    value forever. The capture runs on shifted inputs, so the proof on the live values sees it:
+    never served, every call eager and right."""
+
+    def host_round_trip(x):
+        frozen = torch.from_numpy(x.detach().cpu().numpy() * 2).to(x.device)
+        return x + frozen
+
+    runner = make_runner()
+    with torch.inference_mode():
+        x = torch.arange(4.0, device=device)
+        result = runner.capture(host_round_trip, (x,))
+        assert not result.ok and result.status in (CaptureStatus.NOT_EXACT, CaptureStatus.FAILED), result
+        assert torch.equal(result.output, x * 3)
+        y = torch.full((4,), 7.0, device=device)
+        assert torch.equal(runner(host_round_trip, (y,)), y * 3)
+        assert runner.stats.hits == 0 and not runner.entries()
