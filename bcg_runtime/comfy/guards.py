@@ -107,7 +107,7 @@ class AddressState:
         """What differs from ``old``, in words a user can act on."""
         what = [
             name
-            for name, a, b in zip(("weights or buffers moved", "object patches changed", "attention function swapped"), old.token, self.token)
+            for name, a, b in zip(("weights moved", "object patches changed", "attention function swapped"), old.token, self.token)
             if a != b
         ]
         return ", ".join(what) or "nothing"

@@ -1,0 +1,145 @@
+"""Issue #10 in real ComfyUI (CPU stand-in here, real graphs on the H200): no graph serves after
+what it reads moved, none serves unproven, and every such call runs eager with its reason.
+
+The CPU stand-in replays by address (see ``bcg_runtime/core/cpu_graph.py``), so each stale
+replay below would give the old model's numbers here exactly as it would on a GPU. Weights are
+moved *and* changed (a reload of other values at new addresses), so a stale replay is visible.
+"""
+
+import sys
+
+import pytest
+import torch
+from bcg_testing import PACK, WARMUP_ONLY, conds, session_of
+from test_bcg_nodes import QWEN, models, warmed_qwen  # noqa: F401  (fixtures)
+
+from bcg_runtime.comfy import synthetic
+
+pytestmark = pytest.mark.comfy
+
+
+def move_all_weights(model, scale=1.25):
+    """Every parameter of the DiT to a new tensor with other values (what a reload at new
+    addresses with another checkpoint of the family looks like); returns an undo."""
+    dm = model.model.diffusion_model
+    originals = [(p, p.data) for p in dm.parameters()]
+    for p, data in originals:
+        p.data = data.clone() * scale
+
+    def undo():
+        for p, data in originals:
+            p.data = data
+
+    return undo
+
+
+def sample(model, positive, negative, cfg=1.0):
+    return synthetic.sample(model, QWEN, 64, 64, 2, cfg, positive, negative, seed=3)
+
+
+def test_warmup_rerun_after_weights_moved_captures_again_and_replays_the_new_weights(pack, warmed_qwen):
+    _, nodes = pack
+    model, warmed, report, positive, negative = warmed_qwen()
+    assert "captured," in report
+    undo = move_all_weights(model)
+    try:
+        # The conditioning changed: ComfyUI re-runs the warm-up, which must not say "already captured".
+        _, report = nodes["BCGWarmupCapture"].execute(warmed, "64x64", "", "1", positive, negative).args
+        assert report.count(": captured,") == 2, report  # cond 40 and uncond 17 tokens, both new
+        assert "64x64 txt40 b1: already captured" not in report.split("\n")[1], report
+        out = sample(warmed, positive, negative)
+        assert torch.equal(out, sample(model, positive, negative))
+        assert session_of(warmed).last_run["state"] == "replayed"
+    finally:
+        undo()
+
+
+def test_an_interrupted_warmup_leaves_no_entry_that_could_replay_after_a_move(pack, models, standin_graphs):
+    import comfy.model_management as mm
+
+    api = sys.modules[f"{PACK}.bcg_runtime.comfy.api"]  # the pack's own module, as the nodes use it
+    _, nodes = pack
+    model = models(QWEN)
+    positive, negative = conds(QWEN)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "full", 0, capture=WARMUP_ONLY).args
+
+    def cancel_after_first(i, n):
+        if i == 1:
+            mm.interrupt_current_processing(True)  # what POST /interrupt does
+
+    with pytest.raises(mm.InterruptProcessingException):
+        api.warm_up(bcg_model, "64x64", "", "1", positive, negative, progress=cancel_after_first)
+    mm.interrupt_current_processing(False)
+    session = session_of(bcg_model)
+    assert session.runner.entries(), "the first job of the warm-up should have captured"
+    assert not session.runner.blocked()  # the cancelled shape is not blocked: the next warm-up retries it
+    undo = move_all_weights(model)
+    try:
+        out = sample(bcg_model, positive, negative, cfg=2.0)
+        assert torch.equal(out, sample(model, positive, negative, cfg=2.0))
+        run = session.last_run
+        assert run["replayed"] == 0, run
+        assert any("weights moved" in reason for reason in run["eager"]), run
+    finally:
+        undo()
+
+
+def test_a_capture_whose_replay_differs_from_eager_never_serves(pack, models, standin_graphs):
+    """A forward that reads Python state per call (here a hook adding a call counter) is frozen by
+    a graph: the proof replay differs, the entry is dropped and blocked, and sampling runs eager
+    with the reason ``replay not exact (max abs diff X)``, counted and shown."""
+    _, nodes = pack
+    model = models(QWEN).clone()
+    positive, negative = conds(QWEN)
+    calls = {"n": 0}
+
+    def counter_hook(module, args, output):
+        calls["n"] += 1
+        return output + calls["n"]
+
+    handle = model.model.diffusion_model.proj_out.register_forward_hook(counter_hook)
+    try:
+        (bcg_model,) = nodes["BCGApply"].execute(model, "full", 0, capture=WARMUP_ONLY).args
+        _, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+        assert "not exact: replay not exact (max abs diff" in report, report
+        session = session_of(bcg_model)
+        assert not session.runner.entries()
+        synthetic.sample(bcg_model, QWEN, 64, 64, 2, 1.0, positive, negative, seed=3)
+        run = session.last_run
+        assert run["replayed"] == 0 and all(r.startswith("replay not exact (max abs diff") for r in run["eager"]), run
+        assert any(r.startswith("replay not exact") for r in session.status()["blocked"].values())
+    finally:
+        handle.remove()
+
+
+def test_an_object_patch_on_the_dit_is_never_replayed_through(pack, warmed_qwen):
+    """NegPiP-style: a clone that object-patches a DiT method keeps weights in place; the graph
+    captured without the patch must not serve it."""
+    model, warmed, _, positive, negative = warmed_qwen("full")
+    proj_out = model.model.diffusion_model.proj_out
+    original = proj_out.forward
+    doubled = lambda x: original(x) * 2  # noqa: E731
+
+    patched = warmed.clone()
+    patched.add_object_patch("diffusion_model.proj_out.forward", doubled)
+    reference = model.clone()
+    reference.add_object_patch("diffusion_model.proj_out.forward", doubled)
+    out = sample(patched, positive, negative)
+    assert torch.equal(out, sample(reference, positive, negative))
+    assert not torch.equal(out, sample(model, positive, negative))
+    run = session_of(patched).last_run
+    assert run["replayed"] == 0 and any("object patches changed" in r for r in run["eager"]), run
+
+
+def test_an_attention_function_swapped_after_warmup_is_never_replayed_through(pack, warmed_qwen, monkeypatch):
+    """Qwen-Image binds ``optimized_attention_masked`` in its own module; a node that swaps it
+    (attention-patch packs do) changes kernels the graph froze."""
+    import comfy.ldm.qwen_image.model as qwen
+
+    model, warmed, _, positive, negative = warmed_qwen("full")
+    original = qwen.optimized_attention_masked
+    monkeypatch.setattr(qwen, "optimized_attention_masked", lambda *a, **k: original(*a, **k) * 0.5)
+    out = sample(warmed, positive, negative)
+    assert torch.equal(out, sample(model, positive, negative))
+    run = session_of(warmed).last_run
+    assert run["replayed"] == 0 and any("attention function swapped" in r for r in run["eager"]), run
