@@ -68,9 +68,38 @@ def lowvram_refusal(model_patcher: Any) -> str | None:
     return None
 
 
+def compile_refusal(model_patcher: Any) -> str | None:
+    """TorchCompileModel (core's ``set_torch_compile_wrapper``) on this model: its compiled forward
+    replaces the DiT inside the APPLY_MODEL wrapper. With backend "cudagraphs" it already replays
+    graphs (one graph of graphs is enough); with any backend the forward BCG would capture is
+    dynamo's, whose guards and recompiles a replay would skip. BCG steps aside, saying which."""
+    kwargs = getattr(model_patcher, "model_options", {}).get("torch_compile_kwargs")
+    if not kwargs:
+        return None
+    backend = kwargs.get("backend")
+    backend = backend if isinstance(backend, str) else getattr(backend, "__name__", "custom")
+    if backend == "cudagraphs":
+        return "TorchCompileModel (backend cudagraphs) already replays this model as CUDA graphs: BCG steps aside"
+    return f"TorchCompileModel (backend {backend}) compiles this model: BCG steps aside and the compiled model runs as it would without BCG"
+
+
+def core_graph_refusal(model_patcher: Any) -> str | None:
+    """ComfyUI's own per-layer CUDA graphs (``comfy/model_prefetch.py``, Dynamic VRAM) on this
+    model's DiT: graphing a forward whose layers replay graphs would capture graphs in a graph."""
+    dm = getattr(getattr(model_patcher, "model", None), "diffusion_model", None)
+    modules = dm.modules() if hasattr(dm, "modules") else ()
+    if any(getattr(m, "_comfy_graph", None) is not None for m in modules):
+        return "ComfyUI already runs this model's layers as CUDA graphs (Dynamic VRAM prefetch): BCG steps aside"
+    return None
+
+
 def run_refusal(model_patcher: Any) -> str | None:
-    """The first reason graphs cannot serve this model right now, or None."""
-    return device_refusal(model_patcher) or dynamic_vram_refusal(model_patcher) or lowvram_refusal(model_patcher)
+    """Why graphs cannot serve this sampling run, or None; checked at the start of every run."""
+    for refusal in (dynamic_vram_refusal, lowvram_refusal, compile_refusal, core_graph_refusal):
+        reason = refusal(model_patcher)
+        if reason:
+            return reason
+    return None
 
 
 class AddressState:

@@ -174,7 +174,7 @@ class BCGSession:
         """
         if self.permanent_refusal:
             return
-        reason = guards.dynamic_vram_refusal(model_patcher) or guards.lowvram_refusal(model_patcher)
+        reason = guards.run_refusal(model_patcher)
         state = guards.address_state(model_patcher)
         if self.runner.retain(state):
             change = state.change_from(self.last_state) if self.last_state is not None else "the model changed"

@@ -1,5 +1,6 @@
 """Helpers shared by the comfy-layer tests (fixtures live in conftest.py)."""
 
+import contextlib
 import gc
 import pathlib
 import sys
@@ -55,3 +56,19 @@ def release_cuda_memory(unload: bool = False) -> int:
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
     return torch.cuda.memory_reserved()
+
+
+@contextlib.contextmanager
+def first_weight_moved(model, scale=1.5):
+    """The DiT's first parameter replaced by a new tensor (new address, other values) for the
+    block: what a reload or a non-in-place patch does to one weight."""
+    import comfy.utils
+
+    dm = model.model.diffusion_model
+    name, param = next(iter(dm.named_parameters()))
+    original = param.data
+    comfy.utils.set_attr_param(dm, name, original.clone() * scale)
+    try:
+        yield
+    finally:
+        comfy.utils.set_attr_param(dm, name, original)

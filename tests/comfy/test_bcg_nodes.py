@@ -11,7 +11,7 @@ import logging
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, conds, sample_custom_advanced, session_of
+from bcg_testing import WARMUP_ONLY, conds, first_weight_moved, sample_custom_advanced, session_of
 
 from bcg_runtime.comfy import synthetic
 
@@ -171,18 +171,12 @@ def test_weights_moved_after_warmup_never_replay_stale_addresses(pack, warmed_qw
     """A weight tensor replaced after warm-up (reload, non-in-place patch): graphs are dropped,
     the run is eager with the reason, the result equals eager with the new weights, and the
     warm-up node's fingerprint changes so ComfyUI re-runs it on the next prompt."""
-    import comfy.utils
-
     _, nodes = pack
     family = QWEN
     model, warmed, _, positive, negative = warmed_qwen()
     fingerprint = nodes["BCGWarmupCapture"].fingerprint_inputs()
 
-    dm = model.model.diffusion_model
-    name, param = next(iter(dm.named_parameters()))
-    original = param.data
-    comfy.utils.set_attr_param(dm, name, original.clone() * 1.5)  # new tensor, new address
-    try:
+    with first_weight_moved(model):
         out = synthetic.sample(warmed, family, 64, 64, 2, 1.0, positive, negative, seed=3)
         assert torch.equal(out, synthetic.sample(model, family, 64, 64, 2, 1.0, positive, negative, seed=3))
         run = session_of(warmed).last_run
@@ -191,8 +185,6 @@ def test_weights_moved_after_warmup_never_replay_stale_addresses(pack, warmed_qw
         assert reason.startswith("disabled: weights moved since warm-up") and "run BCG Warmup Capture again" in reason
         assert not session_of(warmed).runner.entries()
         assert nodes["BCGWarmupCapture"].fingerprint_inputs() != fingerprint
-    finally:
-        comfy.utils.set_attr_param(dm, name, original)
 
 
 def test_lora_added_changed_and_removed_after_warmup_stays_exact(warmed_qwen):

@@ -27,7 +27,9 @@ def test_default_benchmark_on_cpu_reports_eager_and_says_why(tmp_path):
 
     report = json.loads(out.read_text())
     env = report["env"]
-    assert env["family"] == "zimage" and env["depth"] == 1 and env["comfyui"] == "0.8.0"
+    import comfyui_version  # the host under test, from COMFYUI_PATH
+
+    assert env["family"] == "zimage" and env["depth"] == 1 and env["comfyui"] == comfyui_version.__version__
     assert env["gpu"] == "none (CPU)" and "graph replay needs an NVIDIA GPU" in env["note"]
     [row] = report["rows"]
     assert row["mode"] == "eager" and row["resolution"] == "128x128" and row["error"] is None

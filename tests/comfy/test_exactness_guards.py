@@ -143,3 +143,22 @@ def test_an_attention_function_swapped_after_warmup_is_never_replayed_through(pa
     assert torch.equal(out, sample(model, positive, negative))
     run = session_of(warmed).last_run
     assert run["replayed"] == 0 and any("attention function swapped" in r for r in run["eager"]), run
+
+
+def test_torch_compile_model_after_bcg_makes_bcg_step_aside_with_the_backend(pack, warmed_qwen):
+    """Core's TorchCompileModel on the BCG model: BCG never captures or replays dynamo's forward;
+    every call runs the compiled model, eager to BCG, with the backend named."""
+    from comfy_api.torch_helpers import set_torch_compile_wrapper
+
+    model, warmed, _, positive, negative = warmed_qwen("full")
+    compiled = warmed.clone()
+    set_torch_compile_wrapper(compiled, backend="eager")  # "cudagraphs"/"inductor" need a GPU; the guard is the same
+    out = sample(compiled, positive, negative)
+    assert torch.equal(out, sample(model, positive, negative))
+    run = session_of(compiled).last_run
+    assert run["replayed"] == 0 and list(run["eager"]) == [
+        "disabled: TorchCompileModel (backend eager) compiles this model: BCG steps aside and the compiled model runs as it would without BCG"
+    ], run
+    # Without the compile wrapper the same session replays again.
+    sample(warmed, positive, negative)
+    assert session_of(warmed).last_run["state"] == "replayed"

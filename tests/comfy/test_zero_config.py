@@ -6,7 +6,7 @@ the H200 (the same tests under scripts/gpu_suite.sh). And a warm-up from the wor
 
 import pytest
 import torch
-from bcg_testing import conds, session_of
+from bcg_testing import conds, first_weight_moved, session_of
 from test_bcg_nodes import QWEN, models  # noqa: F401  (fixture)
 
 from bcg_runtime.comfy import synthetic
@@ -58,27 +58,18 @@ def test_small_budget_evicts_least_recently_used_and_counts_it(pack, models, sta
 
 
 def test_weights_moved_drop_graphs_and_the_next_call_captures_again(pack, models, standin_graphs):
-    import comfy.utils
-
     _, nodes = pack
     model = models(QWEN)
     positive, _ = conds(QWEN)
     (bcg_model,) = nodes["BCGApply"].execute(model, "full").args
     session = session_of(bcg_model)
     synthetic.sample(bcg_model, QWEN, 64, 64, 2, 1.0, positive, positive, seed=3)
-
-    dm = model.model.diffusion_model
-    name, param = next(iter(dm.named_parameters()))
-    original = param.data
-    comfy.utils.set_attr_param(dm, name, original.clone() * 1.5)  # new tensor, new address
-    try:
+    with first_weight_moved(model):
         out = synthetic.sample(bcg_model, QWEN, 64, 64, 3, 1.0, positive, positive, seed=3)
         assert torch.equal(out, synthetic.sample(model, QWEN, 64, 64, 3, 1.0, positive, positive, seed=3))
         run = session.last_run
         assert run["replayed"] == 2 and _first_calls(run) == 1, run
         assert session.runner.disabled_reason is None and session.stale is None
-    finally:
-        comfy.utils.set_attr_param(dm, name, original)
 
 
 def test_warmup_from_the_workflow_latent_captures_batch_2_cfg_calls(pack, models, standin_graphs):
