@@ -265,6 +265,9 @@ def e2e_workflow(seed: int = 0, size: tuple[int, int] = SIZE, steps: int = STEPS
     prompt[by_class["UNETLoader"]]["inputs"]["unet_name"] = UNET_FILE
     prompt[by_class["VAELoader"]]["inputs"]["vae_name"] = "taef1"
     prompt[by_class["BCGWarmupCapture"]]["inputs"]["resolutions"] = f"{size[0]}x{size[1]}"
+    # The e2e plans (soak, client) count warmed vs unwarmed shapes: warm-up semantics. Capture on
+    # first call is covered by the comfy layer (tests/comfy/test_zero_config.py).
+    prompt[by_class["BCGApply"]]["inputs"]["capture"] = "warm-up only"
     latent = prompt[by_class["EmptySD3LatentImage"]]["inputs"]
     latent["width"], latent["height"] = size
     sampler = prompt[by_class["KSampler"]]["inputs"]
