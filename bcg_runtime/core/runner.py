@@ -565,11 +565,15 @@ class GraphRunner:
 CAPTURE_SHIFT = 1.0625
 
 
+#: The dtypes :func:`_shift_floats` shifts (float8 and other storage-only types have no arithmetic).
+_SHIFTED_DTYPES = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128})
+
+
 def _shift_floats(tensors: list[torch.Tensor]) -> None:
     """Shift floating-point tensors in place (``t * 1.0625 + 1/32``); integer and bool tensors,
     which may steer indexing and masks, keep their values."""
     for t in tensors:
-        if t.is_floating_point() or t.is_complex():
+        if t.dtype in _SHIFTED_DTYPES:
             t.mul_(CAPTURE_SHIFT).add_(1 / 32)
 
 
