@@ -36,6 +36,10 @@ __all__ = [
     "build_state_dict",
     "detect_family_class",
     "load_model",
+    "linear_weight_keys",
+    "fp8_checkpoint",
+    "scaled_fp8_checkpoint",
+    "comfy_quant_checkpoint",
     "make_conditioning",
     "latent_channels",
     "empty_latent",
@@ -397,6 +401,70 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
         base.manual_cast_dtype, patcher.load_device, time.perf_counter() - t0,
     )
     return patcher
+
+
+def linear_weight_keys(family: str, depth=None) -> list[str]:
+    """Keys of the weights of every ``Linear`` layer of ``family`` at ``depth`` (the layers that
+    fp8 and quantized checkpoints store in low precision), in checkpoint order."""
+    model = _meta_model(family_info(family), depth, torch.bfloat16)
+    return [f"{name}.weight" for name, mod in model.named_modules() if isinstance(mod, torch.nn.Linear)]
+
+
+def _fp8_absmax(weight: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """(quantized weight, float32 scalar scale) with per-tensor absmax scaling, the recipe of
+    ComfyUI's QUANTIZATION.md: ``scale = amax / finfo.max``, ``q = (w / scale).to(dtype)``."""
+    w = weight.float()
+    scale = (w.abs().amax() / torch.finfo(dtype).max).clamp_min(torch.finfo(torch.float32).tiny)
+    return (w / scale).to(dtype), scale.reshape(())
+
+
+def fp8_checkpoint(sd: Mapping[str, torch.Tensor], keys, dtype: torch.dtype = torch.float8_e4m3fn) -> dict[str, torch.Tensor]:
+    """A plain fp8 checkpoint (``flux1-dev-fp8``-style files): the weights named in ``keys`` cast to
+    ``dtype`` with no scale and no metadata; everything else as in ``sd``. ComfyUI detects the fp8
+    weight dtype and keeps fp8 storage where the device computes fp8 (``unet_dtype``) or when the
+    loader asks for it (UNETLoader ``weight_dtype`` fp8_e4m3fn = ``model_options["dtype"]``),
+    casting per forward (``manual_cast`` ops); elsewhere it upcasts at load."""
+    keys = set(keys)
+    return {k: (v.to(dtype) if k in keys else v) for k, v in sd.items()}
+
+
+def scaled_fp8_checkpoint(sd: Mapping[str, torch.Tensor], keys, dtype: torch.dtype = torch.float8_e4m3fn) -> dict[str, torch.Tensor]:
+    """A legacy "scaled fp8" checkpoint: a ``scaled_fp8`` marker key, the weights named in ``keys``
+    as ``dtype`` divided by a per-layer ``<layer>.scale_weight``. ComfyUI converts it on load
+    (``comfy.utils.convert_old_quants``) into per-layer ``comfy_quant`` metadata, i.e. a
+    mixed-precision model."""
+    keys = set(keys)
+    out: dict[str, torch.Tensor] = {"scaled_fp8": torch.zeros(0, dtype=dtype)}
+    for k, v in sd.items():
+        if k in keys:
+            out[k], out[k[: -len("weight")] + "scale_weight"] = _fp8_absmax(v, dtype)
+        else:
+            out[k] = v
+    return out
+
+
+def comfy_quant_checkpoint(sd: Mapping[str, torch.Tensor], layers: Mapping[str, str]) -> dict[str, torch.Tensor]:
+    """A mixed-precision checkpoint as ComfyUI writes and documents it (QUANTIZATION.md): each layer
+    in ``layers`` (name without ``.weight`` -> format, a key of ``comfy.quant_ops.QUANT_ALGOS``)
+    stored quantized with its scale tensors and a ``<layer>.comfy_quant`` JSON tensor; every other
+    tensor as in ``sd`` (bf16). fp8 formats use per-tensor absmax scaling (``weight_scale``); other
+    formats (nvfp4, ...) are quantized by ComfyUI's own layout (``QuantizedTensor.from_float``)."""
+    import json
+
+    out = dict(sd)
+    for layer, fmt in layers.items():
+        weight = out.pop(f"{layer}.weight")
+        if fmt in ("float8_e4m3fn", "float8_e5m2"):
+            out[f"{layer}.weight"], out[f"{layer}.weight_scale"] = _fp8_absmax(weight, getattr(torch, fmt))
+        else:
+            import comfy.quant_ops
+
+            layout = comfy.quant_ops.QUANT_ALGOS[fmt]["comfy_tensor_layout"]
+            if weight.dtype not in (torch.float16, torch.bfloat16):  # comfy-kitchen's CUDA nvfp4 kernel takes only these
+                weight = weight.to(torch.bfloat16)
+            out.update(comfy.quant_ops.QuantizedTensor.from_float(weight, layout).state_dict(f"{layer}.weight"))
+        out[f"{layer}.comfy_quant"] = torch.tensor(list(json.dumps({"format": fmt}).encode("utf-8")), dtype=torch.uint8)
+    return out
 
 
 def make_conditioning(family: str, length: int | None = None, seed: int = 0, batch: int = 1, guidance: float | None = None):
