@@ -142,6 +142,17 @@ class AddressState:
         return ", ".join(what) or "nothing"
 
 
+def _address(t: torch.Tensor) -> tuple:
+    """Where a weight's data lives: its address, dtype and shape; for a tensor subclass that
+    stores its data in inner tensors (ComfyUI's quantized weights: fp8/nvfp4 data plus scales,
+    all read by a graph) the addresses of every inner tensor."""
+    flatten = getattr(t, "__tensor_flatten__", None)
+    if callable(flatten):
+        names, _ = flatten()
+        return (type(t).__name__, tuple(sorted((name, _address(getattr(t, name))) for name in names)))
+    return (t.data_ptr(), t.dtype, tuple(t.shape))
+
+
 def address_state(model_patcher: Any) -> AddressState:
     """The :class:`AddressState` of ``model_patcher``'s diffusion model as it is now."""
     diffusion_model = model_patcher.model.diffusion_model
@@ -150,10 +161,10 @@ def address_state(model_patcher: Any) -> AddressState:
         for tensors in (module._parameters, module._buffers):
             for t in tensors.values():
                 if t is not None:
-                    weights.append((t.data_ptr(), t.dtype, tuple(t.shape)))
+                    weights.append(_address(t))
         for value in module.__dict__.values():  # tensors kept as plain attributes (tables, pads)
             if isinstance(value, torch.Tensor):
-                weights.append((value.data_ptr(), value.dtype, tuple(value.shape)))
+                weights.append(_address(value))
     keep: list = []
     patches = []
     for name, obj in sorted(getattr(model_patcher, "object_patches", {}).items()):

@@ -330,6 +330,11 @@ def detect_family_class(state_dict: Mapping[str, torch.Tensor], prefix: str = ""
     return (type(model_config).__name__ if model_config is not None else None), cfg
 
 
+#: unet_config entries ComfyUI derives from weight *values*, not the layout (0.33: Z-Image's
+#: ``allow_fp16``, from the spread of a norm weight): random weights set them at random.
+DETECTED_FROM_VALUES = frozenset({"allow_fp16"})
+
+
 def _verify_detection(info: FamilyInfo, sd: Mapping[str, torch.Tensor], prefix: str, depth) -> None:
     cls_name, cfg = detect_family_class(sd, prefix)
     want = info.unet_config(depth)
@@ -338,7 +343,8 @@ def _verify_detection(info: FamilyInfo, sd: Mapping[str, torch.Tensor], prefix: 
             f"[BCG] ComfyUI detected the synthetic {info.name!r} checkpoint as {cls_name!r}, "
             f"expected {info.supported_model!r}"
         )
-    diff = {k: (want.get(k), cfg.get(k)) for k in set(want) | set(cfg) if want.get(k) != cfg.get(k)}
+    keys = (set(want) | set(cfg)) - DETECTED_FROM_VALUES
+    diff = {k: (want.get(k), cfg.get(k)) for k in keys if want.get(k) != cfg.get(k)}
     if diff:
         raise RuntimeError(f"[BCG] detected config of synthetic {info.name!r} differs (ours, detected): {diff}")
 

@@ -66,6 +66,10 @@ class _Recorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if any(getattr(t, "__torch_dispatch__", None) is not torch.Tensor.__torch_dispatch__ for t in types):
+            # A tensor subclass (ComfyUI's quantized weights) has no storage of its own: let it
+            # unwrap itself; its ops on plain inner tensors come back here and are recorded.
+            return NotImplemented
         if func in HOST_SYNC_OPS:
             raise CaptureUnsupportedError(
                 f"operation not permitted when stream is capturing: {func} reads device data on the host"

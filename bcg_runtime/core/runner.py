@@ -353,12 +353,15 @@ class GraphRunner:
             pool_bytes_after=0,
             static_bytes=static_bytes,
         )
-        entry = self._entries[call.key] = _Entry(graph, static_leaves, output, entry_stats, state)
-        self.stats.static_bytes += static_bytes
-        self.stats.pool_bytes = entry_stats.pool_bytes_after = self._pool_bytes()
+        entry = _Entry(graph, static_leaves, output, entry_stats, state)
         result = self._prove(entry, call, fn, args, kwargs)
         if result.status is not CaptureStatus.CAPTURED:
+            graph.reset()  # never stored: nothing unproven can serve
+            self._release_unused_pools()
             return result
+        self._entries[call.key] = entry
+        self.stats.static_bytes += static_bytes
+        self.stats.pool_bytes = entry_stats.pool_bytes_after = self._pool_bytes()
         self.stats.captures += 1
         self.stats.capture_seconds += seconds
         log.info(
@@ -526,9 +529,15 @@ class GraphRunner:
                     torch.cuda.empty_cache()
 
     def _pool_bytes(self) -> int:
-        """Bytes held by the pools that live entries draw on (one per device, more after a failure)."""
+        """Bytes held by the pools that live entries draw on (one per device, more after a failure).
+
+        Accounting only: a backend that cannot tell keeps the last figure rather than fail a capture."""
         pools = {id(e.graph.pool): e.graph for e in self._entries.values()}
-        return sum(g.backend.pool_bytes(g.pool, g.device) for g in pools.values())
+        try:
+            return sum(g.backend.pool_bytes(g.pool, g.device) for g in pools.values())
+        except Exception as e:
+            log.debug("[BCG] %s: pool accounting failed (%s); keeping %d bytes", self.name, e, self.stats.pool_bytes)
+            return self.stats.pool_bytes
 
     # ------------------------------------------------------------------ helpers
     def _backend(self, device: torch.device) -> GraphBackend | None:

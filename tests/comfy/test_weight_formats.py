@@ -35,9 +35,8 @@ on the quantized model moves weights (out-of-place patch): BCG must see the move
 equal eager with the LoRA, and nothing may replay that was not captured for the new addresses.
 Loading and sampling run under ``torch.inference_mode()``, as ComfyUI's executor runs a prompt.
 
-CPU: the nodes on the CPU stand-in backend (``standin_graphs``); the quantized formats xfail there,
-naming :data:`STANDIN_SUBCLASS_GAP`, for as long as the stand-in cannot record tensor subclasses
-(exactness and the reasons are still asserted first). GPU (``gpu`` marker; runs where ComfyUI is on
+CPU: the nodes on the CPU stand-in backend (``standin_graphs``; it lets ComfyUI's quantized
+tensor subclass unwrap itself and records the plain ops underneath). GPU (``gpu`` marker; runs where ComfyUI is on
 CUDA, i.e. ``BCG_COMFY_TEST_CPU=0`` as ``scripts/gpu_suite.sh`` sets it): the same cases through
 ``bcg_runtime.comfy.api`` (the device image may lack PyAV, which the node API imports) on real CUDA
 graphs.
@@ -47,7 +46,6 @@ from __future__ import annotations
 
 import inspect
 import sys
-import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -70,20 +68,6 @@ FORMATS = ("fp8_e4m3fn", "scaled_fp8", "comfy_quant")
 #: layer the mixed checkpoint keeps in bf16 (fp8 in the other two formats).
 LORA_LAYERS = ("double_blocks.0.img_attn.qkv", "single_blocks.0.linear2", "final_layer.linear")
 NVFP4_LAYER = "single_blocks.0.linear2"
-#: The CPU stand-in's gap with quantized weights (see :func:`standin_gap`).
-STANDIN_SUBCLASS_GAP = (
-    "CPU stand-in gap (bcg_runtime/core/cpu_graph.py): _Recorder records ops whose arguments are "
-    "ComfyUI's QuantizedTensor (a wrapper subclass with no storage of its own) by aliasing that "
-    "missing storage, so the proof replay fails ('data is not allocated yet') and every call runs "
-    "eager, or RecordingBackend.pool_bytes raises ('invalid python storage') out of "
-    "GraphRunner.capture; fix: _Recorder.__torch_dispatch__ returns NotImplemented when a type in "
-    "`types` overrides __torch_dispatch__, so the subclass runs and its plain-tensor ops are recorded. "
-    "Real CUDA graphs record kernels: test_formats_on_cuda_graphs covers these cases on the GPU"
-)
-#: How :data:`STANDIN_SUBCLASS_GAP` shows in an error or an eager reason.
-STANDIN_GAP_ERRORS = ("invalid python storage", "but its data is not allocated yet")
-
-
 # ---------------------------------------------------------------- checkpoints and the LoRA
 def mixed_layers() -> dict[str, str]:
     """comfy_quant layer -> format: blocks' attention/MLP layers fp8 (nvfp4 for :data:`NVFP4_LAYER`
@@ -189,7 +173,6 @@ class Host:
     apply: Callable[[Any], Any]
     warm_up: Callable[[Any, Any], tuple[Any, str]]
     session_of: Callable[[Any], Any]
-    standin: bool
 
 
 def run_workflow(host: Host, model, lora: bool):
@@ -212,30 +195,6 @@ def check_run(reference, out, session, report) -> dict:
     assert run["replayed"] + sum(run["eager"].values()) == run["calls"], run
     assert all(isinstance(reason, str) and reason.strip() for reason in run["eager"]), run
     return run
-
-
-def standin_gap(fmt: str, error: BaseException) -> bool:
-    """True when ``error`` is :data:`STANDIN_SUBCLASS_GAP` on a quantized format, nothing else."""
-    frames = traceback.extract_tb(error.__traceback__)
-    return (
-        fmt != "fp8_e4m3fn"
-        and isinstance(error, RuntimeError)
-        and any(sign in str(error) for sign in STANDIN_GAP_ERRORS)
-        and frames[-1].filename.endswith("cpu_graph.py")
-    )
-
-
-def standin_gap_run(fmt: str, run: dict) -> bool:
-    """True when the run replayed nothing only because of :data:`STANDIN_SUBCLASS_GAP`: a quantized
-    format, and every eager reason is a capture or replay that failed with the gap's error."""
-    return (
-        fmt != "fp8_e4m3fn"
-        and run["replayed"] == 0
-        and all(
-            r.startswith(("capture failed:", "replay failed:")) and any(sign in r for sign in STANDIN_GAP_ERRORS)
-            for r in run["eager"]
-        )
-    )
 
 
 @pytest.fixture(scope="module")
@@ -291,7 +250,7 @@ def cpu_host(pack, standin_graphs):
         sessions.append(session_of(m))
         return sessions[-1]
 
-    yield Host(apply, warm_up, tracked, standin=True)
+    yield Host(apply, warm_up, tracked)
     for session in sessions:  # recorded CPU graphs hold GiBs: free them before the next case
         if session is not None:
             session.runner.reset()
@@ -320,7 +279,7 @@ def cuda_host():
         sessions.append(session_of(m))
         return sessions[-1]
 
-    yield Host(lambda m: api.apply(m, "auto"), warm_up, tracked, standin=False)
+    yield Host(lambda m: api.apply(m, "auto"), warm_up, tracked)
     for session in sessions:
         if session is not None:
             session.runner.reset()
@@ -329,17 +288,9 @@ def cuda_host():
 # ---------------------------------------------------------------- the cases
 def formats_case(host: Host, loaded, fmt: str, lora: bool):
     model = loaded(fmt)
-    try:
-        reference, out, session, report = run_workflow(host, model, lora)
-    except RuntimeError as e:
-        if host.standin and standin_gap(fmt, e):
-            pytest.xfail(f"{STANDIN_SUBCLASS_GAP} [{e}]")
-        raise
-    print(report)
+    reference, out, session, report = run_workflow(host, model, lora)
     run = check_run(reference, out, session, report)
     assert session.permanent_refusal is None, session.permanent_refusal
-    if host.standin and standin_gap_run(fmt, run):
-        pytest.xfail(f"{STANDIN_SUBCLASS_GAP} [eager: {run['eager']}]")
     assert "NOT exact" not in report and "replay exact" in report, report
     assert run["replayed"] == run["calls"], f"addresses are stable here, every call should replay: {run}\n{report}"
     if lora:  # the LoRA changed the picture, so the equality above compared LoRA pictures
@@ -350,8 +301,7 @@ def formats_case(host: Host, loaded, fmt: str, lora: bool):
 @pytest.mark.parametrize("lora", [False, True], ids=["plain", "lora"])
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_formats_on_the_cpu_stand_in(cpu_host, loaded, fmt, lora):
-    """Exact, every call replayed, LoRA or not, on the CPU stand-in (quantized formats xfail only
-    with :data:`STANDIN_SUBCLASS_GAP`, a limitation of the stand-in, not of BCG)."""
+    """Exact, every call replayed, LoRA or not, on the CPU stand-in."""
     formats_case(cpu_host, loaded, fmt, lora)
 
 
@@ -372,21 +322,14 @@ def lora_after_warmup_case(host: Host, loaded):
     model = loaded("comfy_quant")
     positive = conditioning()
     lora = random_lora(model)
-    try:
-        with prompt():
-            reference = sample(with_lora(model, lora), positive)
-            assert not torch.equal(reference, sample(model, positive))  # so a stale replay could not pass
-            warmed, report = host.warm_up(host.apply(model), positive)
-            session = host.session_of(warmed)
-            captures, state_at_warmup = session.runner.stats.captures, session.last_state
-            out = sample(with_lora(warmed, lora), positive)
-    except RuntimeError as e:
-        if host.standin and standin_gap("comfy_quant", e):
-            pytest.xfail(f"{STANDIN_SUBCLASS_GAP} [{e}]")
-        raise
+    with prompt():
+        reference = sample(with_lora(model, lora), positive)
+        assert not torch.equal(reference, sample(model, positive))  # so a stale replay could not pass
+        warmed, report = host.warm_up(host.apply(model), positive)
+        session = host.session_of(warmed)
+        captures, state_at_warmup = session.runner.stats.captures, session.last_state
+        out = sample(with_lora(warmed, lora), positive)
     run = check_run(reference, out, session, report)
-    if host.standin and captures == 0 and any(sign in report for sign in STANDIN_GAP_ERRORS):
-        pytest.xfail(f"{STANDIN_SUBCLASS_GAP} [warm-up: {report}]")
     assert captures >= 1, report
     change = session.last_state.change_from(state_at_warmup)
     assert "moved" in change, change  # "weights (or buffers) moved"
