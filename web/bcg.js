@@ -57,10 +57,13 @@ const mib = (bytes) => `${((bytes || 0) / 2 ** 20).toFixed(1)} MiB`;
 
 /** Plain-text details of a session: what was captured, its memory, why calls ran eager. */
 export function detailsText(status) {
-  const lines = [`Model: ${status.model ?? "unsupported"}   mode: ${status.mode}   session: ${status.id}`];
+  const capture = status.capture ? `   capture: ${status.capture}` : "";
+  const lines = [`Model: ${status.model ?? "unsupported"}   mode: ${status.mode}${capture}   session: ${status.id}`];
   if (status.disabled) lines.push(`Off: ${status.disabled}`);
   if (status.last_run) lines.push(`Last run: ${status.last_run.summary}`);
-  lines.push(`Graph memory: ${mib(status.graph_bytes)} (pool ${mib(status.pool_bytes)})`);
+  const budget = status.memory_budget_bytes ? ` of ${mib(status.memory_budget_bytes)} budget` : "";
+  const evicted = status.evictions ? `; ${status.evictions} evicted since load` : "";
+  lines.push(`Graph memory: ${mib(status.graph_bytes)}${budget} (pool ${mib(status.pool_bytes)})${evicted}`);
   lines.push("", `Captured signatures (${(status.captured || []).length}):`);
   for (const e of status.captured || [])
     lines.push(`  ${e.label}: ${e.segments} segments, ${e.breaks} breaks, ${e.hits} replays, captured in ${e.capture_seconds}s`);
