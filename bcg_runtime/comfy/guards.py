@@ -42,14 +42,17 @@ def allocator_refusal() -> str | None:
     return None
 
 
+#: Why a Dynamic VRAM forward cannot be graphed, and the fix; for the sampled patcher (checked per
+#: run) and for a DiT call that says it streams (``prefetch_dynamic_vbars``, see options.py).
+DYNAMIC_VRAM_REFUSAL = (
+    "Dynamic VRAM streams this model's weights in during the forward: they have no fixed address; "
+    "sample the output of BCG Apply (it gives the model a resident copy) or start ComfyUI with --disable-dynamic-vram"
+)
+
+
 def dynamic_vram_refusal(model_patcher: Any) -> str | None:
     is_dynamic = getattr(model_patcher, "is_dynamic", None)
-    if callable(is_dynamic) and is_dynamic():
-        return (
-            "Dynamic VRAM streams weights every forward; start ComfyUI with --disable-dynamic-vram "
-            "(or --highvram) to use BCG"
-        )
-    return None
+    return DYNAMIC_VRAM_REFUSAL if callable(is_dynamic) and is_dynamic() else None
 
 
 def lowvram_refusal(model_patcher: Any) -> str | None:

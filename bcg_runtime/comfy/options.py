@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Hashable
 
+from .guards import DYNAMIC_VRAM_REFUSAL
+
 #: Entries that carry no computation for the DiT forward itself (ComfyUI 0.8.0 to 0.33.0).
 BOOKKEEPING_KEYS = frozenset(
     {
@@ -39,10 +41,6 @@ ATTENTION_OVERRIDE = "optimized_attention_override"
 #: faults weights in through side-stream prefetch queues (``comfy/model_prefetch.py``). False is
 #: bookkeeping; True means weights have no fixed address for this call.
 DYNAMIC_PREFETCH = "prefetch_dynamic_vbars"
-DYNAMIC_PREFETCH_REFUSAL = (
-    "Dynamic VRAM streams this model's weights in during the forward (prefetch_dynamic_vbars): "
-    "they have no fixed address; apply BCG to the model (BCG Apply gives it a resident copy) or start ComfyUI with --disable-dynamic-vram"
-)
 
 
 def freeze(value: Any) -> Hashable:
@@ -68,7 +66,7 @@ def options_key(options: dict, own_override: Any) -> tuple[Hashable, str | None]
             continue
         if name == DYNAMIC_PREFETCH:
             if value:
-                return (), DYNAMIC_PREFETCH_REFUSAL
+                return (), DYNAMIC_VRAM_REFUSAL
             continue
         if name == ATTENTION_OVERRIDE:
             if value is not own_override:

@@ -200,17 +200,14 @@ class BCGSession:
 
     def invalidate(self, reason: str, disable: bool = True) -> None:
         """Say that graphs were dropped (their addresses are no longer the model's) and why;
-        ``disable``: BCG stays off until the next warm-up."""
-        import torch
-
+        ``disable``: BCG stays off until the next warm-up. (The runner already gave the dropped
+        graphs' pools back to the device.)"""
         global _invalidations
         _invalidations += 1
         log.warning("[BCG] %s", reason)
         if disable:
             self.stale = reason
             self.runner.disable(reason)
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
 
     def _set_auto_budget(self, model_patcher: Any) -> None:
         """memory_budget_mb 0 on CUDA: the budget is a share of the VRAM free once ComfyUI has

@@ -3,7 +3,8 @@ Dynamic VRAM prefetch and anything unknown make the call eager with a reason."""
 
 import pytest
 
-from bcg_runtime.comfy.options import DYNAMIC_PREFETCH_REFUSAL, options_key
+from bcg_runtime.comfy.guards import DYNAMIC_VRAM_REFUSAL
+from bcg_runtime.comfy.options import options_key
 
 pytestmark = pytest.mark.unit
 OWN = object()  # stands for BCG's own attention break
@@ -29,7 +30,7 @@ def test_a_comfyui_033_ksampler_call_is_keyable():
 
 def test_dynamic_prefetch_refuses_with_the_fix():
     extra, refusal = options_key({"prefetch_dynamic_vbars": True}, None)
-    assert refusal == DYNAMIC_PREFETCH_REFUSAL
+    assert refusal == DYNAMIC_VRAM_REFUSAL
     assert "--disable-dynamic-vram" in refusal and "BCG Apply" in refusal
 
 
