@@ -7,7 +7,10 @@
 #            custom_nodes, a synthetic Z-Image in its models folder: one BCG prompt, its eager twin
 #            (compared bit for bit) and what BCG did (noflags.json);
 #   e2e      the e2e layer on CUDA: real ComfyUI servers, soak, /free, /interrupt, default allocator;
-#   bench    the benchmark (eager vs BCG vs torch.compile) for the three families.
+#   bench    the benchmark (eager vs BCG vs torch.compile) for the three families (BENCH_FAMILIES);
+#   batch    the batch benchmark (bcg_runtime.batch_bench): BATCH_PROMPTS prompts (default 100) of
+#            varied lengths and 3 sizes, no warm-up, BCG vs eager per job, for BATCH_FAMILIES (default
+#            "zimage qwen_image"); BATCH_DEPTH_<family> reduces a family's depth to fit the time.
 # A short table comes last (also $OUT/summary.txt).
 #
 #   bash scripts/gpu_suite.sh                 # = all: tests + quick benchmark
@@ -247,18 +250,30 @@ PY
 }
 
 stage_bench() {
-  local family t0=$SECONDS n=0 failed=""
-  for family in zimage flux qwen_image; do
+  local family t0=$SECONDS n=0 failed="" families=${BENCH_FAMILIES:-zimage flux qwen_image}
+  for family in $families; do
     # Quick by default; BENCHMARKS.md runs use REPEATS=3 MODES=eager,bcg,bcg-full,compile-cudagraphs.
     timed "bench $family" "$OUT_H/bench_${family}.log" python3 -m bcg_runtime.bench --family "$family" \
       --resolutions "$resolutions" --repeats "${REPEATS:-2}" --modes "${MODES:-eager,bcg-full,bcg}" --json "$OUT_H/bench_${family}.json"
     grep -E "^\[BCG\] (replayed|captured)|error|Error" "$OUT_H/bench_${family}.log" | tail -3
     if [ "$RC" = 0 ]; then n=$((n + 1)); else failed+=" $family(${RC/124/timeout})"; status=1; fi
   done
-  row bench "$n/3 families${failed:+; failed:$failed}" $((SECONDS - t0))
+  row bench "$n/$(wc -w <<<"$families") families${failed:+; failed:$failed}" $((SECONDS - t0))
   if compgen -G "$OUT_H/bench_*.json" >/dev/null; then
     python3 -m bcg_runtime.bench_table "$OUT_H"/bench_*.json 2>&1 | sed 's/^/    /' >>"$OUT_H/summary.rows"
   fi
+}
+
+stage_batch() {
+  local family depth_var depth
+  for family in ${BATCH_FAMILIES:-zimage qwen_image}; do
+    depth_var=BATCH_DEPTH_$family
+    depth=${!depth_var:-}
+    timed "batch $family" "$OUT_H/batch_${family}.log" python3 -m bcg_runtime.batch_bench --family "$family" \
+      --prompts "${BATCH_PROMPTS:-100}" ${depth:+--depth "$depth"} --json "$OUT_H/batch_${family}.json"
+    tail -7 "$OUT_H/batch_${family}.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
+    case "$RC" in 0) row batch "$family: ok" "$SECS" ;; *) row batch "$family: FAILED (exit $RC, see batch_${family}.log)" "$SECS"; status=1 ;; esac
+  done
 }
 
 run_host() { # run_host <host dir or ""> <name> <out dir>; in a subshell: its PYTHONPATH and COMFYUI_PATH stay its own

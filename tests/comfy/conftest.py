@@ -93,3 +93,34 @@ def standin_graphs(pack, monkeypatch):
     real = runner.backend_for
     monkeypatch.setattr(guards, "device_refusal", lambda model_patcher: None)
     monkeypatch.setattr(runner, "backend_for", lambda device: RecordingBackend() if device.type == "cpu" else real(device))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _first_cuda_sampling_of_the_process():
+    """On CUDA, sample once before any test takes an eager reference.
+
+    Measured on the H200 (ComfyUI 0.33.0, torch 2.11): the first sampling of a fresh process
+    differs from every later one of the same inputs (max abs 0.149 on depth-1 FLUX, 64x64, cfg 2),
+    with or without the pack; every later sampling, eager or replayed, is bit-equal to the others.
+    A reference taken from that first sampling would fail a BCG run for a difference stock
+    ComfyUI makes on its own, so the process samples once first. Nothing is asserted here: the
+    exactness tests compare two samplings taken after this one.
+    """
+    if COMFY_IMPORT_ERROR is not None:
+        yield
+        return
+    import comfy.model_management as mm
+
+    if mm.get_torch_device().type != "cuda":
+        yield
+        return
+    from bcg_testing import conds, release_cuda_memory
+
+    from bcg_runtime.comfy import synthetic
+
+    model = synthetic.load_model("flux", depth=1, seed=0)
+    positive, negative = conds("flux")
+    synthetic.sample(model, "flux", 64, 64, 2, 2.0, positive, negative, seed=3)
+    del model
+    release_cuda_memory(unload=True)
+    yield

@@ -25,15 +25,20 @@ def address_state(module: torch.nn.Module) -> tuple:
 
 def test_weights_replaced_after_capture_replay_stale_values_without_a_state(device, make_runner):
     """What a graph does when its weights move: it keeps reading the old memory. The stand-in
-    must show this too (it replays by address), or the tests below could not fail."""
+    must show this too (it replays by address), or the tests below could not fail.
+
+    The old weight is kept alive: freed, its block could go to the next allocation (on CUDA the
+    eager output below took it), and the stale read would show that tensor instead."""
     model = Scaled(device)
     runner = make_runner()
     x = torch.ones(4, device=device)
     with torch.inference_mode():
         assert runner.capture(model, (x,)).ok
+        old_weight = model.weight.data
         model.weight.data = torch.full((4,), 5.0, device=device)
         assert torch.equal(model(x), torch.full((4,), 6.0, device=device))
         assert torch.equal(runner(model, (x,)), torch.full((4,), 3.0, device=device))  # stale
+        del old_weight
 
 
 def test_an_entry_serves_only_under_the_state_it_was_captured_with(device, make_runner):

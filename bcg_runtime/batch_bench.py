@@ -1,0 +1,170 @@
+"""Batch benchmark: a job of many prompts and sizes with no warm-up at all, BCG vs eager.
+
+    python -m bcg_runtime.batch_bench --family qwen_image --prompts 100 \\
+        --sizes 512x512,768x512,512x768 --json batch.json
+
+What a headless batch job meets: every prompt has its own length (drawn from a realistic spread,
+10 to 200 tokens, seeded), sizes rotate, and BCG Apply runs with its defaults (capture on first
+call, graph memory budget = half the VRAM free after load). Each job is sampled with BCG and then
+eagerly with the same inputs, back to back in one process, so the speedup is a ratio of the same
+work on the same machine state and every BCG image is compared bit for bit with its eager twin.
+
+Reported: share of DiT calls replayed, end-to-end speedup (sum of eager seconds / sum of BCG
+seconds), captures, evictions, mean capture seconds (the first-call overhead of a new signature,
+beside the mean eager DiT call), graph memory after every job (the curve) and its peak, and how
+many images were bit-equal to eager.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import random
+import sys
+import time
+from dataclasses import asdict, dataclass
+
+from .bench import DEFAULTS, _sync, setup_comfyui
+
+log = logging.getLogger("bcg_runtime.batch_bench")
+NEGATIVE_LENGTH = 12  # a short fixed negative prompt, as most workflows have
+
+
+def prompt_lengths(n: int, seed: int, low: int = 10, high: int = 200) -> list[int]:
+    """``n`` token counts from a log-normal spread (median about 60) clipped to [low, high]:
+    short tag lists to long descriptive prompts, as prompt collections look."""
+    rng = random.Random(seed)
+    return [min(high, max(low, round(rng.lognormvariate(math.log(60), 0.6)))) for _ in range(n)]
+
+
+@dataclass
+class Job:
+    index: int
+    width: int
+    height: int
+    tokens: int
+    seed: int
+    bcg_s: float = 0.0
+    eager_s: float = 0.0
+    calls: int = 0
+    replayed: int = 0
+    captures_total: int = 0
+    evictions_total: int = 0
+    graph_mib: float = 0.0
+    reserved_mib: float = 0.0
+    exact: bool | None = None
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bcg_runtime.batch_bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--comfyui", default=None, help="ComfyUI folder (default: $COMFYUI_PATH)")
+    p.add_argument("--family", default="zimage", choices=sorted(DEFAULTS))
+    p.add_argument("--prompts", type=int, default=100, help="number of jobs (default 100)")
+    p.add_argument("--sizes", default="512x512,768x512,512x768", help="WIDTHxHEIGHT list, rotated over the jobs")
+    p.add_argument("--steps", type=int, default=None, help="sampling steps (default: the family's)")
+    p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's)")
+    p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: full)")
+    p.add_argument("--memory-budget-mb", type=int, default=0, help="BCG Apply's graph memory budget (0 = its default)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the prompt-length draw and the noise")
+    p.add_argument("--json", default=None, help="write every job and the summary here")
+    return p.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> tuple[list[Job], dict]:
+    import os
+
+    import torch
+
+    from .comfy import api, synthetic
+    from .comfy.wrappers import session_of
+    from .plan import PlanError, parse_resolutions
+
+    comfy_version = setup_comfyui(args.comfyui or os.environ.get("COMFYUI_PATH"))
+    if not torch.cuda.is_available():
+        raise SystemExit("batch_bench measures graph replay: it needs a CUDA GPU")
+    try:
+        sizes = parse_resolutions(args.sizes)
+    except PlanError as e:
+        raise SystemExit(f"--sizes: {e}") from None
+    steps, cfg = DEFAULTS[args.family]
+    steps, cfg = args.steps or steps, cfg if args.cfg is None else args.cfg
+    model = synthetic.load_model(args.family, depth=args.depth, seed=0, device="cuda")
+    bcg = api.apply(model, "auto", memory_budget_mb=args.memory_budget_mb)
+    session = session_of(bcg)
+    negative = synthetic.make_conditioning(args.family, NEGATIVE_LENGTH, seed=10**6)
+    jobs = [
+        Job(i, *sizes[i % len(sizes)], tokens=n, seed=args.seed * 10**4 + i)
+        for i, n in enumerate(prompt_lengths(args.prompts, args.seed))
+    ]
+
+    def timed(m, job, positive):
+        _sync()
+        start = time.perf_counter()
+        out = synthetic.sample(m, args.family, job.width, job.height, steps, cfg, positive, negative, seed=job.seed)
+        _sync()
+        return out, time.perf_counter() - start
+
+    for job in jobs:
+        positive = synthetic.make_conditioning(args.family, job.tokens, seed=job.index)
+        out, job.bcg_s = timed(bcg, job, positive)
+        run_stats = session.last_run or {}
+        job.calls, job.replayed = run_stats.get("calls", 0), run_stats.get("replayed", 0)
+        job.captures_total, job.evictions_total = session.runner.stats.captures, session.runner.stats.evictions
+        job.graph_mib = session.runner.memory_bytes / 2**20
+        job.reserved_mib = torch.cuda.memory_reserved() / 2**20
+        eager, job.eager_s = timed(model, job, positive)
+        job.exact = torch.equal(out, eager)
+        log.info("[BCG] job %d %dx%d txt%d: bcg %.2fs eager %.2fs, replayed %d/%d, graphs %.0f MiB, exact %s",
+                 job.index, job.width, job.height, job.tokens, job.bcg_s, job.eager_s, job.replayed, job.calls,
+                 job.graph_mib, job.exact)  # fmt: skip
+    stats = session.runner.stats
+    calls = sum(j.calls for j in jobs)
+    summary = {
+        "family": args.family, "depth": args.depth or "full", "steps": steps, "cfg": cfg, "sizes": args.sizes,
+        "prompts": len(jobs), "token_range": [min(j.tokens for j in jobs), max(j.tokens for j in jobs)],
+        "distinct_lengths": len({j.tokens for j in jobs}),
+        "dit_calls": calls, "replayed": sum(j.replayed for j in jobs),
+        "replayed_share": round(sum(j.replayed for j in jobs) / max(calls, 1), 4),
+        "eager_s": round(sum(j.eager_s for j in jobs), 2), "bcg_s": round(sum(j.bcg_s for j in jobs), 2),
+        "captures": stats.captures, "evictions": stats.evictions,
+        "mean_capture_s": round(stats.capture_seconds / max(stats.captures, 1), 3),
+        "mean_eager_call_s": round(sum(j.eager_s for j in jobs) / max(calls, 1), 4),
+        "peak_graph_mib": round(max(j.graph_mib for j in jobs), 1),
+        "memory_budget_mib": round((session.runner.limits.memory_budget_bytes or 0) / 2**20, 1),
+        "exact": sum(bool(j.exact) for j in jobs),
+        "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "comfyui": comfy_version,
+    }  # fmt: skip
+    summary["speedup"] = round(summary["eager_s"] / max(summary["bcg_s"], 1e-9), 3)
+    return jobs, summary
+
+
+def format_summary(jobs: list[Job], s: dict) -> str:
+    curve = ", ".join(f"{j.index + 1}:{j.graph_mib:.0f}" for j in jobs if (j.index + 1) % 10 == 0 or j.index == 0)
+    return "\n".join([
+        f"{s['family']} depth={s['depth']} steps={s['steps']} cfg={s['cfg']} sizes={s['sizes']} on {s['gpu']}, "
+        f"torch {s['torch']}, ComfyUI {s['comfyui']}",
+        f"{s['prompts']} prompts, {s['token_range'][0]}-{s['token_range'][1]} tokens ({s['distinct_lengths']} distinct)",
+        f"DiT calls replayed: {s['replayed']}/{s['dit_calls']} ({100 * s['replayed_share']:.1f}%)",
+        f"end to end: eager {s['eager_s']:.1f}s, BCG {s['bcg_s']:.1f}s, speedup {s['speedup']:.2f}x",
+        f"captures {s['captures']} (mean {s['mean_capture_s']:.2f}s each; a plain eager DiT call "
+        f"{1000 * s['mean_eager_call_s']:.0f} ms), evictions {s['evictions']}",
+        f"graph memory MiB after job n (budget {s['memory_budget_mib']:.0f}): {curve}; peak {s['peak_graph_mib']:.0f}",
+        f"bit-equal to eager: {s['exact']}/{s['prompts']} images",
+    ])  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    args = parse_args(argv)
+    jobs, summary = run(args)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"summary": summary, "jobs": [asdict(j) for j in jobs]}, f, indent=2)
+    print(format_summary(jobs, summary))  # noqa: T201
+    return 0 if summary["exact"] == summary["prompts"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
