@@ -54,7 +54,7 @@ case "$what" in
   *) stages=${what//,/ } ;;
 esac
 for s in $stages; do
-  case "$s" in tests | noflags | e2e | bench) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench; all; full)" >&2; exit 2 ;; esac
+  case "$s" in tests | noflags | e2e | bench | batch) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch; all; full)" >&2; exit 2 ;; esac
 done
 
 # ------------------------------------------------------------------ packages every host shares
