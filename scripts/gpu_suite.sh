@@ -10,7 +10,7 @@
 #   bench    the benchmark (eager vs BCG vs torch.compile) for the three families (BENCH_FAMILIES);
 #   batch    the batch benchmark (bcg_runtime.batch_bench): BATCH_PROMPTS prompts (default 100) of
 #            varied lengths and 3 sizes, no warm-up, BCG vs eager per job, for BATCH_FAMILIES (default
-#            "zimage qwen_image"); BATCH_DEPTH_<family> reduces a family's depth to fit the time.
+#            "zimage qwen_image"); BATCH_DEPTH_<family> reduces a family's depth and BATCH_PROMPTS_<family> its job count to fit the time.
 # A short table comes last (also $OUT/summary.txt).
 #
 #   bash scripts/gpu_suite.sh                 # = all: tests + quick benchmark
@@ -265,12 +265,12 @@ stage_bench() {
 }
 
 stage_batch() {
-  local family depth_var depth
+  local family depth_var depth prompts_var
   for family in ${BATCH_FAMILIES:-zimage qwen_image}; do
-    depth_var=BATCH_DEPTH_$family
+    depth_var=BATCH_DEPTH_$family prompts_var=BATCH_PROMPTS_$family
     depth=${!depth_var:-}
     timed "batch $family" "$OUT_H/batch_${family}.log" python3 -m bcg_runtime.batch_bench --family "$family" \
-      --prompts "${BATCH_PROMPTS:-100}" ${depth:+--depth "$depth"} --json "$OUT_H/batch_${family}.json"
+      --prompts "${!prompts_var:-${BATCH_PROMPTS:-100}}" ${depth:+--depth "$depth"} --json "$OUT_H/batch_${family}.json"
     tail -7 "$OUT_H/batch_${family}.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
     case "$RC" in 0) row batch "$family: ok" "$SECS" ;; *) row batch "$family: FAILED (exit $RC, see batch_${family}.log)" "$SECS"; status=1 ;; esac
   done

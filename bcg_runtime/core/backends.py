@@ -124,10 +124,10 @@ class CudaGraphBackend:
     def pool_bytes(self, pool: Any, device: torch.device) -> int:
         """Bytes the caching allocator holds in ``pool`` (segments tagged with its id)."""
         try:
-            snapshot = torch.cuda.memory._snapshot(device)
+            segments = _read_pool_segments(pool, device)
         except Exception:  # snapshot is best-effort accounting, never a reason to fail a capture
             return 0
-        return sum(seg.get("total_size", 0) for seg in _pool_segments(snapshot, pool))
+        return sum(seg.get("total_size", 0) for seg in segments)
 
     def allocate_in_pool(self, pool: Any, device: torch.device) -> contextlib.AbstractContextManager:
         if not isinstance(pool, _MEMPOOL_TYPES):
@@ -151,9 +151,24 @@ def _pool_id(pool: Any) -> tuple:
     return tuple(pool.id) if isinstance(pool, _MEMPOOL_TYPES) else tuple(pool)
 
 
-def _pool_segments(snapshot: dict, pool: Any) -> list[dict]:
+def _pool_segments(segments: list[dict], pool: Any) -> list[dict]:
     wanted = _pool_id(pool)
-    return [seg for seg in snapshot.get("segments", []) if tuple(seg.get("segment_pool_id", ())) == wanted]
+    return [seg for seg in segments if tuple(seg.get("segment_pool_id", ())) == wanted]
+
+
+def _read_pool_segments(pool: Any, device: torch.device) -> list[dict]:
+    """The pool's segments as the allocator has them now.
+
+    Asked of the pool alone and without traces where torch can (``memory_snapshot(mempool_id,
+    include_traces=False)``): a whole-allocator snapshot grows with every segment of the process
+    and was read after every capture, a cost a first-call capture pays on the user's time.
+    """
+    if isinstance(pool, _MEMPOOL_TYPES):
+        try:
+            return _pool_segments(torch.cuda.memory.memory_snapshot(pool.id, include_traces=False), pool)
+        except TypeError:  # a torch without per-pool snapshots
+            pass
+    return _pool_segments(torch.cuda.memory._snapshot(device).get("segments", []), pool)
 
 
 class _PoolResidency:
@@ -193,7 +208,7 @@ class _PoolResidency:
     def _refresh(self) -> None:
         segments = sorted(
             (seg["address"], seg["address"] + seg["total_size"])
-            for seg in _pool_segments(torch.cuda.memory._snapshot(self._device), self._pool)
+            for seg in _read_pool_segments(self._pool, self._device)
         )
         self._starts = [start for start, _ in segments]
         self._ends = [end for _, end in segments]

@@ -81,12 +81,18 @@ STALE = "graph dropped: what it reads by address changed since capture (weights,
 class RunnerLimits:
     """Bounds that stop capturing (never correctness)."""
 
-    max_entries: int = 32
+    #: Captured signatures kept at once. The memory budget is the real bound; this one only stops a
+    #: runaway (a batch job of varied prompts meets hundreds of signatures, each a few MiB).
+    max_entries: int = 512
     max_segments: int = 512
     #: Pool plus static/bridge bytes above which no further signature is captured; None: no limit.
     memory_budget_bytes: int | None = None
-    #: Eager runs on the capture stream before each capture (lazy init, workspaces, autotuning).
+    #: Eager runs on the capture stream before the first capture on a device (lazy init: cuBLAS
+    #: creates its workspace for the capture stream, kernels load and tune on first use).
     warmup_runs: int = 2
+    #: Eager runs before every later capture: one, for per-shape lazy work (a kernel's first launch
+    #: at a new size). Each costs a whole forward, which is most of the first-call overhead.
+    warmup_runs_after_first: int = 1
     #: At ``max_entries`` or the memory budget, drop the least recently used entries to make room
     #: for a new capture (when the last entry of a pool goes, the pool is released) instead of
     #: refusing it.
@@ -174,6 +180,8 @@ class GraphRunner:
         self._disabled: str | None = None
         self._capture_stopped: str | None = None
         self._warned: set[str] = set()
+        #: Devices this runner has captured on (their lazy init is done; see RunnerLimits).
+        self._captured_on: set[torch.device] = set()
 
     # ------------------------------------------------------------------ dispatch
     def __call__(
@@ -290,7 +298,8 @@ class GraphRunner:
     ) -> CaptureResult:
         """Capture ``fn`` for the signature of these arguments and prove it (idempotent).
 
-        Runs ``limits.warmup_runs`` eager calls and one capture on static copies of the tensor
+        Runs ``limits.warmup_runs`` eager calls (``warmup_runs_after_first`` once the device has
+        a capture) and one capture on static copies of the tensor
         arguments, then the proof (module docstring): the eager output of the live call is
         ``result.output`` whenever ``fn`` ran, so the caller need not run it again. An entry
         captured under another ``state`` is dropped and captured again.
@@ -327,8 +336,9 @@ class GraphRunner:
         start = time.perf_counter()
         try:
             with _collector_paused():
+                runs = self.limits.warmup_runs_after_first if call.device in self._captured_on else self.limits.warmup_runs
                 with backend.capture_stream(call.device):
-                    for _ in range(self.limits.warmup_runs):
+                    for _ in range(runs):
                         fn(*s_args, **s_kwargs)
                 backend.synchronize(call.device)
                 output = graph.capture(fn, s_args, s_kwargs)
@@ -360,6 +370,7 @@ class GraphRunner:
             self._release_unused_pools()
             return result
         self._entries[call.key] = entry
+        self._captured_on.add(call.device)
         self.stats.static_bytes += static_bytes
         self.stats.pool_bytes = entry_stats.pool_bytes_after = self._pool_bytes()
         self.stats.captures += 1
@@ -588,15 +599,16 @@ def _shift_floats(tensors: list[torch.Tensor]) -> None:
 
 @contextlib.contextmanager
 def _collector_paused():
-    """Collect garbage now, then keep Python's cyclic collector off until the capture is over.
+    """Keep Python's cyclic collector off until the capture is over.
 
     A ``torch.cuda.MemPool`` (or graph) in a reference cycle, e.g. held by the traceback of an
     earlier failed or cancelled capture, is destroyed whenever the collector runs; if that is
     during a capture its destructor asserts that no capture is underway and the process aborts
     (seen on the H200, torch 2.11: ``MemPool::~MemPool`` -> ``synchronize_and_free_events``).
-    ``torch.cuda.graph`` collects before capturing for the same reason.
+    Unlike ``torch.cuda.graph`` this does not collect first: cyclic garbage waits for the next
+    collection after the capture, outside it, and a full collection in a ComfyUI process took
+    most of a first-call capture's time (batch benchmark, Z-Image on the H200).
     """
-    gc.collect()
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -86,3 +86,23 @@ def test_a_blocked_shape_is_not_captured_again_on_sight(device, make_runner):
         assert torch.equal(runner(breaks_under_capture, args, capture_miss=True), model(*args))
     assert runner.stats.capture_failures == 1
     assert runner.stats.misses == {"capture failed: RuntimeError: host sync": 2}
+
+
+def test_later_captures_run_one_warmup_instead_of_two(device, make_runner):
+    """Each eager warm-up run costs a whole forward; after the first capture on a device only the
+    per-shape one is kept (RunnerLimits.warmup_runs_after_first)."""
+    calls = []
+
+    def fn(x):
+        calls.append(x.shape[0])
+        return x * 2
+
+    runner = make_runner()
+    with torch.inference_mode():
+        assert runner.capture(fn, (torch.ones(3, device=device),)).ok
+        first = len(calls)
+        calls.clear()
+        assert runner.capture(fn, (torch.ones(5, device=device),)).ok
+    # warm-ups + the capture itself + the proof's eager call (the replay does not call fn)
+    assert first == 2 + 1 + 1
+    assert len(calls) == 1 + 1 + 1
