@@ -12,6 +12,7 @@ import enum
 import logging
 import uuid
 import weakref
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,6 +146,9 @@ class BCGSession:
     last_run: dict | None = None
     last_warmup: dict | None = None
     node_ids: set[str] = field(default_factory=set)
+    #: The sampling steps of the run in progress and the DiT calls seen per signature (calls_left).
+    run_steps: int | None = None
+    run_seen: Counter = field(default_factory=Counter)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
 
     def __post_init__(self) -> None:
@@ -164,8 +168,9 @@ class BCGSession:
         return self.config.capture is CapturePolicy.ON_FIRST_CALL
 
     # ----------------------------------------------------------------- run lifecycle
-    def begin_run(self, model_patcher: Any, warming: bool) -> None:
-        """Called when a sampling run starts, after ComfyUI loaded the model.
+    def begin_run(self, model_patcher: Any, warming: bool, steps: int | None = None) -> None:
+        """Called when a sampling run starts, after ComfyUI loaded the model; ``steps``: the
+        run's sampling steps (len(sigmas) - 1), from which :meth:`calls_left` counts down.
 
         Takes the model's address state for the run and drops every graph captured under another
         one (weights moved, object patches or attention changed). Under 'warm-up only', BCG then
@@ -174,6 +179,7 @@ class BCGSession:
         """
         if self.permanent_refusal:
             return
+        self.run_steps, self.run_seen = steps, Counter()
         reason = guards.run_refusal(model_patcher)
         state = guards.address_state(model_patcher)
         if self.runner.retain(state):
@@ -194,9 +200,19 @@ class BCGSession:
         else:
             self.runner.enable()
 
+    def calls_left(self, label: str) -> int | None:
+        """Counts a DiT call of signature ``label`` and returns how many more this run will make
+        (one per step; None outside a run or when the steps are unknown). A sampler calling the
+        model twice per step makes this an underestimate, which only makes captures wait longer."""
+        if self.run_steps is None:
+            return None
+        self.run_seen[label] += 1
+        return max(0, self.run_steps - self.run_seen[label])
+
     def end_of_run(self) -> None:
         """A sampling run ended: DiT calls outside a run (no state taken) run eager."""
         self.state = None
+        self.run_steps = None
 
     def invalidate(self, reason: str, disable: bool = True) -> None:
         """Say that graphs were dropped (their addresses are no longer the model's) and why;

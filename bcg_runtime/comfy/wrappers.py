@@ -97,7 +97,8 @@ class DiffusionModelHook(_SessionHook):
         verify = session.config.verify and dispatch["label"] not in session.verified
         if verify and runner.is_captured((), call, key_extra=dispatch["key_extra"], opaque=dispatch["opaque"], state=session.state):
             session.verified.add(dispatch["label"])
-        return runner(executor, (), call, verify=verify, capture_miss=session.captures_on_first_call, **dispatch)
+        calls_left = session.calls_left(dispatch["label"])
+        return runner(executor, (), call, verify=verify, capture_miss=session.captures_on_first_call, calls_left=calls_left, **dispatch)
 
     def _capture(self, executor, call: dict, dispatch: dict):
         """Warm-up: capture this signature (the runner proves replay == eager before it serves)
@@ -122,7 +123,7 @@ class SamplerRunHook(_SessionHook):
         session = self.session
         _make_innermost(extra_args.get("model_options", {}))
         warming = session.capture_log is not None
-        session.begin_run(guider.model_patcher, warming)
+        session.begin_run(guider.model_patcher, warming, steps=max(0, len(sigmas) - 1))
         window = session.runner.stats.window()
         try:
             return executor(guider, sigmas, extra_args, *args, **kwargs)

@@ -2,7 +2,11 @@
 
 Capture happens only when asked: by :meth:`GraphRunner.capture` (a warm-up), or by a dispatch
 with ``capture_miss=True`` (capture on first sight: the first call of a signature is captured,
-proven and answered with its eager output; later calls replay). Every call that does not replay
+proven and answered with its eager output; later calls replay). A caller that knows how many calls
+of the signature are left (``calls_left``, e.g. the steps left in a sampling run) lets the runner
+weigh a first-sight capture: where the measured saving of those replays would not repay the
+measured cost of a capture, the call runs eager under :data:`NOT_WORTH_IT` and the signature is
+captured when it comes back in a later run (``calls_left`` larger again). Every call that does not replay
 runs the callable eagerly on the live arguments and is counted under its reason in
 :attr:`GraphRunner.stats` (a first-sight capture under :data:`FIRST_CALL`).
 
@@ -73,6 +77,10 @@ log = logging.getLogger(__name__)
 NOT_CAPTURED = "not captured"
 #: Reason prefix of the call that captured its signature on first sight (it returns the eager output).
 FIRST_CALL = "first call, captured"
+#: Reason of a first-sight call left eager because the calls left would not repay a capture.
+NOT_WORTH_IT = "not captured yet: the calls left in this run would not repay a capture (captured when the shape comes back)"
+#: Signatures whose capture was put off are remembered up to this many (oldest forgotten first).
+MAX_DEFERRED = 4096
 #: Reason of an eager call whose entry was dropped because its ``state`` no longer matches.
 STALE = "graph dropped: what it reads by address changed since capture (weights, buffers or object patches)"
 
@@ -182,6 +190,8 @@ class GraphRunner:
         self._warned: set[str] = set()
         #: Devices this runner has captured on (their lazy init is done; see RunnerLimits).
         self._captured_on: set[torch.device] = set()
+        #: Keys whose first-sight capture was put off, with the ``calls_left`` of that call.
+        self._deferred: dict[CallKey, int] = {}
 
     # ------------------------------------------------------------------ dispatch
     def __call__(
@@ -196,6 +206,7 @@ class GraphRunner:
         state: Any = None,
         verify: bool = False,
         capture_miss: bool = False,
+        calls_left: int | None = None,
     ) -> Any:
         """Replay the captured entry for this call, or run ``fn`` eagerly and count the reason.
 
@@ -223,6 +234,8 @@ class GraphRunner:
         if entry is None:
             reason = self._blocked.get(call.key) or self._retry.get(call.key)
             if capture_miss and reason is None:
+                if self._put_off(call, calls_left):
+                    return self.run_eager(fn, args, kwargs, NOT_WORTH_IT)
                 return self._capture_on_sight(fn, args, kwargs, call, key_extra, opaque, state)
             return self.run_eager(fn, args, kwargs, reason or f"{NOT_CAPTURED}: {call.label}")
         try:
@@ -242,6 +255,28 @@ class GraphRunner:
         self.stats.hits += 1
         self._entries[call.key] = self._entries.pop(call.key)  # most recently used last (evict_lru)
         return out
+
+    def _put_off(self, call: _Call, calls_left: int | None) -> bool:
+        """Should this first-sight capture wait? Yes while the calls left in the run cannot repay
+        it by the measured costs; a signature put off is captured once it comes back in another
+        run (its ``calls_left`` grows again: a run counts down), since a shape that recurs repays."""
+        if calls_left is None:
+            return False
+        before = self._deferred.get(call.key)
+        if before is not None and calls_left > before:
+            del self._deferred[call.key]
+            return False
+        if self.stats.costs.repays(calls_left):
+            self._deferred.pop(call.key, None)
+            return False
+        if before is None:
+            costs = self.stats.costs
+            log.info("[BCG] %s: %s: first call left eager: %d calls left would save about %.0f ms, a capture costs %.0f ms",
+                     self.name, call.label, calls_left, 1000 * calls_left * costs.saving_s, 1000 * costs.overhead_s)  # fmt: skip
+            if len(self._deferred) >= MAX_DEFERRED:
+                del self._deferred[next(iter(self._deferred))]
+        self._deferred[call.key] = calls_left
+        return True
 
     def _capture_on_sight(self, fn, args, kwargs, call: _Call, key_extra, opaque, state) -> Any:
         """Capture and prove the signature of a live call; count the call and return eager's output."""
@@ -388,12 +423,21 @@ class GraphRunner:
         anything the graph froze at capture instead of computing at replay (a value read on the
         host, work on a stream the capture did not see, a tensor computed once and cached) shows
         up here as a difference, not later as a wrong image."""
+        sync = entry.graph.backend.synchronize
+        sync(call.device)
+        start = time.perf_counter()
         truth = fn(*args, **kwargs)
+        sync(call.device)
+        eager_s = time.perf_counter() - start
         try:
-            exact, diff = outputs_equal(self._replay(entry, call.leaves), truth)
+            replayed = self._replay(entry, call.leaves)
+            sync(call.device)
+            replay_s = time.perf_counter() - start - eager_s
+            exact, diff = outputs_equal(replayed, truth)
         except Exception as e:
             reason = self._reject(call, f"replay failed: {_one_line(e)}")
             return CaptureResult(CaptureStatus.FAILED, call.label, reason, output=truth)
+        self.stats.costs.record(entry.stats.capture_seconds, eager_s, replay_s)
         if not exact:
             reason = self._reject(call, not_exact_reason(diff))
             return CaptureResult(CaptureStatus.NOT_EXACT, call.label, reason, output=truth, exact=False, max_abs_diff=diff)

@@ -32,6 +32,37 @@ class EntryStats:
 
 
 @dataclass
+class CaptureCosts:
+    """What captures cost and what replays save, measured at each proof (both timed there, with
+    the device synchronised around each): the numbers a first-call capture is weighed with.
+
+    ``overhead_s``: mean capture time (warm-up run, capture, instantiation) plus the proof's replay,
+    i.e. what a first call costs beyond the eager call it answers with. ``saving_s``: mean eager
+    time minus replay time of one call (0 or less where the GPU, not the host, is the limit)."""
+
+    samples: int = 0
+    overhead_total_s: float = 0.0
+    saving_total_s: float = 0.0
+
+    def record(self, capture_s: float, eager_s: float, replay_s: float) -> None:
+        self.samples += 1
+        self.overhead_total_s += capture_s + replay_s
+        self.saving_total_s += eager_s - replay_s
+
+    @property
+    def overhead_s(self) -> float:
+        return self.overhead_total_s / self.samples if self.samples else 0.0
+
+    @property
+    def saving_s(self) -> float:
+        return self.saving_total_s / self.samples if self.samples else 0.0
+
+    def repays(self, calls: int) -> bool:
+        """Would ``calls`` replays save more than one capture costs? True until something was measured."""
+        return not self.samples or calls * self.saving_s > self.overhead_s
+
+
+@dataclass
 class RunnerStats:
     """Cumulative counters of one runner. ``misses`` counts eager calls by their reason."""
 
@@ -44,6 +75,7 @@ class RunnerStats:
     capture_seconds: float = 0.0
     pool_bytes: int = 0
     static_bytes: int = 0
+    costs: CaptureCosts = field(default_factory=CaptureCosts)
 
     @property
     def calls(self) -> int:

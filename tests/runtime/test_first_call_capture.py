@@ -6,7 +6,7 @@ replay; past the entry limit or memory budget the least recently used entry goes
 import pytest
 import torch
 
-from bcg_runtime.core.runner import FIRST_CALL, NOT_CAPTURED
+from bcg_runtime.core.runner import FIRST_CALL, NOT_CAPTURED, NOT_WORTH_IT
 from test_runner import inputs, model_on
 
 
@@ -106,3 +106,31 @@ def test_later_captures_run_one_warmup_instead_of_two(device, make_runner):
     # warm-ups + the capture itself + the proof's eager call (the replay does not call fn)
     assert first == 2 + 1 + 1
     assert len(calls) == 1 + 1 + 1
+
+
+def test_a_capture_waits_while_the_calls_left_cannot_repay_it(device, make_runner):
+    """Measured costs weigh a first-sight capture: with 3 calls left saving 10 ms each against a
+    50 ms capture, the run stays eager (counted, exact); the shape coming back in a new run (more
+    calls left again) is captured then, whatever is left."""
+    model = model_on(device, n_blocks=1)
+    runner = make_runner()
+    old, new = inputs(device, n_img=4), inputs(device, n_img=8)
+    with torch.inference_mode():
+        runner(model, old, capture_miss=True, calls_left=7)  # nothing measured yet: captured
+        assert runner.stats.captures == 1 and runner.stats.costs.samples == 1
+        runner.stats.costs = type(runner.stats.costs)()
+        runner.stats.costs.record(capture_s=0.045, eager_s=0.020, replay_s=0.005)  # 50 ms cost, 15 ms saved
+        for left in (3, 2, 1, 0):  # one run: a count down
+            assert torch.equal(runner(model, new, capture_miss=True, calls_left=left), model(*new))
+        assert runner.stats.captures == 1 and runner.stats.misses[NOT_WORTH_IT] == 4
+        out = runner(model, new, capture_miss=True, calls_left=3)  # the next run: the shape recurs
+        assert torch.equal(out, model(*new))
+        assert runner.stats.captures == 2
+        assert torch.equal(runner(model, new, capture_miss=True, calls_left=2), model(*new))
+        assert runner.stats.hits == 1
+        # enough calls left repay a capture at once (4 x 15 ms > 50 ms)
+        runner.stats.costs = type(runner.stats.costs)()
+        runner.stats.costs.record(capture_s=0.045, eager_s=0.020, replay_s=0.005)
+        wide = inputs(device, n_img=12)
+        runner(model, wide, capture_miss=True, calls_left=4)
+        assert runner.stats.captures == 3
