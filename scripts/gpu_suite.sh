@@ -8,9 +8,9 @@
 #            (compared bit for bit) and what BCG did (noflags.json);
 #   e2e      the e2e layer on CUDA: real ComfyUI servers, soak, /free, /interrupt, default allocator;
 #   bench    the benchmark (eager vs BCG vs torch.compile) for the three families (BENCH_FAMILIES);
-#   batch    the batch benchmark (bcg_runtime.batch_bench): BATCH_PROMPTS prompts (default 100) of
-#            varied lengths and 3 sizes, no warm-up, BCG vs eager per job, for BATCH_FAMILIES (default
-#            "zimage qwen_image"); BATCH_DEPTH_<family> reduces a family's depth and BATCH_PROMPTS_<family> its job count to fit the time.
+#   batch    the batch benchmark (bcg_runtime.batch_bench): prompts of varied lengths over 3 sizes,
+#            no warm-up, BCG vs eager per job; BATCH_RUNS lists family:prompts[:seeds[:depth]]
+#            (default "zimage:100 qwen_image:100"; a depth reduces the model to fit the time).
 # A short table comes last (also $OUT/summary.txt).
 #
 #   bash scripts/gpu_suite.sh                 # = all: tests + quick benchmark
@@ -265,14 +265,14 @@ stage_bench() {
 }
 
 stage_batch() {
-  local family depth_var depth prompts_var
-  for family in ${BATCH_FAMILIES:-zimage qwen_image}; do
-    depth_var=BATCH_DEPTH_$family prompts_var=BATCH_PROMPTS_$family
-    depth=${!depth_var:-}
-    timed "batch $family" "$OUT_H/batch_${family}.log" python3 -m bcg_runtime.batch_bench --family "$family" \
-      --prompts "${!prompts_var:-${BATCH_PROMPTS:-100}}" ${depth:+--depth "$depth"} --json "$OUT_H/batch_${family}.json"
-    tail -7 "$OUT_H/batch_${family}.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
-    case "$RC" in 0) row batch "$family: ok" "$SECS" ;; *) row batch "$family: FAILED (exit $RC, see batch_${family}.log)" "$SECS"; status=1 ;; esac
+  local spec family prompts seeds depth name
+  for spec in ${BATCH_RUNS:-zimage:100 qwen_image:100}; do
+    IFS=: read -r family prompts seeds depth <<<"$spec"
+    name=${family}_${prompts}x${seeds:-1}${depth:+_d$depth}
+    timed "batch $name" "$OUT_H/batch_${name}.log" python3 -m bcg_runtime.batch_bench --family "$family" \
+      --prompts "${prompts:-100}" --seeds "${seeds:-1}" ${depth:+--depth "$depth"} --json "$OUT_H/batch_${name}.json"
+    tail -7 "$OUT_H/batch_${name}.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
+    case "$RC" in 0) row batch "$name: ok" "$SECS" ;; *) row batch "$name: FAILED (exit $RC, see batch_${name}.log)" "$SECS"; status=1 ;; esac
   done
 }
 
