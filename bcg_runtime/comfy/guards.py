@@ -156,6 +156,20 @@ def _address(t: torch.Tensor) -> tuple:
     return (t.data_ptr(), t.dtype, tuple(t.shape))
 
 
+_LDM_MODULES: tuple[int, list] = (-1, [])
+
+
+def _ldm_modules() -> list[tuple[str, Any]]:
+    """ComfyUI's model modules (``comfy.ldm.*``) now imported. Taken at every run: a ComfyUI
+    process holds thousands of modules, so the scan is redone only when that number changes."""
+    global _LDM_MODULES
+    count = len(sys.modules)
+    if _LDM_MODULES[0] != count:
+        found = [(n, m) for n, m in list(sys.modules.items()) if m is not None and n.startswith("comfy.ldm.")]
+        _LDM_MODULES = (count, found)
+    return _LDM_MODULES[1]
+
+
 def address_state(model_patcher: Any) -> AddressState:
     """The :class:`AddressState` of ``model_patcher``'s diffusion model as it is now."""
     diffusion_model = model_patcher.model.diffusion_model
@@ -175,13 +189,12 @@ def address_state(model_patcher: Any) -> AddressState:
             patches.append((name, id(obj)))
             keep.append(obj)
     attention = []
-    for module_name, module in sorted(sys.modules.items()):
-        if module is None or not module_name.startswith("comfy.ldm."):
-            continue
-        for attr, fn in sorted(vars(module).items()):
+    for module_name, module in _ldm_modules():
+        for attr, fn in list(vars(module).items()):
             if attr.startswith("optimized_attention") and callable(fn):
                 attention.append((module_name, attr, id(fn)))
                 keep.append(fn)
+    attention.sort()
     return AddressState(tuple(weights), tuple(patches), tuple(attention), keep)
 
 

@@ -437,7 +437,8 @@ class GraphRunner:
         except Exception as e:
             reason = self._reject(call, f"replay failed: {_one_line(e)}")
             return CaptureResult(CaptureStatus.FAILED, call.label, reason, output=truth)
-        self.stats.costs.record(entry.stats.capture_seconds, eager_s, replay_s)
+        if call.device in self._captured_on:  # a device's first capture carries lazy init: not a cost sample
+            self.stats.costs.record(entry.stats.capture_seconds, eager_s, replay_s)
         if not exact:
             reason = self._reject(call, not_exact_reason(diff))
             return CaptureResult(CaptureStatus.NOT_EXACT, call.label, reason, output=truth, exact=False, max_abs_diff=diff)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,26 +37,33 @@ class CaptureCosts:
     """What captures cost and what replays save, measured at each proof (both timed there, with
     the device synchronised around each): the numbers a first-call capture is weighed with.
 
-    ``overhead_s``: mean capture time (warm-up run, capture, instantiation) plus the proof's replay,
-    i.e. what a first call costs beyond the eager call it answers with. ``saving_s``: mean eager
-    time minus replay time of one call (0 or less where the GPU, not the host, is the limit)."""
+    ``overhead_s``: capture time (warm-up run, capture, instantiation) plus the proof's replay,
+    i.e. what a first call costs beyond the eager call it answers with. ``saving_s``: eager time
+    minus replay time of one call (0 or less where the GPU, not the host, is the limit). Both are
+    medians of the last :attr:`WINDOW` captures: one slow capture (a new pool, a kernel's first
+    launch at a new size) must not stop every later one. The runner leaves out a device's first
+    capture, which carries the process's lazy initialisation (measured: 1.9 s against 0.1 s).
+    """
 
-    samples: int = 0
-    overhead_total_s: float = 0.0
-    saving_total_s: float = 0.0
+    WINDOW = 16
+    overheads: list[float] = field(default_factory=list)
+    savings: list[float] = field(default_factory=list)
 
     def record(self, capture_s: float, eager_s: float, replay_s: float) -> None:
-        self.samples += 1
-        self.overhead_total_s += capture_s + replay_s
-        self.saving_total_s += eager_s - replay_s
+        self.overheads = [*self.overheads, capture_s + replay_s][-self.WINDOW :]
+        self.savings = [*self.savings, eager_s - replay_s][-self.WINDOW :]
+
+    @property
+    def samples(self) -> int:
+        return len(self.overheads)
 
     @property
     def overhead_s(self) -> float:
-        return self.overhead_total_s / self.samples if self.samples else 0.0
+        return statistics.median(self.overheads) if self.overheads else 0.0
 
     @property
     def saving_s(self) -> float:
-        return self.saving_total_s / self.samples if self.samples else 0.0
+        return statistics.median(self.savings) if self.savings else 0.0
 
     def repays(self, calls: int) -> bool:
         """Would ``calls`` replays save more than one capture costs? True until something was measured."""
