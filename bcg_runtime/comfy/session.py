@@ -284,6 +284,9 @@ class BCGSession:
             "evictions": stats.evictions,
             "memory_budget_bytes": self.runner.limits.memory_budget_bytes,
             "capture_seconds": round(stats.capture_seconds, 3),
+            # what first-call captures are weighed with (medians of recent captures; None: none yet)
+            "capture_cost_ms": round(1000 * stats.costs.overhead_s, 1) if stats.costs.samples else None,
+            "replay_saving_ms": round(1000 * stats.costs.saving_s, 2) if stats.costs.samples else None,
             "pool_bytes": stats.pool_bytes,
             "graph_bytes": self.runner.memory_bytes,
             "last_run": self.last_run,

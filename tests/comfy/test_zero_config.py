@@ -53,6 +53,8 @@ def test_a_first_call_capture_that_would_not_repay_waits_for_the_shape_to_come_b
     session = session_of(bcg_model)
     costs = session.runner.stats.costs
     costs.record(capture_s=1.0, eager_s=0.02, replay_s=0.01)  # as measured: 1 s to capture, 10 ms saved a call
+    status = session.status()  # what /bcg/status shows of the weighing
+    assert (status["capture_cost_ms"], status["replay_saving_ms"]) == (1010.0, 10.0), status
     for run_number in (1, 2):
         out = synthetic.sample(bcg_model, QWEN, 64, 64, 4, 1.0, positive, positive, seed=3)
         assert torch.equal(out, synthetic.sample(model, QWEN, 64, 64, 4, 1.0, positive, positive, seed=3))
