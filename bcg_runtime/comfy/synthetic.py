@@ -1,5 +1,7 @@
 """Synthetic (random-weight) checkpoints for the DiT families BCG supports.
 
+Each family's recipe (:class:`~.models.recipe.FamilyInfo`: detection config, widths, text encoder
+facts) lives beside its adapter in ``models/<family>.py``; this module builds from any recipe.
 Each family's checkpoint is made by instantiating ComfyUI's own model class on the meta device with
 the config ComfyUI's detection derives for the real checkpoint (optionally with fewer blocks), then
 filling every key with seeded random values. The key names and shapes are exactly those of the
@@ -15,15 +17,16 @@ ComfyUI is imported lazily (inside functions): importing this module needs only 
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import importlib
 import logging
 import time
-from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Mapping
 
 import torch
+
+from .models import RECIPES
+from .models.recipe import FamilyInfo
 
 log = logging.getLogger(__name__)
 
@@ -51,157 +54,8 @@ WEIGHT_STD = 0.02
 """Standard deviation of every synthetic weight; norm gains are ``1 + N(0, WEIGHT_STD)``."""
 
 
-@dataclasses.dataclass(frozen=True)
-class FamilyInfo:
-    """Facts about one model family, as ComfyUI 0.8 detects and runs it."""
-
-    name: str
-    title: str
-    ldm_class: str  # "module:Class" of the diffusion model ComfyUI instantiates
-    supported_model: str  # comfy.supported_models class picked by detection
-    model_base: str  # comfy.model_base class
-    latent_format: str  # comfy.latent_formats class
-    hidden_size: int
-    num_heads: int
-    text_dim: int  # context (cross_attn) width from the family's text encoder
-    text_encoder: str
-    pooled_dim: int | None  # pooled_output width, None where the encoder returns None
-    latent_channels: int
-    latent_dimensions: int  # 2: latents are [B,C,H,W]; 3: [B,C,T,H,W] (ComfyUI unsqueezes T=1)
-    depth_keys: tuple[str, ...]  # unet_config keys that count blocks
-    real_depth: tuple[int, ...]  # their values in the real checkpoint
-    block_attrs: tuple[str, ...]  # diffusion_model attributes holding those blocks
-    default_steps: int
-    default_cfg: float
-    default_cond_length: int
-    default_guidance: float | None  # Flux's distilled guidance (FluxGuidance), else None
-    config: Mapping[str, Any]  # full-depth unet_config exactly as model_detection returns it
-
-    def unet_config(self, depth=None) -> dict:
-        """The detection config with block counts set by :func:`_depth_counts`."""
-        cfg = dict(self.config)
-        for key, count in zip(self.depth_keys, _depth_counts(self, depth)):
-            cfg[key] = count
-        return {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in cfg.items()}
-
-
-def _frozen(d: dict) -> Mapping[str, Any]:
-    return MappingProxyType({k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()})
-
-
-FAMILIES: Mapping[str, FamilyInfo] = MappingProxyType(
-    {
-        "flux": FamilyInfo(
-            name="flux",
-            title="FLUX.1-dev",
-            ldm_class="comfy.ldm.flux.model:Flux",
-            supported_model="Flux",
-            model_base="Flux",
-            latent_format="Flux",
-            hidden_size=3072,
-            num_heads=24,
-            text_dim=4096,
-            text_encoder="T5-XXL (context) + CLIP-L (pooled)",
-            pooled_dim=768,
-            latent_channels=16,
-            latent_dimensions=2,
-            depth_keys=("depth", "depth_single_blocks"),
-            real_depth=(19, 38),
-            block_attrs=("double_blocks", "single_blocks"),
-            default_steps=20,
-            default_cfg=1.0,
-            default_cond_length=256,  # the T5 tokenizer pads to min_length=256
-            default_guidance=3.5,
-            config=_frozen(
-                {
-                    "image_model": "flux",
-                    "axes_dim": [16, 56, 56],
-                    "num_heads": 24,
-                    "mlp_ratio": 4.0,
-                    "theta": 10000,
-                    "out_channels": 16,
-                    "qkv_bias": True,
-                    "txt_ids_dims": [],
-                    "in_channels": 16,
-                    "hidden_size": 3072,
-                    "context_in_dim": 4096,
-                    "patch_size": 2,
-                    "vec_in_dim": 768,
-                    "depth": 19,
-                    "depth_single_blocks": 38,
-                    "guidance_embed": True,
-                    "yak_mlp": False,
-                    "txt_norm": False,
-                }
-            ),
-        ),
-        "zimage": FamilyInfo(
-            name="zimage",
-            title="Z-Image / Z-Image-Turbo",
-            ldm_class="comfy.ldm.lumina.model:NextDiT",
-            supported_model="ZImage",
-            model_base="Lumina2",
-            latent_format="Flux",
-            hidden_size=3840,
-            num_heads=30,
-            text_dim=2560,
-            text_encoder="Qwen3-4B (hidden layer -2)",
-            pooled_dim=None,
-            latent_channels=16,
-            latent_dimensions=2,
-            depth_keys=("n_layers",),
-            real_depth=(30,),
-            block_attrs=("layers",),
-            default_steps=8,
-            default_cfg=1.0,
-            default_cond_length=64,
-            default_guidance=None,
-            config=_frozen(
-                {
-                    "image_model": "lumina2",
-                    "patch_size": 2,
-                    "in_channels": 16,
-                    "dim": 3840,
-                    "cap_feat_dim": 2560,
-                    "n_layers": 30,
-                    "qk_norm": True,
-                    "n_heads": 30,
-                    "n_kv_heads": 30,
-                    "axes_dims": [32, 48, 48],
-                    "axes_lens": [1536, 512, 512],
-                    "rope_theta": 256.0,
-                    "ffn_dim_multiplier": 8.0 / 3.0,
-                    "z_image_modulation": True,
-                    "time_scale": 1000.0,
-                    "pad_tokens_multiple": 32,
-                }
-            ),
-        ),
-        "qwen_image": FamilyInfo(
-            name="qwen_image",
-            title="Qwen-Image (20B)",
-            ldm_class="comfy.ldm.qwen_image.model:QwenImageTransformer2DModel",
-            supported_model="QwenImage",
-            model_base="QwenImage",
-            latent_format="Wan21",
-            hidden_size=3072,
-            num_heads=24,
-            text_dim=3584,
-            text_encoder="Qwen2.5-VL-7B (last layer, template tokens dropped)",
-            pooled_dim=None,
-            latent_channels=16,
-            latent_dimensions=3,
-            depth_keys=("num_layers",),
-            real_depth=(60,),
-            block_attrs=("transformer_blocks",),
-            default_steps=20,
-            default_cfg=2.5,
-            default_cond_length=64,
-            default_guidance=None,
-            config=_frozen({"image_model": "qwen_image", "in_channels": 64, "num_layers": 60}),
-        ),
-    }
-)
+FAMILIES: Mapping[str, FamilyInfo] = RECIPES
+"""Every supported family's recipe by name (each defined beside its adapter in ``models/``)."""
 
 
 def family_info(family: str) -> FamilyInfo:
@@ -210,28 +64,6 @@ def family_info(family: str) -> FamilyInfo:
     if info is None:
         raise ValueError(f"unknown model family {family!r}; accepted: {', '.join(sorted(FAMILIES))}")
     return info
-
-
-def _depth_counts(info: FamilyInfo, depth) -> tuple[int, ...]:
-    """Block counts for ``depth``: None = real depth; an int applies to every block kind (Flux: that
-    many double and single blocks); a sequence gives one count per ``info.depth_keys``."""
-    if depth is None:
-        return info.real_depth
-    if isinstance(depth, bool):
-        raise ValueError(f"depth for {info.name!r} must be an int or None, got {depth!r}")
-    if isinstance(depth, int):
-        counts = (depth,) * len(info.depth_keys)
-    elif isinstance(depth, Sequence) and len(depth) == len(info.depth_keys):
-        counts = tuple(depth)
-    else:
-        raise ValueError(
-            f"depth for {info.name!r} must be None, an int or a {len(info.depth_keys)}-sequence "
-            f"for {info.depth_keys}, got {depth!r}"
-        )
-    for key, count, real in zip(info.depth_keys, counts, info.real_depth):
-        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= real:
-            raise ValueError(f"depth {key}={count!r} for {info.name!r} must be an int in 1..{real}")
-    return counts
 
 
 def unet_config(family: str, depth=None) -> dict:
@@ -294,7 +126,7 @@ def build_state_dict(
     With ``verify`` ComfyUI's detection is run on the result and must give back the same config.
     """
     info = family_info(family)
-    counts = _depth_counts(info, depth)
+    counts = info.depth_counts(depth)
     device = torch.device(device) if device is not None else torch.device("cpu")
     t0 = time.perf_counter()
     model = _meta_model(info, depth, dtype)
@@ -363,7 +195,7 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
     import comfy.sd
 
     info = family_info(family)
-    counts = _depth_counts(info, depth)
+    counts = info.depth_counts(depth)
     if device is None:
         device = comfy.model_management.get_torch_device()
     device = torch.device(device)
@@ -489,16 +321,7 @@ def make_conditioning(family: str, length: int | None = None, seed: int = 0, bat
         raise ValueError(f"length and batch must be >= 1, got length={length} batch={batch}")
     gen = torch.Generator(device="cpu").manual_seed(int(seed))
     context = torch.randn(batch, length, info.text_dim, generator=gen, dtype=torch.float32)
-    extras: dict[str, Any] = {}
-    if info.name == "flux":
-        extras["pooled_output"] = torch.randn(batch, info.pooled_dim, generator=gen, dtype=torch.float32)
-        extras["guidance"] = float(info.default_guidance if guidance is None else guidance)
-    elif info.name == "zimage":
-        extras["pooled_output"] = None
-        extras["attention_mask"] = torch.ones(batch, length, dtype=torch.long)
-    else:
-        extras["pooled_output"] = None
-    return [[context, extras]]
+    return [[context, info.extras(batch, length, gen, guidance)]]
 
 
 def latent_channels(family: str) -> int:

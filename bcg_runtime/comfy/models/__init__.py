@@ -6,8 +6,12 @@ from typing import Any
 
 from . import flux, qwen_image, zimage
 from .base import ModelAdapter
+from .recipe import FamilyInfo
 
-ADAPTERS: tuple[ModelAdapter, ...] = (flux.ADAPTER, zimage.ADAPTER, qwen_image.ADAPTER)
+FAMILY_MODULES = (flux, zimage, qwen_image)
+ADAPTERS: tuple[ModelAdapter, ...] = tuple(m.ADAPTER for m in FAMILY_MODULES)
+#: Each family's synthetic-checkpoint recipe by family name (``..synthetic`` builds from these).
+RECIPES: dict[str, FamilyInfo] = {m.RECIPE.name: m.RECIPE for m in FAMILY_MODULES}
 SUPPORTED = ", ".join(a.display_name for a in ADAPTERS)
 
 
@@ -31,4 +35,4 @@ def by_family(family: str) -> ModelAdapter:
     raise ValueError(f"model family '{family}' is not supported; accepted: {', '.join(a.family for a in ADAPTERS)}")
 
 
-__all__ = ["ADAPTERS", "ModelAdapter", "SUPPORTED", "adapter_for", "by_family", "config_class_name"]
+__all__ = ["ADAPTERS", "FamilyInfo", "ModelAdapter", "RECIPES", "SUPPORTED", "adapter_for", "by_family", "config_class_name"]

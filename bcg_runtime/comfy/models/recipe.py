@@ -1,0 +1,79 @@
+"""A model family's synthetic-checkpoint recipe: the facts ComfyUI's detection and sampling need
+to build and run the family's real model class with random weights (see ``..synthetic``).
+
+Each family module in this package defines its ``RECIPE`` beside its ``ADAPTER``, so adding a family
+touches one file (and its tests). Importing this module needs neither torch nor ComfyUI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, Sequence
+
+
+@dataclass(frozen=True)
+class FamilyInfo:
+    """Facts about one model family, as ComfyUI detects and runs it (checked against 0.8.0 and
+    0.33.0 by ``synthetic._verify_detection`` at every build)."""
+
+    name: str
+    title: str
+    ldm_class: str  # "module:Class" of the diffusion model ComfyUI instantiates
+    supported_model: str  # comfy.supported_models class picked by detection
+    model_base: str  # comfy.model_base class
+    latent_format: str  # comfy.latent_formats class
+    hidden_size: int
+    num_heads: int
+    text_dim: int  # context (cross_attn) width from the family's text encoder
+    text_encoder: str
+    pooled_dim: int | None  # pooled_output width, None where the encoder returns None
+    latent_channels: int
+    latent_dimensions: int  # 2: latents are [B,C,H,W]; 3: [B,C,T,H,W] (ComfyUI unsqueezes T=1)
+    depth_keys: tuple[str, ...]  # unet_config keys that count blocks
+    real_depth: tuple[int, ...]  # their values in the real checkpoint
+    block_attrs: tuple[str, ...]  # diffusion_model attributes holding those blocks
+    default_steps: int
+    default_cfg: float
+    default_cond_length: int
+    default_guidance: float | None  # Flux's distilled guidance (FluxGuidance), else None
+    config: Mapping[str, Any]  # full-depth unet_config exactly as model_detection returns it
+    #: ``(recipe, batch, length, generator, guidance) -> dict``: the CONDITIONING extras the family's
+    #: text encoder node returns beside the context (pooled output, attention mask, guidance).
+    conditioning_extras: Callable[..., dict] = lambda recipe, batch, length, generator, guidance: {"pooled_output": None}
+
+    def unet_config(self, depth=None) -> dict:
+        """The detection config with block counts set by :meth:`depth_counts`."""
+        cfg = dict(self.config)
+        for key, count in zip(self.depth_keys, self.depth_counts(depth)):
+            cfg[key] = count
+        return {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in cfg.items()}
+
+    def extras(self, batch: int, length: int, generator: Any, guidance: float | None) -> dict:
+        """The CONDITIONING extras for a context of ``(batch, length)`` (see ``conditioning_extras``)."""
+        return self.conditioning_extras(self, batch, length, generator, guidance)
+
+    def depth_counts(self, depth) -> tuple[int, ...]:
+        """Block counts for ``depth``: None = real depth; an int applies to every block kind (Flux: that
+        many double and single blocks); a sequence gives one count per ``self.depth_keys``."""
+        if depth is None:
+            return self.real_depth
+        if isinstance(depth, bool):
+            raise ValueError(f"depth for {self.name!r} must be an int or None, got {depth!r}")
+        if isinstance(depth, int):
+            counts = (depth,) * len(self.depth_keys)
+        elif isinstance(depth, Sequence) and len(depth) == len(self.depth_keys):
+            counts = tuple(depth)
+        else:
+            raise ValueError(
+                f"depth for {self.name!r} must be None, an int or a {len(self.depth_keys)}-sequence "
+                f"for {self.depth_keys}, got {depth!r}"
+            )
+        for key, count, real in zip(self.depth_keys, counts, self.real_depth):
+            if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= real:
+                raise ValueError(f"depth {key}={count!r} for {self.name!r} must be an int in 1..{real}")
+        return counts
+
+
+def frozen_config(d: dict) -> Mapping[str, Any]:
+    return MappingProxyType({k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()})
