@@ -27,14 +27,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator
 
+from .comfy.models import RECIPES
+
 log = logging.getLogger("bcg_runtime.bench")
 
 MODES = ("eager", "bcg", "bcg-full", "compile-cudagraphs", "compile-inductor")
-DEFAULTS = {  # family -> (steps, cfg), as in shared/BASELINE.md
-    "zimage": (8, 1.0),
-    "flux": (20, 1.0),
-    "qwen_image": (20, 2.5),
-}
+#: family -> (steps, cfg): each family's recipe (``comfy/models/<family>.py``), as in shared/BASELINE.md.
+DEFAULTS = {name: (recipe.default_steps, recipe.default_cfg) for name, recipe in RECIPES.items()}
 CPU_NOTE = "no CUDA: eager only, on a reduced model at a small size; graph replay needs an NVIDIA GPU"
 
 
@@ -62,7 +61,7 @@ class Row:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bcg_runtime.bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--comfyui", default=os.environ.get("COMFYUI_PATH"), help="ComfyUI folder (default: $COMFYUI_PATH, or the ComfyUI this pack is installed in)")
-    p.add_argument("--family", default="zimage", choices=sorted(DEFAULTS), help="model family (default zimage = Z-Image-Turbo)")
+    p.add_argument("--family", default="zimage", choices=sorted(DEFAULTS), help="model family (default zimage = Z-Image-Turbo; " + ", ".join(f"{n} = {r.title}" for n, r in sorted(RECIPES.items())) + ")")
     p.add_argument("--resolutions", default=None, help="WIDTHxHEIGHT list (default 512x512; 128x128 without CUDA)")
     p.add_argument("--steps", type=int, default=None, help="sampling steps (default: the family's, see BASELINE.md)")
     p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's)")

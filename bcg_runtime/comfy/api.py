@@ -7,6 +7,7 @@ and captures it. The V3 nodes in ``nodes/`` are thin shells over these.
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any, Callable
 
 from ..plan import parse_plan
@@ -18,6 +19,8 @@ from .wrappers import install, session_of
 
 log = logging.getLogger(__name__)
 
+#: Environment variable that lets families not yet verified on a GPU use graphs.
+UNVERIFIED_OPT_IN = "BCG_UNVERIFIED_FAMILIES"
 #: Longest text bucket accepted before the model is known.
 ANY_MODEL_MAX_TEXT = 4096
 
@@ -37,6 +40,11 @@ def apply(
     adapter = adapter_for(m)
     if adapter is None:
         refusal = f"unsupported model {config_class_name(m)}: BCG supports {SUPPORTED}; the model runs unchanged"
+    elif not adapter.gpu_verified and os.environ.get(UNVERIFIED_OPT_IN) != "1":
+        refusal = (
+            f"{adapter.display_name} support awaits its GPU exactness test: the model runs unchanged "
+            f"(set {UNVERIFIED_OPT_IN}=1 to try it; every graph is still proven bit-equal to eager before it serves)"
+        )
     refusal = refusal or guards.device_refusal(m) or guards.allocator_refusal()
     try:
         chosen = Mode(mode)

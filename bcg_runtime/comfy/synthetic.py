@@ -329,23 +329,23 @@ def latent_channels(family: str) -> int:
 
 
 def empty_latent(family: str, width: int, height: int, batch: int = 1) -> torch.Tensor:
-    """The zeros ``EmptySD3LatentImage`` makes for all three families: ``[batch, 16, height//8, width//8]``
-    float32 on ComfyUI's intermediate device. Qwen-Image's 5-D shape comes from
+    """The zeros the family's empty-latent node makes: ``[batch, channels, height//s, width//s]``
+    (``EmptySD3LatentImage``: 16 channels, s = 8; ``EmptyFlux2LatentImage``: 128, s = 16), float32
+    on ComfyUI's intermediate device. Qwen-Image's 5-D shape comes from
     ``comfy.sample.fix_empty_latent_channels`` at sampling time."""
     import comfy.model_management
 
     info = family_info(family)
-    if width < 8 or height < 8 or batch < 1:
+    s = info.latent_downscale
+    if width < s or height < s or batch < 1:
         raise ValueError(f"bad latent size {width}x{height} batch {batch}")
-    return torch.zeros(
-        [batch, info.latent_channels, height // 8, width // 8], device=comfy.model_management.intermediate_device()
-    )
+    return torch.zeros([batch, info.latent_channels, height // s, width // s], device=comfy.model_management.intermediate_device())
 
 
 def output_latent_shape(family: str, width: int, height: int, batch: int = 1) -> tuple[int, ...]:
     """Shape of what :func:`sample` returns (Qwen-Image adds a time axis of 1)."""
     info = family_info(family)
-    spatial = (height // 8, width // 8)
+    spatial = (height // info.latent_downscale, width // info.latent_downscale)
     if info.latent_dimensions == 3:
         return (batch, info.latent_channels, 1) + spatial
     return (batch, info.latent_channels) + spatial

@@ -103,7 +103,7 @@ def plan_jobs(
             prompts[seen] = tuple(synthetic.make_conditioning(adapter.family, seen, seed=s) for s in (0, 1))
     jobs: list[WarmupJob] = []
     if latent is not None and positive is not None:
-        h, w = (int(n) * 8 for n in latent.shape[-2:])
+        h, w = (int(n) * session.adapter.latent_scale for n in latent.shape[-2:])
         shape = "x".join(map(str, latent.shape))
         neg = negative if negative is not None else positive
         jobs.append(WarmupJob(w, h, latent.shape[0], 1.0, positive, neg, f"workflow latent {shape}, cfg 1", latent))

@@ -145,3 +145,19 @@ def _first_calls_always_repay(request, monkeypatch):
         if module is not None:
             monkeypatch.setattr(module.CaptureCosts, "repays", lambda self, calls: True)
     yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _unverified_families_allowed():
+    """Families whose GPU exactness test has not passed yet (``ModelAdapter.gpu_verified``) stay
+    off for users unless they opt in; the tests opt in, since they are that verification (the
+    opt-out itself is tested in test_flux2.py)."""
+    from bcg_runtime.comfy.api import UNVERIFIED_OPT_IN
+
+    before = os.environ.get(UNVERIFIED_OPT_IN)
+    os.environ[UNVERIFIED_OPT_IN] = "1"
+    yield
+    if before is None:
+        os.environ.pop(UNVERIFIED_OPT_IN, None)
+    else:
+        os.environ[UNVERIFIED_OPT_IN] = before

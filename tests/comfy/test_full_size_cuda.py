@@ -22,7 +22,7 @@ pytestmark = [
 STEPS = 3
 
 
-@pytest.fixture(scope="module", params=["zimage", "flux", "qwen_image"])
+@pytest.fixture(scope="module", params=["zimage", "flux", "qwen_image", "flux2"])
 def full_model(request):
     model = synthetic.load_model(request.param, seed=0, device="cuda")
     yield request.param, model

@@ -1,4 +1,4 @@
-"""Synthetic FLUX.1-dev / Z-Image / Qwen-Image checkpoints load as the real ComfyUI models and sample.
+"""Synthetic FLUX.1-dev / Z-Image / Qwen-Image / FLUX.2 checkpoints load as the real ComfyUI models and sample.
 
 Depth-1 models on CPU (fp32, as ComfyUI picks under --cpu): detection, key layout, and KSampler-path
 sampling (2 steps, 64x64) with cfg 1 and cfg 2, each run twice with the same seed (must be equal).
@@ -13,13 +13,14 @@ from bcg_runtime.comfy import synthetic
 
 pytestmark = pytest.mark.comfy
 
-FAMILY_NAMES = ["flux", "zimage", "qwen_image"]
+FAMILY_NAMES = sorted(synthetic.FAMILIES)
 WIDTH = HEIGHT = 64
 STEPS = 2
 
 
 def cond_lengths(family):
-    """(positive, negative) context lengths: Flux's T5 pads to 256; the Qwen encoders do not pad."""
+    """(positive, negative) context lengths: Flux's T5 pads to 256; the Qwen encoders do not pad
+    (FLUX.2's model pads contexts to 512 itself)."""
     return (256, 256) if family == "flux" else (40, 17)
 
 
@@ -44,7 +45,9 @@ def test_detected_model_class_and_layout(family_model):
     assert type(base.model_config).__name__ == info.supported_model
     assert type(base).__name__ == info.model_base
     assert type(base.latent_format).__name__ == info.latent_format
-    assert base.latent_format.latent_channels == synthetic.latent_channels(family) == 16
+    assert base.latent_format.latent_channels == synthetic.latent_channels(family) == info.latent_channels
+    # (0.8.0's latent formats have no ratio attribute: all of its formats there are 8)
+    assert getattr(base.latent_format, "spacial_downscale_ratio", 8) == info.latent_downscale
     dm = base.diffusion_model
     assert type(dm).__name__ == info.ldm_class.split(":")[1]
     for attr in info.block_attrs:
@@ -99,7 +102,7 @@ def test_conditioning_mirrors_text_encode(family):
 def test_empty_latent_and_unknown_family():
     latent = synthetic.empty_latent("qwen_image", 64, 96, batch=2)
     assert latent.shape == (2, 16, 12, 8) and not latent.any()
-    with pytest.raises(ValueError, match="accepted: flux, qwen_image, zimage"):
+    with pytest.raises(ValueError, match="accepted: flux, flux2, qwen_image, zimage"):
         synthetic.load_model("sdxl", depth=1)
     with pytest.raises(ValueError, match="1..19"):
         synthetic.build_state_dict("flux", depth=20)

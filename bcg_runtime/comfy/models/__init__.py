@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import flux, qwen_image, zimage
+from . import flux, flux2, qwen_image, zimage
 from .base import ModelAdapter
 from .recipe import FamilyInfo
 
-FAMILY_MODULES = (flux, zimage, qwen_image)
+FAMILY_MODULES = (flux, zimage, qwen_image, flux2)
 ADAPTERS: tuple[ModelAdapter, ...] = tuple(m.ADAPTER for m in FAMILY_MODULES)
 #: Each family's synthetic-checkpoint recipe by family name (``..synthetic`` builds from these).
 RECIPES: dict[str, FamilyInfo] = {m.RECIPE.name: m.RECIPE for m in FAMILY_MODULES}

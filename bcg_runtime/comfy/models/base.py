@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-#: Latent pixels per latent cell for every supported family's VAE.
+#: Image pixels per latent cell of most families' VAE (FLUX.2's is 16).
 VAE_SCALE = 8
 
 
@@ -32,6 +32,12 @@ class ModelAdapter:
     #: padded rows kept out of attention gives real rows bit-equal to the exact length. None: not
     #: applicable (the model pads itself, or stock ComfyUI already sends padded rows).
     padded_text_rows_exact: bool | None = None
+    #: Image pixels per latent cell (the family's VAE and empty-latent node).
+    latent_scale: int = VAE_SCALE
+    #: True once the family's GPU exactness test (tests/comfy/test_full_size_cuda.py) passed on the
+    #: H200. Until then BCG Apply leaves the model unchanged and says so, unless the user opts in
+    #: with ``BCG_UNVERIFIED_FAMILIES=1`` (every graph is still proven bit-equal before it serves).
+    gpu_verified: bool = True
 
     def text_length_seen(self, tokens: int) -> int:
         """Context length the DiT receives for a prompt of ``tokens`` tokens (model padding included)."""
@@ -47,6 +53,6 @@ class ModelAdapter:
         context = call.get(self.context_arg)
         if x is None or not hasattr(x, "shape"):
             return f"{self.display_name} call"
-        h, w = x.shape[-2] * VAE_SCALE, x.shape[-1] * VAE_SCALE
+        h, w = x.shape[-2] * self.latent_scale, x.shape[-1] * self.latent_scale
         text = f" txt{context.shape[1]}" if context is not None and hasattr(context, "shape") and context.dim() >= 2 else ""
         return f"{w}x{h}{text} b{x.shape[0]}"

@@ -41,6 +41,8 @@ class FamilyInfo:
     #: ``(recipe, batch, length, generator, guidance) -> dict``: the CONDITIONING extras the family's
     #: text encoder node returns beside the context (pooled output, attention mask, guidance).
     conditioning_extras: Callable[..., dict] = lambda recipe, batch, length, generator, guidance: {"pooled_output": None}
+    #: Image pixels per latent cell of the family's empty latent (its adapter's ``latent_scale``).
+    latent_downscale: int = 8
 
     def unet_config(self, depth=None) -> dict:
         """The detection config with block counts set by :meth:`depth_counts`."""
