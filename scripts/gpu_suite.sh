@@ -7,7 +7,7 @@
 #            custom_nodes, a synthetic Z-Image in its models folder: one BCG prompt, its eager twin
 #            (compared bit for bit) and what BCG did (noflags.json);
 #   e2e      the e2e layer on CUDA: real ComfyUI servers, soak, /free, /interrupt, default allocator;
-#   bench    the benchmark (eager vs BCG vs torch.compile) for the three families (BENCH_FAMILIES);
+#   bench    the benchmark (eager vs BCG vs torch.compile) for each family (BENCH_FAMILIES);
 #   batch    the batch benchmark (bcg_runtime.batch_bench): prompts of varied lengths over 3 sizes,
 #            no warm-up, BCG vs eager per job; BATCH_RUNS lists family:prompts[:seeds[:depth]]
 #            (default "zimage:100 qwen_image:100"; a depth reduces the model to fit the time).
@@ -250,7 +250,9 @@ PY
 }
 
 stage_bench() {
-  local family t0=$SECONDS n=0 failed="" families=${BENCH_FAMILIES:-zimage flux qwen_image}
+  local family t0=$SECONDS n=0 failed="" families=${BENCH_FAMILIES:-zimage flux qwen_image flux2}
+  # This suite is how a family gets verified: families still awaiting it (FLUX.2) opt in here.
+  export BCG_UNVERIFIED_FAMILIES=1
   for family in $families; do
     # Quick by default; BENCHMARKS.md runs use REPEATS=3 MODES=eager,bcg,bcg-full,compile-cudagraphs.
     timed "bench $family" "$OUT_H/bench_${family}.log" python3 -m bcg_runtime.bench --family "$family" \
