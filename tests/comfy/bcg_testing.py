@@ -73,3 +73,23 @@ def first_weight_moved(model, scale=1.5):
         yield
     finally:
         comfy.utils.set_attr_param(dm, name, original)
+
+
+def skip_unless_host_builds(family):
+    """Skip when this ComfyUI's detection builds ``family``'s test model otherwise than its recipe
+    says (read from the layout on the meta device, before any weight is made). ComfyUI 0.8.0 gives
+    every FLUX.2 48 heads, FLUX.2 dev's: a klein-shaped model (hidden 3072, 24 heads of 128) needs
+    the later detection (num_heads = hidden / 128), which 0.33.0 has."""
+    import pytest
+    import torch
+
+    from bcg_runtime.comfy import synthetic
+
+    sd = {k: torch.empty(shape, device="meta") for k, shape in synthetic.state_dict_shapes(family, depth=1).items()}
+    _, detected = synthetic.detect_family_class(sd)
+    want = synthetic.unet_config(family, depth=1)
+    diff = {k: (want[k], (detected or {}).get(k)) for k in want if (detected or {}).get(k) != want[k]}
+    diff = {k: v for k, v in diff.items() if k not in synthetic.DETECTED_FROM_VALUES}
+    if diff:
+        pytest.skip(f"this ComfyUI detects the {family} test model otherwise (recipe, detected): {diff}; "
+                    "ComfyUI 0.8.0 gives every FLUX.2 48 heads, so klein-shaped FLUX.2 runs from 0.33.0 on")

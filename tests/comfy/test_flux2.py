@@ -10,7 +10,7 @@ test_full_size_cuda.py samples the full-depth model at 512² and 1024².
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, conds, session_of
+from bcg_testing import WARMUP_ONLY, conds, session_of, skip_unless_host_builds
 
 from bcg_runtime.comfy import synthetic
 
@@ -21,6 +21,7 @@ FIRST = "first call, captured"
 
 @pytest.fixture(scope="module")
 def model():
+    skip_unless_host_builds(FAMILY)
     return synthetic.load_model(FAMILY, depth=1, seed=0)
 
 

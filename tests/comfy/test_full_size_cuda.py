@@ -9,7 +9,7 @@ unwarmed resolution falls back naming itself, and allocator churn between warm-u
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, conds, release_cuda_memory
+from bcg_testing import WARMUP_ONLY, conds, release_cuda_memory, skip_unless_host_builds
 
 from bcg_runtime.comfy import api, synthetic
 from bcg_runtime.comfy.wrappers import session_of
@@ -24,6 +24,7 @@ STEPS = 3
 
 @pytest.fixture(scope="module", params=["zimage", "flux", "qwen_image", "flux2"])
 def full_model(request):
+    skip_unless_host_builds(request.param)
     model = synthetic.load_model(request.param, seed=0, device="cuda")
     yield request.param, model
     del model

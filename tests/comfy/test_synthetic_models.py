@@ -9,6 +9,8 @@ import gc
 import pytest
 import torch
 
+from bcg_testing import skip_unless_host_builds
+
 from bcg_runtime.comfy import synthetic
 
 pytestmark = pytest.mark.comfy
@@ -30,6 +32,7 @@ def family_model(request):
     import comfy.model_management
 
     family = request.param
+    skip_unless_host_builds(family)
     model = synthetic.load_model(family, depth=1, seed=0)
     yield family, model
     del model
