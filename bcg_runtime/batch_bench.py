@@ -23,10 +23,9 @@ import logging
 import math
 import random
 import sys
-import time
 from dataclasses import asdict, dataclass
 
-from .bench import DEFAULTS, _sync, setup_comfyui
+from .bench import DEFAULTS, setup_comfyui, timed_sample
 
 log = logging.getLogger("bcg_runtime.batch_bench")
 NEGATIVE_LENGTH = 12  # a short fixed negative prompt, as most workflows have
@@ -103,11 +102,7 @@ def run(args: argparse.Namespace) -> tuple[list[Job], dict]:
     ]
 
     def timed(m, job, positive):
-        _sync()
-        start = time.perf_counter()
-        out = synthetic.sample(m, args.family, job.width, job.height, steps, cfg, positive, negative, seed=job.seed)
-        _sync()
-        return out, time.perf_counter() - start
+        return timed_sample(m, args.family, (job.width, job.height), steps, cfg, positive, negative, seed=job.seed)
 
     # Load the model before the clock starts (the first sampling of either model would pay it).
     timed(model, Job(-1, *sizes[0], tokens=NEGATIVE_LENGTH, seed=0), negative)

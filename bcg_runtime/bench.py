@@ -114,12 +114,13 @@ def _sync() -> None:
         torch.cuda.synchronize()
 
 
-def timed_sample(model, family, res, steps, cfg, positive, negative) -> tuple[Any, float]:
+def timed_sample(model, family, res, steps, cfg, positive, negative, seed: int = 0) -> tuple[Any, float]:
+    """(latent, wall seconds) of one KSampler-path sampling, the device synchronised around it."""
     from .comfy import synthetic
 
     _sync()
     start = time.perf_counter()
-    out = synthetic.sample(model, family, res[0], res[1], steps, cfg, positive, negative, seed=0)
+    out = synthetic.sample(model, family, res[0], res[1], steps, cfg, positive, negative, seed=seed)
     _sync()
     return out, time.perf_counter() - start
 

@@ -156,18 +156,20 @@ def _address(t: torch.Tensor) -> tuple:
     return (t.data_ptr(), t.dtype, tuple(t.shape))
 
 
-_LDM_MODULES: tuple[int, list] = (-1, [])
+_LDM_NAMES: tuple[int, list[str]] = (-1, [])
 
 
 def _ldm_modules() -> list[tuple[str, Any]]:
     """ComfyUI's model modules (``comfy.ldm.*``) now imported. Taken at every run: a ComfyUI
-    process holds thousands of modules, so the scan is redone only when that number changes."""
-    global _LDM_MODULES
+    process holds thousands of modules, so the names are rescanned only when that number changes;
+    the module objects are looked up by name each time, so a module replaced in ``sys.modules``
+    is the one read."""
+    global _LDM_NAMES
     count = len(sys.modules)
-    if _LDM_MODULES[0] != count:
-        found = [(n, m) for n, m in list(sys.modules.items()) if m is not None and n.startswith("comfy.ldm.")]
-        _LDM_MODULES = (count, found)
-    return _LDM_MODULES[1]
+    if _LDM_NAMES[0] != count:
+        _LDM_NAMES = (count, [n for n in list(sys.modules) if n.startswith("comfy.ldm.")])
+    modules = ((n, sys.modules.get(n)) for n in _LDM_NAMES[1])
+    return [(n, m) for n, m in modules if m is not None]
 
 
 def address_state(model_patcher: Any) -> AddressState:

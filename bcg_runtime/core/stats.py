@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,12 +46,12 @@ class CaptureCosts:
     """
 
     WINDOW = 16
-    overheads: list[float] = field(default_factory=list)
-    savings: list[float] = field(default_factory=list)
+    overheads: deque = field(default_factory=lambda: deque(maxlen=CaptureCosts.WINDOW))
+    savings: deque = field(default_factory=lambda: deque(maxlen=CaptureCosts.WINDOW))
 
     def record(self, capture_s: float, eager_s: float, replay_s: float) -> None:
-        self.overheads = [*self.overheads, capture_s + replay_s][-self.WINDOW :]
-        self.savings = [*self.savings, eager_s - replay_s][-self.WINDOW :]
+        self.overheads.append(capture_s + replay_s)
+        self.savings.append(eager_s - replay_s)
 
     @property
     def samples(self) -> int:
