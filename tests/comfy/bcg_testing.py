@@ -8,9 +8,6 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: Module name the tests load the pack under, as ComfyUI's loader would under its folder name.
 PACK = "comfyui_bcg_pack"
-#: (positive, negative) prompt lengths per family: FLUX's T5 pads both to 256, the others differ
-#: (FLUX.2's model then pads both to 512 itself).
-LENGTHS = {"flux": (256, 256), "zimage": (40, 17), "qwen_image": (40, 17), "flux2": (300, 77)}
 #: BCG Apply's capture policy for tests of warm-up semantics (unwarmed shapes run eager).
 WARMUP_ONLY = "warm-up only"
 
@@ -18,7 +15,7 @@ WARMUP_ONLY = "warm-up only"
 def conds(family):
     from bcg_runtime.comfy import synthetic
 
-    pos_len, neg_len = LENGTHS[family]
+    pos_len, neg_len = synthetic.family_info(family).prompt_lengths
     return synthetic.make_conditioning(family, pos_len, seed=1), synthetic.make_conditioning(family, neg_len, seed=2)
 
 

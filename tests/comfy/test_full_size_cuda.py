@@ -22,10 +22,11 @@ pytestmark = [
 STEPS = 3
 
 
-@pytest.fixture(scope="module", params=["zimage", "flux", "qwen_image", "flux2"])
+@pytest.fixture(scope="module", params=list(synthetic.FAMILIES))
 def full_model(request):
     skip_unless_host_builds(request.param)
-    model = synthetic.load_model(request.param, seed=0, device="cuda")
+    depth = synthetic.family_info(request.param).gpu_test_depth
+    model = synthetic.load_model(request.param, depth=depth, seed=0, device="cuda")
     yield request.param, model
     del model
     release_cuda_memory(unload=True)

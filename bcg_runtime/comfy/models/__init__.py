@@ -1,14 +1,30 @@
-"""One adapter per supported model family; :func:`adapter_for` picks it from ComfyUI's model config."""
+"""One adapter per supported model family; :func:`adapter_for` picks it from ComfyUI's model config.
+
+Every module of this package that defines ``ADAPTER`` and ``RECIPE`` is a family: adding one is
+adding its file (and its tests), with no list here to keep in step.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
-from . import flux, flux2, qwen_image, zimage
 from .base import ModelAdapter
 from .recipe import FamilyInfo
 
-FAMILY_MODULES = (flux, zimage, qwen_image, flux2)
+#: The families the pack was first written for come first (their order is the docs' order); the
+#: rest follow by module name.
+_FIRST = ("flux", "zimage", "qwen_image")
+
+
+def _family_modules() -> tuple:
+    names = [m.name for m in pkgutil.iter_modules(__path__) if not m.ispkg]
+    modules = [importlib.import_module(f"{__name__}.{name}") for name in sorted(names, key=lambda n: (_FIRST.index(n) if n in _FIRST else len(_FIRST), n))]
+    return tuple(m for m in modules if hasattr(m, "ADAPTER") and hasattr(m, "RECIPE"))
+
+
+FAMILY_MODULES = _family_modules()
 ADAPTERS: tuple[ModelAdapter, ...] = tuple(m.ADAPTER for m in FAMILY_MODULES)
 #: Each family's synthetic-checkpoint recipe by family name (``..synthetic`` builds from these).
 RECIPES: dict[str, FamilyInfo] = {m.RECIPE.name: m.RECIPE for m in FAMILY_MODULES}

@@ -79,4 +79,5 @@ RECIPE = FamilyInfo(
         }
     ),
     conditioning_extras=_flux_extras,
+    prompt_lengths=(256, 256),  # T5 pads every prompt to 256 tokens
 )

@@ -83,4 +83,5 @@ RECIPE = FamilyInfo(
         }
     ),
     latent_downscale=ADAPTER.latent_scale,
+    prompt_lengths=(300, 77),  # both arrive padded to 512
 )

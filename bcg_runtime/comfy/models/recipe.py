@@ -43,6 +43,12 @@ class FamilyInfo:
     conditioning_extras: Callable[..., dict] = lambda recipe, batch, length, generator, guidance: {"pooled_output": None}
     #: Image pixels per latent cell of the family's empty latent (its adapter's ``latent_scale``).
     latent_downscale: int = 8
+    #: (positive, negative) prompt token counts the tests sample with: different lengths, so cond and
+    #: uncond are separate signatures, unless the family's encoder pads both alike (FLUX's T5: 256).
+    prompt_lengths: tuple[int, int] = (40, 17)
+    #: Depth of the full-size GPU exactness test (``depth_counts``): None = the real depth; fewer
+    #: blocks at the real width where the whole model would not sample in the suite's time.
+    gpu_test_depth: Any = None
 
     def unet_config(self, depth=None) -> dict:
         """The detection config with block counts set by :meth:`depth_counts`."""
