@@ -1,0 +1,135 @@
+"""Chroma Radiance (``comfy.ldm.chroma_radiance.model.ChromaRadiance``; ``supported_models.ChromaRadiance``).
+
+Chroma's DiT (see ``chroma.py``: same approximator, blocks, T5 text path and batching of cond and
+uncond) in pixel space: no VAE, the "latent" is the RGB image itself (``latent_formats.ChromaRadiance``:
+3 channels, ``spacial_downscale_ratio`` 1; ``EmptyChromaRadianceLatentImage`` makes
+``[B, 3, height, width]``), so the adapter's ``latent_scale`` and the recipe's ``latent_downscale``
+are 1 and labels count pixels. A 16-pixel patch conv (``img_in_patch``) makes the tokens (a 1024²
+image is 64x64 = 4096 tokens, as FLUX at 1024²), and a NeRF head turns each token's hidden state
+into the weights of a per-patch MLP over that patch's pixels.
+
+Host syncs and value-dependent Python, read in 0.33.0 (``comfy/ldm/chroma_radiance/``); none,
+and one cached tensor:
+
+- model.py:303-323 ``_forward``: padding to the patch size and ids from ``x.shape``;
+  ``radiance_get_override_params`` reads ``transformer_options["chroma_radiance_options"]``
+  (ChromaRadianceOptions: ``nerf_tile_size``, ``use_sequential_txt_ids``), plain values that
+  options.py puts in the key; ``use_sequential_txt_ids`` adds an ``arange`` over the context length.
+- model.py:184-226 ``forward_nerf``: ``unfold``/``fold`` and reshapes by shapes; the tiling branch
+  (model.py:203) and its loop (model.py:246, ``range(0, num_patches, tile_size)``) depend only on
+  the patch count and the tile size (512, or the option): the unpatching has no data-dependent shape.
+- model.py:340 x0 checkpoints (``__x0__`` buffer) divide by ``timesteps`` on the device.
+- layers.py:150-173 ``NerfGLUBlock``: generated weights, ``normalize`` and ``bmm``: device work.
+- layers.py:47-48 ``NerfEmbedder.fetch_pos`` is an ``lru_cache(maxsize=4)`` over
+  ``(embedder, patch_size, device, dtype)``: the DCT table is computed once (in the eager runs before
+  a capture) and graphs read it by address, kept alive only by that cache. Should more than four
+  embedder/device/dtype combinations pass through it (five Radiance or Z-Image DCT model instances
+  in one process), an entry is evicted and its table freed under any graph that reads it. The
+  adapter therefore refuses every call, with a reason, once the cache has evicted anything
+  (``misses > currsize``), rather than replay a graph that may read freed memory.
+
+The forward is ``Chroma.forward`` (the ``WrapperExecutor`` over ``_forward``) in 0.8.0 and 0.33.0.
+ComfyUI 0.8.0's Radiance predates ``use_sequential_txt_ids`` (so it cannot build this recipe's
+0.33.0 config): its tests skip there.
+"""
+
+import sys
+from typing import Any
+
+import torch
+
+from .base import ModelAdapter
+from .chroma import APPROXIMATOR, T5_ENCODER, T5_MAX_TEXT_LENGTH, T5_TEXT_POLICY, chroma_extras
+from .recipe import FamilyInfo, frozen_config
+
+NERF_CACHE_EVICTED = (
+    "Chroma Radiance's cached NeRF DCT table was evicted (NerfEmbedder.fetch_pos keeps 4 entries; more "
+    "embedder/device/dtype combinations used it): graphs may read freed memory, so calls run eager "
+    "for the rest of this process"
+)
+
+
+def nerf_cache_evictions() -> int:
+    """Entries ``NerfEmbedder.fetch_pos``'s LRU cache has dropped in this process (0 where the host
+    has no such cache: then nothing is cached outside the graph)."""
+    layers = sys.modules.get("comfy.ldm.chroma_radiance.layers")
+    cache_info = getattr(getattr(getattr(layers, "NerfEmbedder", None), "fetch_pos", None), "cache_info", None)
+    if cache_info is None:
+        return 0
+    info = cache_info()
+    return info.misses - info.currsize
+
+
+class ChromaRadianceAdapter(ModelAdapter):
+    def refusal(self, call: dict[str, Any]) -> str | None:
+        return NERF_CACHE_EVICTED if nerf_cache_evictions() > 0 else None
+
+
+ADAPTER = ChromaRadianceAdapter(
+    family="chroma_radiance",
+    display_name="Chroma Radiance",
+    config_classes=("ChromaRadiance",),
+    max_text_length=T5_MAX_TEXT_LENGTH,
+    text_policy=T5_TEXT_POLICY,
+    latent_scale=1,
+    gpu_verified=False,
+)
+
+#: The synthetic-checkpoint recipe (``..synthetic``), Chroma1-Radiance as ComfyUI 0.33.0 detects it:
+#: Chroma's DiT at full depth, 16-pixel patches, the conv final head, no x0 prediction, zero text ids.
+RECIPE = FamilyInfo(
+    name="chroma_radiance",
+    title="Chroma1-Radiance",
+    ldm_class="comfy.ldm.chroma_radiance.model:ChromaRadiance",
+    supported_model="ChromaRadiance",
+    model_base="ChromaRadiance",
+    latent_format="ChromaRadiance",
+    hidden_size=3072,
+    num_heads=24,
+    text_dim=4096,
+    text_encoder=T5_ENCODER,
+    pooled_dim=None,
+    latent_channels=3,
+    latent_dimensions=2,
+    depth_keys=("depth", "depth_single_blocks"),
+    real_depth=(19, 38),
+    block_attrs=("double_blocks", "single_blocks"),
+    default_steps=26,
+    default_cfg=4.0,
+    default_cond_length=64,
+    default_guidance=None,
+    config=frozen_config(
+        {
+            "image_model": "chroma_radiance",
+            "axes_dim": [16, 56, 56],
+            "num_heads": 24,
+            "mlp_ratio": 4.0,
+            "theta": 10000,
+            "out_channels": 3,
+            "qkv_bias": True,
+            "txt_ids_dims": [],
+            "in_channels": 3,
+            "hidden_size": 3072,
+            "context_in_dim": 4096,
+            "patch_size": 16,
+            "vec_in_dim": None,
+            "depth": 19,
+            "depth_single_blocks": 38,
+            **APPROXIMATOR,
+            "nerf_hidden_size": 64,
+            "nerf_mlp_ratio": 4,
+            "nerf_depth": 4,
+            "nerf_max_freqs": 8,
+            "nerf_tile_size": 512,
+            "nerf_final_head_type": "conv",
+            "nerf_embedder_dtype": torch.float32,
+            "use_x0": False,
+            "use_sequential_txt_ids": False,
+        }
+    ),
+    conditioning_extras=chroma_extras,
+    latent_downscale=ADAPTER.latent_scale,
+    # As Chroma: two double and four single blocks at the real width. 1024² is 4096 tokens (Chroma's
+    # count at 1024²) plus the NeRF head over 8 tiles of 512 patches, so both sizes stay quick.
+    gpu_test_depth=(2, 4),
+)
