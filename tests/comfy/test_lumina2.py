@@ -1,0 +1,82 @@
+"""Lumina 2 (``Lumina2``): the adapter inside real ComfyUI, on a depth-1 Lumina-Image-2.0 model.
+
+Captions reach the DiT unpadded (Gemma-2-2B does not pad, this NextDiT has no pad tokens), so each
+caption length is its own signature: cond and uncond of different lengths run as two batch-1
+calls, each replaying its own graph, and equal lengths batch into one call. Until its GPU
+exactness test has passed on the H200 the family stays off for users unless they opt in.
+CPU stand-in here; test_full_size_cuda.py samples the full-depth model at 512² and 1024².
+Lumina2 exists in ComfyUI 0.8.0 and 0.33.0: these tests run on both.
+"""
+
+import pytest
+import torch
+from bcg_testing import WARMUP_ONLY, conds, session_of, skip_unless_host_builds
+
+from bcg_runtime.comfy import synthetic
+
+pytestmark = pytest.mark.comfy
+FAMILY = "lumina2"
+FIRST = "first call, captured"
+
+
+@pytest.fixture(scope="module")
+def model():
+    skip_unless_host_builds(FAMILY)
+    return synthetic.load_model(FAMILY, depth=1, seed=0)
+
+
+def test_until_verified_on_a_gpu_lumina2_runs_unchanged_and_says_why(pack, model, monkeypatch):
+    _, nodes = pack
+    monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
+    positive, negative = conds(FAMILY)
+    eager = synthetic.sample(model, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    out = synthetic.sample(bcg_model, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3)
+    assert torch.equal(out, eager)
+    [(reason, n)] = session_of(bcg_model).last_run["eager"].items()
+    assert n == 4 and "Lumina 2 support awaits its GPU exactness test" in reason and "BCG_UNVERIFIED_FAMILIES=1" in reason
+
+
+def test_each_caption_length_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    assert session.config.mode.value == "full"
+    positive, negative = conds(FAMILY)  # 40 and 17 tokens: two batch-1 calls per step
+    out = synthetic.sample(bcg_model, FAMILY, 64, 64, 3, 2.0, positive, negative, seed=3)
+    assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 3, 2.0, positive, negative, seed=3))
+    run = session.last_run
+    assert run["calls"] == 6 and run["replayed"] == 4, run
+    assert run["eager"] == {f"{FIRST}: 64x64 txt40 b1": 1, f"{FIRST}: 64x64 txt17 b1": 1}, run
+
+    # Another prompt pair of the same lengths and another seed: both graphs replay, nothing new.
+    other_pos, other_neg = synthetic.make_conditioning(FAMILY, 40, seed=5), synthetic.make_conditioning(FAMILY, 17, seed=6)
+    out = synthetic.sample(bcg_model, FAMILY, 64, 64, 3, 2.0, other_pos, other_neg, seed=4)
+    assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 3, 2.0, other_pos, other_neg, seed=4))
+    assert session.last_run["replayed"] == 6 and session.runner.stats.captures == 2, session.last_run
+
+    # cfg 1 runs the positive alone: the txt40 graph again.
+    out = synthetic.sample(bcg_model, FAMILY, 64, 64, 3, 1.0, other_pos, other_neg, seed=5)
+    assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 3, 1.0, other_pos, other_neg, seed=5))
+    assert session.last_run["calls"] == 3 and session.last_run["replayed"] == 3, session.last_run
+
+    # Equal lengths batch cond and uncond into one call: a new (b2) signature.
+    same = synthetic.make_conditioning(FAMILY, 17, seed=7)
+    out = synthetic.sample(bcg_model, FAMILY, 64, 64, 3, 2.0, same, negative, seed=6)
+    assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 3, 2.0, same, negative, seed=6))
+    assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt17 b2": 1}, session.last_run
+    assert session.last_run["calls"] == 3 and session.last_run["replayed"] == 2, session.last_run
+
+
+def test_an_unwarmed_size_falls_back_with_its_label(pack, model, standin_graphs):
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
+    positive, negative = conds(FAMILY)
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    assert "replay exact" in report, report
+    out = synthetic.sample(warmed, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3)
+    assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3))
+    assert session_of(warmed).last_run["replayed"] == 2, session_of(warmed).last_run
+    out = synthetic.sample(warmed, FAMILY, 96, 64, 2, 1.0, positive, negative, seed=3)
+    assert torch.equal(out, synthetic.sample(model, FAMILY, 96, 64, 2, 1.0, positive, negative, seed=3))
+    assert session_of(warmed).last_run["eager"] == {"not captured: 96x64 txt40 b1": 2}, session_of(warmed).last_run
