@@ -42,7 +42,8 @@ class _SessionHook:
 
 @functools.lru_cache(maxsize=None)
 def _forward_signature(cls: type) -> tuple[inspect.Signature, str | None]:
-    sig = inspect.signature(cls._forward)
+    # ``forward`` where the class has no ``_forward``: its calls reach BCG through _ForwardThroughBCG.
+    sig = inspect.signature(getattr(cls, "_forward", None) or cls.forward)
     varkw = next((p.name for p in sig.parameters.values() if p.kind is p.VAR_KEYWORD), None)
     return sig, varkw
 
@@ -160,6 +161,31 @@ class PrepareSamplingHook(_SessionHook):
             mm.EXTRA_RESERVED_VRAM -= reserve
 
 
+class _ForwardThroughBCG:
+    """The DiT's ``forward``, for a model whose forward does not run ComfyUI's DIFFUSION_MODEL
+    WrapperExecutor itself (no ``_forward``: SD3's ``MMDiT`` in 0.8.0 and 0.33.0). Installed on the
+    clone as the object patch ``diffusion_model.forward``, it runs the class's own forward through
+    BCG's DIFFUSION_MODEL hook and no other: stock ComfyUI runs no DIFFUSION_MODEL wrapper for such
+    a model, so another node's wrapper (EasyCache, ...) stays as inactive as it is without BCG."""
+
+    def __init__(self, diffusion_model: Any):
+        self.diffusion_model = diffusion_model
+
+    def __call__(self, *args, **kwargs):
+        import types
+
+        from comfy.patcher_extension import WrapperExecutor, WrappersMP, get_all_wrappers
+
+        dm = self.diffusion_model
+        options = bind_call(dm, args, kwargs).get("transformer_options") or {}
+        ours = [w for w in get_all_wrappers(WrappersMP.DIFFUSION_MODEL, options) if isinstance(w, DiffusionModelHook)]
+        forward = types.MethodType(type(dm).forward, dm)
+        return WrapperExecutor.new_class_executor(forward, dm, ours).execute(*args, **kwargs)
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: str | None) -> BCGSession:
     """Attach a new session's hooks to ``model_patcher`` (a clone the caller owns)."""
     from comfy.patcher_extension import WrappersMP
@@ -167,6 +193,9 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
     session = BCGSession(adapter, config, permanent_refusal=permanent_refusal)
     for wrapper_type in (WrappersMP.DIFFUSION_MODEL, WrappersMP.SAMPLER_SAMPLE, WrappersMP.PREPARE_SAMPLING):
         model_patcher.remove_wrappers_with_key(wrapper_type, BCG_KEY)
+    diffusion_model = model_patcher.model.diffusion_model
+    if not hasattr(type(diffusion_model), "_forward"):  # else its forward runs the DIFFUSION_MODEL wrappers itself
+        model_patcher.add_object_patch("diffusion_model.forward", _ForwardThroughBCG(diffusion_model))
     model_patcher.add_wrapper_with_key(WrappersMP.DIFFUSION_MODEL, BCG_KEY, DiffusionModelHook(session))
     model_patcher.add_wrapper_with_key(WrappersMP.SAMPLER_SAMPLE, BCG_KEY, SamplerRunHook(session))
     model_patcher.add_wrapper_with_key(WrappersMP.PREPARE_SAMPLING, BCG_KEY, PrepareSamplingHook(session))

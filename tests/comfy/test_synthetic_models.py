@@ -91,6 +91,8 @@ def test_conditioning_mirrors_text_encode(family):
     if family == "flux":
         assert extras["pooled_output"].shape == (1, 768)
         assert extras["guidance"] == 3.5
+    elif info.pooled_dim is not None:  # the recipe's pooled width (SD3: CLIP-L + CLIP-G, 2048)
+        assert extras["pooled_output"].shape == (1, info.pooled_dim)
     else:
         assert extras["pooled_output"] is None
     if family == "zimage":

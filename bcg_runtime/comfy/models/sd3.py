@@ -1,0 +1,120 @@
+"""Stable Diffusion 3 medium and 3.5 Large / Medium (``comfy.ldm.modules.diffusionmodules.mmdit``
+``OpenAISignatureMMDITWrapper``, an ``MMDiT``; ``model_base.SD3``).
+
+Where BCG sees the call: ``MMDiT.forward`` calls its blocks directly. It has no ``_forward`` and
+runs no DIFFUSION_MODEL ``WrapperExecutor`` (ComfyUI 0.8.0 and 0.33.0 alike), so a wrapper alone
+would never see an SD3 call. BCG Apply therefore installs, on its clone only, the object patch
+``diffusion_model.forward`` (``wrappers._ForwardThroughBCG``), which runs the class's own forward
+through BCG's DIFFUSION_MODEL hook (and no other node's wrapper, as stock ComfyUI runs none here).
+
+Read for host syncs and value-dependent branches (0.33.0, ``mmdit.py``): none. ``cropped_pos_embed``
+(lines 892-918) and ``unpatchify`` (920-938) branch and assert on Python ints from ``x.shape``;
+``PatchEmbed`` pads by shape (100-107); ``forward_core_with_concat`` (940-988) branches on
+``register_length`` (a constant, 0 for SD3),
+on ``patches_replace`` (any patch makes the call eager, options.py) and on ``control``'s structure
+(its tensors are arguments, in the key); ``block_mixing`` (603-610) checkpoints only under
+``use_checkpoint`` (False at inference). Attention goes through ``optimized_attention`` with the
+call's ``transformer_options`` (``_block_mixing``, 625/641), so the attention break covers it.
+
+Text: the CONDITIONING context is CLIP-L and CLIP-G side by side (77 tokens per 75-token chunk,
+zero-padded from 2048 to 4096 channels) followed by T5-XXL's tokens (at least 77: the tokenizer
+pads with real, unmasked pad tokens; longer prompts keep their length). The DiT applies no mask,
+so each context length is its own graph: a prompt of up to 75 tokens reaches the DiT as 154 tokens
+(77 without T5), the usual empty negative too, so cond and uncond of short prompts share a graph.
+
+Block count: detection reads ``depth`` = hidden width / 64 and builds that many blocks (it counts
+no blocks), so fewer blocks means a narrower model: the recipe's depth sets width and block count
+together (:class:`MMDiTFamilyInfo`).
+"""
+
+from dataclasses import dataclass
+
+import torch
+
+from .base import ModelAdapter
+from .recipe import FamilyInfo, frozen_config
+
+#: MMDiT's head width: ``hidden_size = 64 * depth`` with ``depth`` heads (mmdit.py:810-811).
+HEAD_DIM = 64
+T5_DIM = 4096
+
+ADAPTER = ModelAdapter(
+    family="sd3",
+    display_name="SD3",
+    config_classes=("SD3",),
+    max_text_length=1024,
+    text_policy=(
+        "exact length: CLIP-L/G (77 tokens per chunk) then T5 (at least 77, unmasked pads); "
+        "prompts of up to 75 tokens reach the DiT as 154 tokens, each length is its own graph"
+    ),
+    gpu_verified=False,
+)
+
+
+@dataclass(frozen=True)
+class MMDiTFamilyInfo(FamilyInfo):
+    """MMDiT's width follows its depth (``hidden = 64 * depth``): the context embedder's output
+    width follows the block count too, so a reduced-depth checkpoint is detected as what it is."""
+
+    def unet_config(self, depth=None) -> dict:
+        cfg = super().unet_config(depth)
+        (blocks,) = self.depth_counts(depth)
+        params = dict(cfg["context_embedder_config"]["params"], out_features=HEAD_DIM * blocks)
+        cfg["context_embedder_config"] = {"target": cfg["context_embedder_config"]["target"], "params": params}
+        return cfg
+
+
+def _sd3_extras(recipe, batch, length, generator, guidance):
+    """CLIPTextEncode with the SD3 clip (CLIP-L + CLIP-G + T5-XXL): pooled CLIP-L and CLIP-G side by
+    side (768 + 1280); no attention mask (``t5_attention_mask`` is off by default, and
+    ``model_base.SD3`` passes none to the DiT)."""
+    return {"pooled_output": torch.randn(batch, recipe.pooled_dim, generator=generator, dtype=torch.float32)}
+
+
+#: The synthetic-checkpoint recipe (``..synthetic``), shaped like SD3.5 Large: hidden 2432 (38 heads
+#: of 64), 38 joint blocks, RMS q/k norm, 2x2 patches of 16 channels (64 per token), a 192x192
+#: position table, pooled 2048, T5 context 4096. Reduced depth narrows the model (see above).
+RECIPE = MMDiTFamilyInfo(
+    name="sd3",
+    title="Stable Diffusion 3.5 Large",
+    ldm_class="comfy.ldm.modules.diffusionmodules.mmdit:OpenAISignatureMMDITWrapper",
+    supported_model="SD3",
+    model_base="SD3",
+    latent_format="SD3",
+    hidden_size=2432,
+    num_heads=38,
+    text_dim=T5_DIM,
+    text_encoder="CLIP-L + CLIP-G (77 tokens, 4096 wide) then T5-XXL (at least 77 tokens)",
+    pooled_dim=2048,
+    latent_channels=16,
+    latent_dimensions=2,
+    depth_keys=("depth",),
+    real_depth=(38,),
+    block_attrs=("joint_blocks",),
+    default_steps=28,
+    default_cfg=4.5,
+    default_cond_length=154,
+    default_guidance=None,
+    config=frozen_config(
+        {
+            "in_channels": 16,
+            "patch_size": 2,
+            "out_channels": 16,
+            "depth": 38,
+            "input_size": None,
+            "adm_in_channels": 2048,
+            "context_embedder_config": {"target": "torch.nn.Linear", "params": {"in_features": T5_DIM, "out_features": 2432}},
+            "num_patches": 36864,
+            "pos_embed_max_size": 192,
+            "qk_norm": "rms",
+            "pos_embed_scaling_factor": None,
+            "x_block_self_attn_layers": [],
+        }
+    ),
+    conditioning_extras=_sd3_extras,
+    # A 120-token T5 prompt (77 + 120) against the usual empty negative (77 + 77): apart.
+    prompt_lengths=(197, 154),
+    # None: the real 38 blocks. Fewer blocks would also narrow the model (hidden = 64 * depth), and
+    # SD3.5 Large (8B, bf16 16 GB) samples 512² and 1024² for 3 steps in seconds on the H200.
+    gpu_test_depth=None,
+)
