@@ -5,7 +5,7 @@ from comfy_api.latest import io
 
 from ..bcg_runtime.comfy import api
 from ..bcg_runtime.comfy import session as session_module
-from ..bcg_runtime.plan import PlanError, parse_batch_sizes, parse_resolutions, parse_text_buckets
+from ..bcg_runtime.plan import PlanError, parse_batch_sizes, parse_sizes, parse_text_buckets
 
 
 class BCGWarmupCapture(io.ComfyNode):
@@ -26,7 +26,8 @@ class BCGWarmupCapture(io.ComfyNode):
                     "resolutions",
                     default="1024x1024",
                     multiline=True,
-                    tooltip="WIDTHxHEIGHT, one per line or comma separated, e.g. 512x512, 1024x1024.",
+                    tooltip="WIDTHxHEIGHT, one per line or comma separated, e.g. 512x512, 1024x1024. "
+                    "Video models: WIDTHxHEIGHTxFRAMES in pixel frames, e.g. 832x480x33.",
                 ),
                 io.String.Input(
                     "text_buckets",
@@ -56,7 +57,7 @@ class BCGWarmupCapture(io.ComfyNode):
     def validate_inputs(cls, resolutions: str = "1024x1024", text_buckets: str = "", batch_sizes: str = "1,2", **kwargs):
         try:
             if resolutions.strip() or "latent" not in kwargs:
-                parse_resolutions(resolutions)
+                parse_sizes(resolutions)
             if text_buckets.strip():
                 parse_text_buckets(text_buckets, api.ANY_MODEL_MAX_TEXT)
             parse_batch_sizes(batch_sizes)

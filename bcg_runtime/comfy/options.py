@@ -32,6 +32,7 @@ BOOKKEEPING_KEYS = frozenset(
         "activations_shape",
         "original_shape",
         "img_slice",  # 0.33 Flux/Krea2: [text tokens, all tokens], for patches
+        "grid_sizes",  # 0.33 Wan: the patch grid (T, H, W) of x, for patches
         "reference_image_num_tokens",  # 0.33 Flux/Krea2: reference latents' token counts, for patches
         "easycache",  # EasyCache's state; its wrapper runs outside BCG's
     }

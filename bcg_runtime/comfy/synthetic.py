@@ -26,7 +26,7 @@ from typing import Mapping
 import torch
 
 from .models import RECIPES
-from .models.recipe import FamilyInfo
+from .models.recipe import FamilyInfo, same_config_value
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +176,7 @@ def _verify_detection(info: FamilyInfo, sd: Mapping[str, torch.Tensor], prefix: 
             f"expected {info.supported_model!r}"
         )
     keys = (set(want) | set(cfg)) - DETECTED_FROM_VALUES
-    diff = {k: (want.get(k), cfg.get(k)) for k in keys if want.get(k) != cfg.get(k)}
+    diff = {k: (want.get(k), cfg.get(k)) for k in keys if not same_config_value(want.get(k), cfg.get(k))}
     if diff:
         raise RuntimeError(f"[BCG] detected config of synthetic {info.name!r} differs (ours, detected): {diff}")
 
@@ -328,24 +328,38 @@ def latent_channels(family: str) -> int:
     return family_info(family).latent_channels
 
 
-def empty_latent(family: str, width: int, height: int, batch: int = 1) -> torch.Tensor:
+def empty_latent(family: str, width: int, height: int, batch: int = 1, frames: int | None = None, latent_scale: int | None = None) -> torch.Tensor:
     """The zeros the family's empty-latent node makes: ``[batch, channels, height//s, width//s]``
     (``EmptySD3LatentImage``: 16 channels, s = 8; ``EmptyFlux2LatentImage``: 128, s = 16), float32
     on ComfyUI's intermediate device. Qwen-Image's 5-D shape comes from
-    ``comfy.sample.fix_empty_latent_channels`` at sampling time."""
+    ``comfy.sample.fix_empty_latent_channels`` at sampling time. Video families
+    (``temporal_downscale``) get ``[batch, channels, T, height//s, width//s]`` with
+    T = (frames-1)//temporal_downscale + 1 (``EmptyHunyuanLatentVideo``; ``frames`` None: one
+    frame); an image family takes no frame count. ``latent_scale`` overrides the recipe's s for a
+    member of the family with another VAE (the adapter's ``for_model``)."""
     import comfy.model_management
 
     info = family_info(family)
-    s = info.latent_downscale
-    if width < s or height < s or batch < 1:
-        raise ValueError(f"bad latent size {width}x{height} batch {batch}")
-    return torch.zeros([batch, info.latent_channels, height // s, width // s], device=comfy.model_management.intermediate_device())
+    s = latent_scale or info.latent_downscale
+    if width < s or height < s or batch < 1 or (frames is not None and frames < 1):
+        raise ValueError(f"bad latent size {width}x{height} frames {frames} batch {batch}")
+    spatial = [height // s, width // s]
+    device = comfy.model_management.intermediate_device()
+    if info.temporal_downscale is None:
+        if frames not in (None, 1):
+            raise ValueError(f"{family} makes images: no frame count ({frames} given)")
+        return torch.zeros([batch, info.latent_channels] + spatial, device=device)
+    t = ((frames or 1) - 1) // info.temporal_downscale + 1
+    return torch.zeros([batch, info.latent_channels, t] + spatial, device=device)
 
 
-def output_latent_shape(family: str, width: int, height: int, batch: int = 1) -> tuple[int, ...]:
-    """Shape of what :func:`sample` returns (Qwen-Image adds a time axis of 1)."""
+def output_latent_shape(family: str, width: int, height: int, batch: int = 1, frames: int | None = None) -> tuple[int, ...]:
+    """Shape of what :func:`sample` returns (Qwen-Image adds a time axis of 1; video families
+    have T = (frames-1)//temporal_downscale + 1)."""
     info = family_info(family)
     spatial = (height // info.latent_downscale, width // info.latent_downscale)
+    if info.temporal_downscale is not None:
+        return (batch, info.latent_channels, ((frames or 1) - 1) // info.temporal_downscale + 1) + spatial
     if info.latent_dimensions == 3:
         return (batch, info.latent_channels, 1) + spatial
     return (batch, info.latent_channels) + spatial
@@ -366,14 +380,17 @@ def sample(
     batch: int = 1,
     denoise: float = 1.0,
     latent: torch.Tensor | None = None,
+    frames: int | None = None,
+    latent_scale: int | None = None,
 ) -> torch.Tensor:
     """Sample like ``nodes.common_ksampler`` (KSampler): empty latent (or ``latent``),
     ``fix_empty_latent_channels``, ``prepare_noise(latent, seed)``, ``comfy.sample.sample`` with
-    ``disable_pbar=True``. Returns the denoised latent on ComfyUI's intermediate device."""
+    ``disable_pbar=True``. Returns the denoised latent on ComfyUI's intermediate device.
+    ``frames`` and ``latent_scale``: see :func:`empty_latent`."""
     import comfy.sample
 
     family_info(family)
-    latent_image = empty_latent(family, width, height, batch) if latent is None else latent
+    latent_image = empty_latent(family, width, height, batch, frames, latent_scale) if latent is None else latent
     latent_image = comfy.sample.fix_empty_latent_channels(model, latent_image)
     noise = comfy.sample.prepare_noise(latent_image, seed, None)
     t0 = time.perf_counter()

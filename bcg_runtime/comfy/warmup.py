@@ -6,6 +6,10 @@ will (cond batching, CFG, dtype casts, extra conds), and the session's DIFFUSION
 capture mode, captures each signature it meets, replays it once and checks it equals eager. What
 gets captured is therefore what sampling will ask for, not a guess of it.
 
+A typed ``WIDTHxHEIGHTxFRAMES`` (video families) samples an empty video latent of that many pixel
+frames (``plan.check_frames`` holds the count to the model's temporal grid first); video families
+given no count sample one frame.
+
 Batch ``b`` of the plan is the DiT's batch: ``1`` is a cfg-1 call (or one of cond/uncond run
 apart); an even ``b`` is cond and uncond of equal length batched together (latent batch ``b/2``).
 
@@ -24,7 +28,7 @@ from typing import Any, Callable
 
 import torch
 
-from ..plan import WarmupPlan
+from ..plan import WarmupPlan, check_frames
 from . import guards, synthetic
 from .session import BCGSession, CaptureRecord
 
@@ -45,6 +49,12 @@ class WarmupJob:
     what: str
     #: The workflow's latent samples to start from (their shape is the call's), else an empty latent.
     latent: Any = None
+    #: Pixel frames of the empty latent (video families), None: the family's default (one frame).
+    frames: int | None = None
+
+    @property
+    def size(self) -> str:
+        return f"{self.width}x{self.height}" if self.frames is None else f"{self.width}x{self.height}x{self.frames}"
 
 
 @dataclass
@@ -109,20 +119,20 @@ def plan_jobs(
         jobs.append(WarmupJob(w, h, latent.shape[0], 1.0, positive, neg, f"workflow latent {shape}, cfg 1", latent))
         if negative is not None:
             jobs.append(WarmupJob(w, h, latent.shape[0], WARMUP_CFG, positive, negative, f"workflow latent {shape}, cfg > 1", latent))
-    for w, h in plan.resolutions:
+    for w, h, f in plan.resolutions:
         if positive is not None:
             neg = negative if negative is not None else positive
-            jobs.append(WarmupJob(w, h, 1, 1.0, positive, neg, "workflow prompt, cfg 1"))
+            jobs.append(WarmupJob(w, h, 1, 1.0, positive, neg, "workflow prompt, cfg 1", frames=f))
             if negative is not None:
-                jobs.append(WarmupJob(w, h, 1, WARMUP_CFG, positive, negative, "workflow prompt, cfg > 1"))
+                jobs.append(WarmupJob(w, h, 1, WARMUP_CFG, positive, negative, "workflow prompt, cfg > 1", frames=f))
         for length, (cond, uncond) in prompts.items():
             for b in plan.batch_sizes:
                 if b % 2 == 0:
-                    jobs.append(WarmupJob(w, h, b // 2, WARMUP_CFG, cond, uncond, f"text {length}, cond+uncond batch {b}"))
+                    jobs.append(WarmupJob(w, h, b // 2, WARMUP_CFG, cond, uncond, f"text {length}, cond+uncond batch {b}", frames=f))
                 else:
-                    jobs.append(WarmupJob(w, h, b, 1.0, cond, cond, f"text {length}, batch {b}"))
+                    jobs.append(WarmupJob(w, h, b, 1.0, cond, cond, f"text {length}, batch {b}", frames=f))
     # Largest first: the shared pool is sized once by the biggest capture and reused by the rest.
-    jobs.sort(key=lambda j: (j.width * j.height * j.latent_batch * (2 if j.cfg > 1 else 1)), reverse=True)
+    jobs.sort(key=lambda j: (j.width * j.height * (j.frames or 1) * j.latent_batch * (2 if j.cfg > 1 else 1)), reverse=True)
     return jobs, notes
 
 
@@ -139,6 +149,8 @@ def run_warmup(
     import comfy.model_management as mm
 
     report = WarmupReport(model=session.adapter.display_name if session.adapter else "unsupported model")
+    if session.adapter is not None:  # a bad frame count is an input error, raised before any work
+        check_frames(plan.resolutions, session.adapter.temporal_scale, session.adapter.display_name)
     report.refusal = session.permanent_refusal or guards.dynamic_vram_refusal(model_patcher)
     if report.refusal:
         log.warning("[BCG] warm-up skipped: %s", report.refusal)
@@ -168,11 +180,12 @@ def run_warmup(
                 synthetic.sample(
                     model_patcher, session.adapter.family, job.width, job.height, 1, job.cfg,
                     job.positive, job.negative, batch=job.latent_batch, latent=job.latent,
+                    frames=job.frames, latent_scale=session.adapter.latent_scale,
                 )  # fmt: skip
             except torch.OutOfMemoryError:
                 # Jobs run largest first, so the smaller ones after this may still fit; the runner
                 # itself stops capturing if the OOM hit inside a capture, and says so per shape.
-                report.notes.append(f"{job.width}x{job.height} {job.what}: out of memory, not captured")
+                report.notes.append(f"{job.size} {job.what}: out of memory, not captured")
                 _release_cached(device)
             if progress:
                 progress(i + 1, len(jobs))

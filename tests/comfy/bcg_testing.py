@@ -81,11 +81,12 @@ def skip_unless_host_builds(family):
     import torch
 
     from bcg_runtime.comfy import synthetic
+    from bcg_runtime.comfy.models.recipe import same_config_value
 
     sd = {k: torch.empty(shape, device="meta") for k, shape in synthetic.state_dict_shapes(family, depth=1).items()}
     _, detected = synthetic.detect_family_class(sd)
     want = synthetic.unet_config(family, depth=1)
-    diff = {k: (want[k], (detected or {}).get(k)) for k in want if (detected or {}).get(k) != want[k]}
+    diff = {k: (want[k], (detected or {}).get(k)) for k in want if not same_config_value((detected or {}).get(k), want[k])}
     diff = {k: v for k, v in diff.items() if k not in synthetic.DETECTED_FROM_VALUES}
     if diff:
         pytest.skip(f"this ComfyUI detects the {family} test model otherwise (recipe, detected): {diff}; "

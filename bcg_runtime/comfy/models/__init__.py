@@ -40,7 +40,7 @@ def adapter_for(model_patcher: Any) -> ModelAdapter | None:
     name = config_class_name(model_patcher)
     for adapter in ADAPTERS:
         if name in adapter.config_classes:
-            return adapter
+            return adapter.for_model(model_patcher)
     return None
 
 

@@ -34,10 +34,18 @@ class ModelAdapter:
     padded_text_rows_exact: bool | None = None
     #: Image pixels per latent cell (the family's VAE and empty-latent node).
     latent_scale: int = VAE_SCALE
+    #: Video families: pixel frames per latent frame after the first (latents ``[B,C,T,H,W]``,
+    #: pixel frames = (T-1) * scale + 1); labels then show frames. None: an image family.
+    temporal_scale: int | None = None
     #: True once the family's GPU exactness test (tests/comfy/test_full_size_cuda.py) passed on the
     #: H200. Until then BCG Apply leaves the model unchanged and says so, unless the user opts in
     #: with ``BCG_UNVERIFIED_FAMILIES=1`` (every graph is still proven bit-equal before it serves).
     gpu_verified: bool = True
+
+    def for_model(self, model_patcher: Any) -> "ModelAdapter":
+        """The adapter for this very model: itself, or a copy for a family whose members differ in
+        a fact above (Wan 2.2 5B's VAE is 16x where the other Wan models' is 8x)."""
+        return self
 
     def text_length_seen(self, tokens: int) -> int:
         """Context length the DiT receives for a prompt of ``tokens`` tokens (model padding included)."""
@@ -48,11 +56,13 @@ class ModelAdapter:
         return None
 
     def label(self, call: dict[str, Any]) -> str:
-        """``WIDTHxHEIGHT txtN bB`` of a DiT call, for logs and miss reasons."""
+        """``WIDTHxHEIGHT txtN bB`` of a DiT call, for logs and miss reasons; video families add the
+        pixel frames: ``832x480x33f txt512 b2``."""
         x = call.get("x")
         context = call.get(self.context_arg)
         if x is None or not hasattr(x, "shape"):
             return f"{self.display_name} call"
         h, w = x.shape[-2] * self.latent_scale, x.shape[-1] * self.latent_scale
+        frames = f"x{(x.shape[-3] - 1) * self.temporal_scale + 1}f" if self.temporal_scale and x.dim() == 5 else ""
         text = f" txt{context.shape[1]}" if context is not None and hasattr(context, "shape") and context.dim() >= 2 else ""
-        return f"{w}x{h}{text} b{x.shape[0]}"
+        return f"{w}x{h}{frames}{text} b{x.shape[0]}"

@@ -43,6 +43,10 @@ class FamilyInfo:
     conditioning_extras: Callable[..., dict] = lambda recipe, batch, length, generator, guidance: {"pooled_output": None}
     #: Image pixels per latent cell of the family's empty latent (its adapter's ``latent_scale``).
     latent_downscale: int = 8
+    #: Video families: pixel frames per latent frame after the first (its adapter's
+    #: ``temporal_scale``); empty latents are then ``[B,C,T,H,W]`` with T = (frames-1)//s + 1, as
+    #: ComfyUI's empty video latent nodes make them. None: an image family.
+    temporal_downscale: int | None = None
     #: (positive, negative) prompt token counts the tests sample with: different lengths, so cond and
     #: uncond are separate signatures, unless the family's encoder pads both alike (FLUX's T5: 256).
     prompt_lengths: tuple[int, int] = (40, 17)
@@ -81,6 +85,14 @@ class FamilyInfo:
             if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= real:
                 raise ValueError(f"depth {key}={count!r} for {self.name!r} must be an int in 1..{real}")
         return counts
+
+
+def same_config_value(a: Any, b: Any) -> bool:
+    """Config values compared as detection means them: a tuple and a list of equal items are the
+    same value (Wan's detection gives ``patch_size`` as a tuple; recipes hand out lists)."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same_config_value(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 def frozen_config(d: dict) -> Mapping[str, Any]:

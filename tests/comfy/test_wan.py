@@ -1,0 +1,144 @@
+"""Wan 2.1 / 2.2 (``WAN21_T2V``): the adapter inside real ComfyUI, on a depth-1 14B-shaped model.
+
+Latents are 5-D ``[B,16,T,H,W]``; the key holds every tensor's shape, so each frame count is its
+own signature, and labels say it in pixel frames ((T-1)*4 + 1: ``64x64x5f txt512 b2``). umT5
+pads every prompt to 512 tokens, so cond and uncond of up to 512 tokens batch into one call; a
+longer prompt keeps its length and runs apart. The typed warm-up takes ``WIDTHxHEIGHTxFRAMES``.
+CPU stand-in here (64x64 px, 1, 5 and 9 frames); ``test_480p_video_is_bit_exact_on_cuda`` runs
+832x480 at 33 and 17 frames at the real width on the H200.
+"""
+
+import pytest
+import torch
+from bcg_testing import WARMUP_ONLY, conds, release_cuda_memory, session_of, skip_unless_host_builds
+
+from bcg_runtime.comfy import synthetic
+from bcg_runtime.plan import PlanError
+
+pytestmark = pytest.mark.comfy
+FAMILY = "wan"
+FIRST = "first call, captured"
+
+
+@pytest.fixture(scope="module")
+def model():
+    skip_unless_host_builds(FAMILY)
+    return synthetic.load_model(FAMILY, depth=1, seed=0)
+
+
+def both(bcg_model, model, *args, **kwargs):
+    """(BCG output, eager output) of the same sampling."""
+    return synthetic.sample(bcg_model, FAMILY, *args, **kwargs), synthetic.sample(model, FAMILY, *args, **kwargs)
+
+
+def test_until_verified_on_a_gpu_wan_runs_unchanged_and_says_why(pack, model, monkeypatch):
+    _, nodes = pack
+    monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
+    positive, negative = conds(FAMILY)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, positive, negative, seed=3, frames=5)
+    assert torch.equal(out, eager)
+    [(reason, n)] = session_of(bcg_model).last_run["eager"].items()
+    assert n == 2 and "Wan support awaits its GPU exactness test" in reason and "BCG_UNVERIFIED_FAMILIES=1" in reason
+
+
+def test_each_frame_count_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    assert session.config.mode.value == "full"
+    positive, negative = conds(FAMILY)  # umT5-shaped: both 512 tokens, so cond+uncond batch (b2)
+    for frames, latent_frames in ((1, 1), (5, 2)):
+        out, eager = both(bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3, frames=frames)
+        assert out.shape == (1, 16, latent_frames, 8, 8) and torch.equal(out, eager)
+        run = session.last_run
+        assert run["calls"] == 3 and run["replayed"] == 2, run
+        assert run["eager"] == {f"{FIRST}: 64x64x{frames}f txt512 b2": 1}, run
+    assert session.runner.stats.captures == 2
+
+    # Another prompt and seed at a warmed frame count: replayed, nothing new captured.
+    other_pos, other_neg = synthetic.make_conditioning(FAMILY, 512, seed=5), synthetic.make_conditioning(FAMILY, 512, seed=6)
+    out, eager = both(bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4, frames=5)
+    assert torch.equal(out, eager)
+    assert session.last_run["replayed"] == 3 and session.runner.stats.captures == 2, session.last_run
+
+
+def test_a_prompt_longer_than_512_tokens_keeps_its_length_and_runs_apart(pack, model, standin_graphs):
+    """cfg > 1 with a 600-token prompt against a 512-token negative: ComfyUI cannot batch them
+    (their lengths' lcm is far past 4x), so cond and uncond are two batch-1 signatures."""
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    long, negative = synthetic.make_conditioning(FAMILY, 600, seed=7), conds(FAMILY)[1]
+    out, eager = both(bcg_model, model, 64, 64, 3, 2.0, long, negative, seed=5, frames=5)
+    assert torch.equal(out, eager)
+    run = session.last_run
+    assert run["calls"] == 6 and run["replayed"] == 4, run
+    assert run["eager"] == {f"{FIRST}: 64x64x5f txt600 b1": 1, f"{FIRST}: 64x64x5f txt512 b1": 1}, run
+
+
+def test_typed_video_warmup_captures_what_the_sampler_sends(pack, model, standin_graphs):
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
+    session = session_of(bcg_model)
+    positive, negative = conds(FAMILY)
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64x5", "", "1", positive, negative).args
+    assert "64x64x5f txt512 b1: captured" in report and "64x64x5f txt512 b2: captured" in report, report
+    assert "NOT exact" not in report and session.runner.stats.captures == 2, report
+
+    for cfg, calls in ((2.0, 3), (1.0, 3)):
+        out, eager = both(warmed, model, 64, 64, 3, cfg, positive, negative, seed=9, frames=5)
+        assert torch.equal(out, eager)
+        assert session.last_run["replayed"] == calls and not session.last_run["eager"], session.last_run
+
+    # A frame count the warm-up did not take falls back and names itself.
+    out, eager = both(warmed, model, 64, 64, 2, 2.0, positive, negative, seed=9, frames=9)
+    assert torch.equal(out, eager)
+    assert session.last_run["eager"] == {"not captured: 64x64x9f txt512 b2": 2}, session.last_run
+    assert session.runner.stats.captures == 2
+
+
+def test_a_frame_count_off_the_temporal_grid_is_refused_naming_the_fix(pack, model, standin_graphs):
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
+    positive, negative = conds(FAMILY)
+    # (the pack's own copy of PlanError, a ValueError, which ComfyUI shows on the node)
+    with pytest.raises(ValueError, match=r"resolutions: '64x64x4' has 4 frames; Wan takes 4k\+1 frames .*use 1 or 5") as error:
+        nodes["BCGWarmupCapture"].execute(bcg_model, "64x64x4", "", "1", positive, negative)
+    assert type(error.value).__name__ == PlanError.__name__
+    assert session_of(bcg_model).runner.stats.captures == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200")
+def test_480p_video_is_bit_exact_on_cuda():
+    """The real width (dim 5120, 40 heads) at ``gpu_test_depth`` blocks: 832x480 at 33 frames
+    (9 latent frames, 14,040 tokens) and 17 frames, cfg 1 and cfg > 1, warmed through the typed
+    ``WIDTHxHEIGHTxFRAMES`` plan, replayed bit-equal to eager; an unwarmed frame count names itself.
+    Through bcg_runtime.comfy.api (the GPU image has no PyAV for the node shells)."""
+    from bcg_runtime.comfy import api
+    from bcg_runtime.comfy.wrappers import session_of as api_session_of
+
+    skip_unless_host_builds(FAMILY)
+    depth = synthetic.family_info(FAMILY).gpu_test_depth
+    model = synthetic.load_model(FAMILY, depth=depth, seed=0, device="cuda")
+    try:
+        positive, negative = conds(FAMILY)
+        warmed = api.apply(model, "auto", capture=WARMUP_ONLY)
+        report = api.warm_up(warmed, "832x480x33, 832x480x17", "", "1", positive, negative).text()
+        print(report)
+        assert "NOT exact" not in report and "832x480x33f txt512 b2: captured" in report, report
+        session = api_session_of(warmed)
+        captures = session.runner.stats.captures
+        for frames in (33, 17):
+            for cfg in (1.0, 5.0):
+                eager = synthetic.sample(model, FAMILY, 832, 480, 2, cfg, positive, negative, seed=7, frames=frames)
+                out = synthetic.sample(warmed, FAMILY, 832, 480, 2, cfg, positive, negative, seed=7, frames=frames)
+                assert session.last_run["state"] == "replayed", (frames, cfg, session.last_run)
+                assert torch.equal(out, eager), (frames, cfg, (out - eager).abs().max().item())
+        assert session.runner.stats.captures == captures
+        synthetic.sample(warmed, FAMILY, 832, 480, 1, 1.0, positive, negative, seed=8, frames=9)
+        assert any("832x480x9f" in reason for reason in session.last_run["eager"]), session.last_run
+    finally:
+        del model
+        release_cuda_memory(unload=True)
