@@ -4,8 +4,10 @@
 #            models included (bit-exact BCG vs eager sampling);
 #   noflags  ComfyUI started exactly as users start it, `python main.py` with no flags at all (its
 #            allocator default, Dynamic VRAM where that ComfyUI has it), the pack in its own
-#            custom_nodes, a synthetic Z-Image in its models folder: one BCG prompt, its eager twin
-#            (compared bit for bit) and what BCG did (noflags.json);
+#            custom_nodes, synthetic models in its models folder (scripts/noflags_check.py; families
+#            NOFLAGS_FAMILIES, default "zimage flux qwen_image"): per family BCG prompts and their
+#            eager twins compared bit for bit, what BCG did and what the Dynamic VRAM twin cost
+#            (noflags.json);
 #   e2e      the e2e layer on CUDA: real ComfyUI servers, soak, /free, /interrupt, default allocator;
 #   bench    the benchmark (eager vs BCG vs torch.compile) for each family (BENCH_FAMILIES);
 #   batch    the batch benchmark (bcg_runtime.batch_bench): prompts of varied lengths over 3 sizes,
@@ -156,96 +158,17 @@ stage_e2e() {
 }
 
 stage_noflags() {
-  # A private copy of the tree: the stage writes models, outputs and user settings into it.
-  timed noflags "$OUT_H/noflags.log" python3 - "$OUT_H" "/tmp/bcg_noflags/$HOST" <<'PY'
-"""`python main.py` with no flags, in a copy of $COMFYUI_PATH with the pack in its custom_nodes."""
-import json, os, shutil, subprocess, sys, time, types, urllib.error, urllib.request
-from pathlib import Path
-
-out, work = Path(sys.argv[1]), Path(sys.argv[2])
-shutil.rmtree(work, ignore_errors=True)
-base = work / "ComfyUI"
-shutil.copytree(os.environ["COMFYUI_PATH"], base, symlinks=True)
-os.environ["COMFYUI_PATH"] = str(base)
-sys.path.insert(0, str(Path("tests/e2e").resolve()))
-import e2e_setup as e  # noqa: E402
-
-e.make_base(base)  # pack link in custom_nodes/, synthetic Z-Image + taef1 in models/, conditioning in output/
-client = e.load_client()
-record = {"command": "python main.py", "cwd": str(base)}
-log_path = out / "noflags_server.log"
-env = {k: v for k, v in os.environ.items() if k not in ("BCG_COMFY_TEST_CPU", "BCG_ARTIFACTS")}
-import torch  # noqa: E402
-
-args = [] if torch.cuda.is_available() else ["--cpu"]  # no flags; --cpu only where there is no GPU (a local check)
-record["args"] = args
-proc = subprocess.Popen([sys.executable, "main.py", *args], cwd=base, stdout=open(log_path, "wb"), stderr=subprocess.STDOUT, env=env)
-server = types.SimpleNamespace(url="http://127.0.0.1:8188", base=base)
-ok = False
-try:
-    deadline = time.monotonic() + 300
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"main.py exited with {proc.returncode} while starting")
-        try:
-            with urllib.request.urlopen(server.url + "/bcg/status", timeout=5) as r:
-                if r.status == 200:
-                    break
-        except urllib.error.HTTPError as err:
-            raise RuntimeError(f"GET /bcg/status answered {err.code}: the pack's route did not register") from err
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError("main.py did not answer within 300 s")
-        time.sleep(1)
-    record["start_seconds"] = round(300 - (deadline - time.monotonic()), 1)
-    device = client.http_json(server.url, "/system_stats")["devices"][0]["name"]
-    log = log_path.read_text(errors="replace")
-    record.update(device=device, cuda_malloc_async="cudaMallocAsync" in device,
-                  dynamic_vram="DynamicVRAM support detected and enabled" in log,
-                  bcg_log=[l.strip() for l in log.splitlines() if "[BCG]" in l][:20],
-                  import_failed=[l.strip() for l in log.splitlines() if "IMPORT FAILED" in l])
-    prompt = e.latent_workflow(31, prefix="bcg_noflags/bcg")
-    run = e.run_prompt(server, prompt, timeout=240)
-    entry = client.wait(server.url, run.prompt_id, timeout=120)
-    last = run.last_run
-    session = e.session_by_id(client.bcg_status(server.url), run.events[-1]["id"])
-    record.update(run=last, warmup=session.get("last_warmup"), disabled=session.get("disabled"), prompt_seconds=round(run.seconds, 1))
-    twin = e.run_prompt(server, e.eager_twin(prompt, "bcg_noflags/eager"), timeout=240)
-    ref = e.saved_latent(base, client.wait(server.url, twin.prompt_id, timeout=120))
-    got = e.saved_latent(base, entry)
-    record["equal_to_eager"] = bool(got.shape == ref.shape and torch.equal(got, ref))
-    accounted = last["calls"] == e.STEPS and last["replayed"] + sum(last["eager"].values()) == e.STEPS
-    record["accounted"] = accounted
-    ok = accounted and record["equal_to_eager"]
-except Exception as exc:  # recorded, and the stage fails
-    record["error"] = f"{type(exc).__name__}: {exc}"
-finally:
-    proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    (out / "noflags.json").write_text(json.dumps(record, indent=1, default=str))
-    run = record.get("run") or {}
-    eager = ", ".join(f"{n}x {r}" for r, n in (run.get("eager") or {}).items())
-    print(("ok: " if ok else "FAILED: ") + (record.get("error") or
-          f"{'cudaMallocAsync' if record.get('cuda_malloc_async') else 'native allocator'}, "
-          f"Dynamic VRAM {'on' if record.get('dynamic_vram') else 'off'}, replayed {run.get('replayed')}/{run.get('calls')}"
-          f"{'; eager: ' + eager if eager else ''}; equal to eager: {record.get('equal_to_eager')}"))
-sys.exit(0 if ok else 1)
-PY
   local line
-  line=$(grep -E "^(ok|FAILED): " "$OUT_H/noflags.log" | tail -1)
-  [ -n "$line" ] || line=$(tail -1 "$OUT_H/noflags.log")
+  timed noflags "$OUT_H/noflags.log" python3 scripts/noflags_check.py "$OUT_H" "/tmp/bcg_noflags/$HOST" ${NOFLAGS_FAMILIES:-}
   case "$RC" in
     skip) line="skipped: time budget spent" ;;
     124 | 137) line="TIMEOUT after ${SECS}s" ;;
-    0) ;;
-    *) case "$line" in FAILED:*) ;; *) line="FAILED (exit $RC): $line" ;; esac ;;
+    0) line="ok: $(grep -c '^ok: ' "$OUT_H/noflags.log") families" ;;
+    *) line="FAILED (exit $RC): $(grep -c '^FAILED: ' "$OUT_H/noflags.log") failed (noflags.log)" ;;
   esac
   echo "$line"
   row noflags "$line" "$SECS"
+  grep -E "^(ok|FAILED|server): " "$OUT_H/noflags.log" | sed 's/^/    /' | tee -a "$OUT_H/summary.rows"
   [ "$RC" = 0 ] || status=1
 }
 

@@ -57,7 +57,15 @@ EXAMPLES = ROOT / "example_workflows"
 PACK_DIR = "ComfyUI-BCG"
 #: Main blocks of the synthetic Z-Image (its refiner blocks and widths are those of the real model).
 DEPTH = int(os.environ.get("BCG_E2E_DEPTH", "1"))
-UNET_FILE = f"bcg_e2e_zimage_depth{DEPTH}.safetensors"
+#: The family of the e2e layer's model; :func:`make_base` can add others (the no-flags check does).
+FAMILY = "zimage"
+
+
+def unet_file(family: str = FAMILY) -> str:
+    return f"bcg_e2e_{family}_depth{DEPTH}.safetensors"
+
+
+UNET_FILE = unet_file()
 COND_FOLDER = "bcg_e2e_conditioning"
 COND_LENGTH = 24
 STEPS = 2
@@ -90,9 +98,18 @@ def cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-def cond_folder(length: int) -> str:
-    """The output subfolder holding conditioning of ``length`` tokens (see :func:`make_base`)."""
-    return COND_FOLDER if length == COND_LENGTH else f"bcg_e2e_cond_txt{length}"
+def cond_folder(length: int, family: str = FAMILY) -> str:
+    """The dataset holding ``family``'s conditioning of ``length`` tokens (see :func:`make_base`)."""
+    name = COND_FOLDER if length == COND_LENGTH else f"bcg_e2e_cond_txt{length}"
+    return name if family == FAMILY else f"{name}_{family}"
+
+
+def family_cond_length(family: str) -> int:
+    """The prompt length :func:`make_base` writes for a family other than :data:`FAMILY` (its
+    recipe's, e.g. 256 for FLUX's padded T5)."""
+    from bcg_runtime.comfy import synthetic
+
+    return COND_LENGTH if family == FAMILY else synthetic.family_info(family).prompt_lengths[0]
 
 
 def call_label(size: tuple[int, int], length: int, batch: int = 1) -> str:
@@ -123,8 +140,10 @@ def load_client():
 
 
 # ------------------------------------------------------------------------------ base directory
-def make_base(base: Path) -> Path:
-    """Fill ``base`` (ComfyUI's --base-directory) with the pack, the models and the conditioning."""
+def make_base(base: Path, others: tuple[str, ...] = ()) -> Path:
+    """Fill ``base`` (ComfyUI's --base-directory) with the pack, the models and the conditioning;
+    ``others``: more families, each with its model and one conditioning dataset
+    (:func:`family_cond_length` tokens), for :func:`latent_workflow`'s ``family``."""
     import torch
     from safetensors.torch import save_file
 
@@ -141,7 +160,7 @@ def make_base(base: Path) -> Path:
 
     unet = base / "models" / "diffusion_models" / UNET_FILE
     unet.parent.mkdir(parents=True, exist_ok=True)
-    sd = synthetic.build_state_dict("zimage", depth=DEPTH)
+    sd = synthetic.build_state_dict(FAMILY, depth=DEPTH)
     save_file({k: v.contiguous() for k, v in sd.items()}, str(unet))
     del sd
 
@@ -152,8 +171,16 @@ def make_base(base: Path) -> Path:
 
     for length in COND_LENGTHS:
         latents = [{"samples": torch.zeros(1, 16, SIZE[1] // 8, SIZE[0] // 8)}]
-        conditioning = [synthetic.make_conditioning("zimage", length, seed=1 if length == COND_LENGTH else length)]
+        conditioning = [synthetic.make_conditioning(FAMILY, length, seed=1 if length == COND_LENGTH else length)]
         save_training_dataset(base, cond_folder(length), latents, conditioning)
+    for family in others:
+        sd = synthetic.build_state_dict(family, depth=DEPTH)
+        save_file({k: v.contiguous() for k, v in sd.items()}, str(unet.parent / unet_file(family)))
+        del sd
+        length = family_cond_length(family)
+        latents = [{"samples": synthetic.empty_latent(family, *SIZE).cpu()}]
+        conditioning = [synthetic.make_conditioning(family, length, seed=1)]
+        save_training_dataset(base, cond_folder(length, family), latents, conditioning)
 
     # A first visit would open the template browser over the canvas.
     settings = base / "user" / "default" / "comfy.settings.json"
@@ -276,17 +303,23 @@ def e2e_workflow(seed: int = 0, size: tuple[int, int] = SIZE, steps: int = STEPS
 
 
 def latent_workflow(
-    seed: int, size: tuple[int, int] = SIZE, steps: int = STEPS, prefix: str = "bcg_e2e/latent", length: int = COND_LENGTH
+    seed: int, size: tuple[int, int] = SIZE, steps: int = STEPS, prefix: str = "bcg_e2e/latent", length: int | None = None,
+    family: str = FAMILY,
 ) -> dict:
-    """:func:`e2e_workflow` with conditioning of ``length`` tokens, saving the sampler's latent
-    (SaveLatent, node :data:`SAVE_LATENT_ID`, files ``output/<prefix>_NNNNN_.latent``) instead of
-    decoding and saving an image."""
+    """:func:`e2e_workflow` with ``family``'s model and conditioning of ``length`` tokens (default:
+    :data:`COND_LENGTH`, or :func:`family_cond_length` for another family), saving the sampler's
+    latent (SaveLatent, node :data:`SAVE_LATENT_ID`, files ``output/<prefix>_NNNNN_.latent``)
+    instead of decoding and saving an image. The model goes through the example's sampling-shift
+    node like Z-Image's; the eager twin does the same, so the comparison is unaffected."""
+    length = family_cond_length(family) if length is None else length
     prompt = e2e_workflow(seed, size, steps)
+    loader = next(i for i, node in prompt.items() if node["class_type"] == "UNETLoader")
+    prompt[loader]["inputs"]["unet_name"] = unet_file(family)
     decode = prompt[SAVE_ID]["inputs"]["images"][0]
     vae = prompt[decode]["inputs"]["vae"][0]
     for node_id in (SAVE_ID, decode, vae):
         del prompt[node_id]
-    prompt[COND_ID]["inputs"]["folder_name"] = cond_folder(length)
+    prompt[COND_ID]["inputs"]["folder_name"] = cond_folder(length, family)
     prompt[SAVE_LATENT_ID] = {"class_type": "SaveLatent", "inputs": {"samples": [SAMPLER_ID, 0], "filename_prefix": prefix}}
     return prompt
 

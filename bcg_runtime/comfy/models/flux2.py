@@ -28,7 +28,6 @@ ADAPTER = Flux2Adapter(
     max_text_length=1024,
     text_policy="natural buckets, exact: ComfyUI pads every context to 512 tokens before the DiT (longer prompts keep their length)",
     latent_scale=16,
-    gpu_verified=False,
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like FLUX.2 [klein] 4B: hidden 3072,
