@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from ..plan import parse_plan
 from . import guards
-from .models import SUPPORTED, adapter_for, config_class_name
+from .models import SUPPORTED, UNSUPPORTED, adapter_for, config_class_name
 from .session import BCGConfig, BCGSession, CapturePolicy, Mode
 from .warmup import WarmupReport, run_warmup
 from .wrappers import install, session_of
@@ -39,7 +39,9 @@ def apply(
     m, refusal = _static_clone(model)
     adapter = adapter_for(m)
     if adapter is None:
-        refusal = f"unsupported model {config_class_name(m)}: BCG supports {SUPPORTED}; the model runs unchanged"
+        name = config_class_name(m)
+        why = f" ({UNSUPPORTED[name]})" if name in UNSUPPORTED else ""
+        refusal = f"unsupported model {name}{why}: BCG supports {SUPPORTED}; the model runs unchanged"
     elif not adapter.gpu_verified and os.environ.get(UNVERIFIED_OPT_IN) != "1":
         refusal = (
             f"{adapter.display_name} support awaits its GPU exactness test: the model runs unchanged "

@@ -18,13 +18,19 @@ from .recipe import FamilyInfo
 _FIRST = ("flux", "zimage", "qwen_image")
 
 
-def _family_modules() -> tuple:
+def _modules() -> tuple:
     names = [m.name for m in pkgutil.iter_modules(__path__) if not m.ispkg]
-    modules = [importlib.import_module(f"{__name__}.{name}") for name in sorted(names, key=lambda n: (_FIRST.index(n) if n in _FIRST else len(_FIRST), n))]
-    return tuple(m for m in modules if hasattr(m, "ADAPTER") and hasattr(m, "RECIPE"))
+    order = sorted(names, key=lambda n: (_FIRST.index(n) if n in _FIRST else len(_FIRST), n))
+    return tuple(importlib.import_module(f"{__name__}.{name}") for name in order)
 
 
-FAMILY_MODULES = _family_modules()
+_MODULES = _modules()
+FAMILY_MODULES = tuple(m for m in _MODULES if hasattr(m, "ADAPTER") and hasattr(m, "RECIPE"))
+#: Model classes read and found unfit for graphs, with the one-line reason (a module with
+#: ``CONFIG_CLASSES`` and ``UNSUPPORTED_REASON`` instead of an adapter, e.g. HiDream's MoE).
+UNSUPPORTED: dict[str, str] = {
+    name: module.UNSUPPORTED_REASON for module in _MODULES if hasattr(module, "UNSUPPORTED_REASON") for name in module.CONFIG_CLASSES
+}
 ADAPTERS: tuple[ModelAdapter, ...] = tuple(m.ADAPTER for m in FAMILY_MODULES)
 #: Each family's synthetic-checkpoint recipe by family name (``..synthetic`` builds from these).
 RECIPES: dict[str, FamilyInfo] = {m.RECIPE.name: m.RECIPE for m in FAMILY_MODULES}
@@ -51,4 +57,4 @@ def by_family(family: str) -> ModelAdapter:
     raise ValueError(f"model family '{family}' is not supported; accepted: {', '.join(a.family for a in ADAPTERS)}")
 
 
-__all__ = ["ADAPTERS", "FamilyInfo", "ModelAdapter", "RECIPES", "SUPPORTED", "adapter_for", "by_family", "config_class_name"]
+__all__ = ["ADAPTERS", "FamilyInfo", "ModelAdapter", "RECIPES", "SUPPORTED", "UNSUPPORTED", "adapter_for", "by_family", "config_class_name"]
