@@ -109,6 +109,33 @@ def test_a_frame_count_off_the_temporal_grid_is_refused_naming_the_fix(pack, mod
     assert session_of(bcg_model).runner.stats.captures == 0
 
 
+def test_i2v_clip_features_reach_the_dit_as_an_argument_the_key_sees(pack, model, standin_graphs):
+    """WanImageToVideo adds ``clip_vision_output`` (and ``concat_latent_image``) to the
+    conditioning; ``WAN21.extra_conds`` hands the CLIP features to the DiT as ``clip_fea``
+    [B, 257, 1280] (the concat latents become channels of ``x``). The same size and prompt with
+    CLIP features is another signature, captured apart and replayed exactly; other feature
+    values replay the same graph."""
+    from types import SimpleNamespace
+
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    positive, _ = conds(FAMILY)
+
+    def with_clip(seed):
+        features = torch.randn(1, 257, 1280, generator=torch.Generator().manual_seed(seed))
+        return [[positive[0][0], {**positive[0][1], "clip_vision_output": SimpleNamespace(penultimate_hidden_states=features)}]]
+
+    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, positive, positive, seed=3)
+    assert torch.equal(out, eager) and session.runner.stats.captures == 1
+    for seed, captures in ((1, 2), (2, 2)):
+        clip = with_clip(seed)
+        out, eager = both(bcg_model, model, 64, 64, 2, 1.0, clip, clip, seed=3)
+        assert torch.equal(out, eager)
+        assert session.runner.stats.captures == captures, session.last_run
+    assert session.last_run["replayed"] == 2, session.last_run
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200")
 def test_480p_video_is_bit_exact_on_cuda():
