@@ -5,8 +5,9 @@ with ``capture_miss=True`` (capture on first sight: the first call of a signatur
 proven and answered with its eager output; later calls replay). A caller that knows how many calls
 of the signature are left (``calls_left``, e.g. the steps left in a sampling run) lets the runner
 weigh a first-sight capture: where the measured saving of those replays would not repay the
-measured cost of a capture, the call runs eager under :data:`NOT_WORTH_IT` and the signature is
-captured when it comes back in a later run (``calls_left`` larger again). Every call that does not replay
+measured cost of a capture, the call runs eager under :data:`NOT_WORTH_IT`; when the signature
+comes back in a later run (``calls_left`` larger again), the runs it was seen in count as evidence
+of its future: it is captured once this run's calls times the runs seen would repay it. Every call that does not replay
 runs the callable eagerly on the live arguments and is counted under its reason in
 :attr:`GraphRunner.stats` (a first-sight capture under :data:`FIRST_CALL`).
 
@@ -78,7 +79,7 @@ NOT_CAPTURED = "not captured"
 #: Reason prefix of the call that captured its signature on first sight (it returns the eager output).
 FIRST_CALL = "first call, captured"
 #: Reason of a first-sight call left eager because the calls left would not repay a capture.
-NOT_WORTH_IT = "not captured yet: the calls left in this run would not repay a capture (captured when the shape comes back)"
+NOT_WORTH_IT = "not captured yet: the calls left would not repay a capture (captured once the shape recurs enough to repay one)"
 #: Signatures whose capture was put off are remembered up to this many (oldest forgotten first).
 MAX_DEFERRED = 4096
 #: Reason of an eager call whose entry was dropped because its ``state`` no longer matches.
@@ -191,7 +192,8 @@ class GraphRunner:
         #: Devices this runner has captured on (their lazy init is done; see RunnerLimits).
         self._captured_on: set[torch.device] = set()
         #: Keys whose first-sight capture was put off, with the ``calls_left`` of that call.
-        self._deferred: dict[CallKey, int] = {}
+        #: Signatures put off: (calls left when last seen, runs seen in).
+        self._deferred: dict[CallKey, tuple[int, int]] = {}
 
     # ------------------------------------------------------------------ dispatch
     def __call__(
@@ -257,16 +259,17 @@ class GraphRunner:
         return out
 
     def _put_off(self, call: _Call, calls_left: int | None) -> bool:
-        """Should this first-sight capture wait? Yes while the calls left in the run cannot repay
-        it by the measured costs; a signature put off is captured once it comes back in another
-        run (its ``calls_left`` grows again: a run counts down), since a shape that recurs repays."""
+        """Should this first-sight capture wait? Yes while the calls it can expect cannot repay it
+        by the measured costs. Expected calls: the calls left in this run times the runs the
+        signature was seen in (a new run is told by ``calls_left`` growing: a run counts down), on
+        the reasoning that a shape seen in n runs comes back about as often again. So a batch of
+        all-distinct shapes stays eager, and a shape that recurs is captured once it repays."""
         if calls_left is None:
             return False
-        before = self._deferred.get(call.key)
+        before, runs = self._deferred.get(call.key, (None, 1))
         if before is not None and calls_left > before:
-            del self._deferred[call.key]
-            return False
-        if self.stats.costs.repays(calls_left):
+            runs += 1
+        if self.stats.costs.repays(calls_left * runs):
             self._deferred.pop(call.key, None)
             return False
         if before is None:
@@ -275,7 +278,7 @@ class GraphRunner:
                      self.name, call.label, calls_left, 1000 * calls_left * costs.saving_s, 1000 * costs.overhead_s)  # fmt: skip
             if len(self._deferred) >= MAX_DEFERRED:
                 del self._deferred[next(iter(self._deferred))]
-        self._deferred[call.key] = calls_left
+        self._deferred[call.key] = (calls_left, runs)
         return True
 
     def _capture_on_sight(self, fn, args, kwargs, call: _Call, key_extra, opaque, state) -> Any:

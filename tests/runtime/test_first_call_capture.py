@@ -109,9 +109,9 @@ def test_later_captures_run_one_warmup_instead_of_two(device, make_runner):
 
 
 def test_a_capture_waits_while_the_calls_left_cannot_repay_it(device, make_runner):
-    """Measured costs weigh a first-sight capture: with 3 calls left saving 10 ms each against a
+    """Measured costs weigh a first-sight capture: with 3 calls left saving 15 ms each against a
     50 ms capture, the run stays eager (counted, exact); the shape coming back in a new run (more
-    calls left again) is captured then, whatever is left."""
+    calls left again) counts twice (2 runs x 3 calls x 15 ms > 50 ms) and is captured then."""
     model = model_on(device, n_blocks=1)
     runner = make_runner()
     old, new = inputs(device, n_img=4), inputs(device, n_img=8)
@@ -129,9 +129,19 @@ def test_a_capture_waits_while_the_calls_left_cannot_repay_it(device, make_runne
         assert runner.stats.captures == 2
         assert torch.equal(runner(model, new, capture_miss=True, calls_left=2), model(*new))
         assert runner.stats.hits == 1
+        # a dearer capture (100 ms) waits for a third run: 2 x 3 x 15 = 90 ms < 100, 3 x 3 x 15 > 100
+        runner.stats.costs = type(runner.stats.costs)()
+        runner.stats.costs.record(capture_s=0.095, eager_s=0.020, replay_s=0.005)
+        rare = inputs(device, n_img=6)
+        for run in range(3):
+            for left in (3, 2, 1, 0):
+                assert torch.equal(runner(model, rare, capture_miss=True, calls_left=left), model(*rare))
+            if run < 2:
+                assert runner.stats.captures == 2, run
+        assert runner.stats.captures == 3 and runner.stats.misses[NOT_WORTH_IT] == 4 + 4 + 4  # `new`'s run, then 2 of `rare`'s
         # enough calls left repay a capture at once (4 x 15 ms > 50 ms)
         runner.stats.costs = type(runner.stats.costs)()
         runner.stats.costs.record(capture_s=0.045, eager_s=0.020, replay_s=0.005)
         wide = inputs(device, n_img=12)
         runner(model, wide, capture_miss=True, calls_left=4)
-        assert runner.stats.captures == 3
+        assert runner.stats.captures == 4
