@@ -62,7 +62,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bcg_runtime.bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--comfyui", default=os.environ.get("COMFYUI_PATH"), help="ComfyUI folder (default: $COMFYUI_PATH, or the ComfyUI this pack is installed in)")
     p.add_argument("--family", default="zimage", choices=sorted(DEFAULTS), help="model family (default zimage = Z-Image-Turbo; " + ", ".join(f"{n} = {r.title}" for n, r in sorted(RECIPES.items())) + ")")
-    p.add_argument("--resolutions", default=None, help="WIDTHxHEIGHT list (default 512x512; 128x128 without CUDA)")
+    p.add_argument("--resolutions", default=None, help="WIDTHxHEIGHT list, WIDTHxHEIGHTxFRAMES for video families (default 512x512; 128x128 without CUDA)")
     p.add_argument("--steps", type=int, default=None, help="sampling steps (default: the family's, see BASELINE.md)")
     p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's)")
     p.add_argument("--prompt-lengths", default=None, help="cond,uncond token counts (default 256,256 for flux; 100,12 otherwise)")
@@ -120,9 +120,15 @@ def timed_sample(model, family, res, steps, cfg, positive, negative, seed: int =
 
     _sync()
     start = time.perf_counter()
-    out = synthetic.sample(model, family, res[0], res[1], steps, cfg, positive, negative, seed=seed)
+    frames = res[2] if len(res) > 2 else None  # (width, height[, frames]): frames for video families
+    out = synthetic.sample(model, family, res[0], res[1], steps, cfg, positive, negative, seed=seed, frames=frames)
     _sync()
     return out, time.perf_counter() - start
+
+
+def size_text(res) -> str:
+    """``512x512`` or, with frames, ``832x480x33``."""
+    return "x".join(str(v) for v in res if v is not None)
 
 
 def kernel_seconds(model, family, res, steps, cfg, positive, negative) -> tuple[float, float]:
@@ -148,7 +154,7 @@ def prepare_mode(mode: str, model, family, res, positive, negative) -> tuple[Any
         return model, 0.0, None
     if mode in ("bcg", "bcg-full"):
         m = api.apply(model, "full" if mode == "bcg-full" else "breakable")
-        report = api.warm_up(m, f"{res[0]}x{res[1]}", "", "1", positive, negative)
+        report = api.warm_up(m, size_text(res), "", "1", positive, negative)
         if report.refusal:
             raise RuntimeError(report.refusal)
         return m, report.seconds, session_of(m)
@@ -165,7 +171,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
     import torch
 
     from .comfy import synthetic
-    from .plan import parse_resolutions
+    from .plan import PlanError, parse_sizes
 
     comfy_version = setup_comfyui(args.comfyui)
     cuda = torch.cuda.is_available()
@@ -173,7 +179,10 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
     steps = args.steps or (steps if cuda else 2)
     cfg = args.cfg if args.cfg is not None else cfg
     depth = args.depth if args.depth is not None else (None if cuda else 1)
-    resolutions = parse_resolutions(args.resolutions or ("512x512" if cuda else "128x128"))
+    try:
+        resolutions = parse_sizes(args.resolutions or ("512x512" if cuda else "128x128"))
+    except PlanError as e:
+        raise SystemExit(f"--{e}") from None
     modes = (args.modes or ("eager,bcg,bcg-full,compile-cudagraphs" if cuda else "eager")).split(",")
     for mode in modes:
         if mode not in MODES:
@@ -209,7 +218,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
         reference = None
         eager_median = None
         for mode in modes:
-            row = Row(args.family, f"{res[0]}x{res[1]}", mode, steps, cfg)
+            row = Row(args.family, size_text(res), mode, steps, cfg)
             rows.append(row)
             try:
                 _measure(row, mode, model, args, res, positive, negative, cuda)
