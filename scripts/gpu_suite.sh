@@ -17,7 +17,8 @@
 #
 #   bash scripts/gpu_suite.sh                 # = all: tests + quick benchmark
 #   bash scripts/gpu_suite.sh full            # tests, noflags, e2e, bench (each within the time budget)
-#   bash scripts/gpu_suite.sh tests           # tests only (TESTS="paths" to pick some)
+#   bash scripts/gpu_suite.sh tests           # tests only (TESTS="paths" to pick some; BCG_GPU_FAMILIES="sd3 wan"
+#                                             # limits the full-size test to those families)
 #   bash scripts/gpu_suite.sh tests,noflags   # any comma list of stages
 #   bash scripts/gpu_suite.sh bench 1024x1024 # benchmark only, at the given resolutions
 #   bash scripts/gpu_suite.sh e2e             # e2e layer only

@@ -6,6 +6,7 @@ Each family at its real width and depth (random bf16 weights in the real key lay
 unwarmed resolution falls back naming itself, and allocator churn between warm-up and sampling.
 """
 
+import os
 
 import pytest
 import torch
@@ -22,7 +23,12 @@ pytestmark = [
 STEPS = 3
 
 
-@pytest.fixture(scope="module", params=list(synthetic.FAMILIES))
+#: Families to sample (every recipe by default; ``BCG_GPU_FAMILIES="sd3 wan"`` picks some, to spend
+#: GPU time on the ones a change touched).
+FAMILIES = os.environ.get("BCG_GPU_FAMILIES", "").split() or list(synthetic.FAMILIES)
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
 def full_model(request):
     skip_unless_host_builds(request.param)
     depth = synthetic.family_info(request.param).gpu_test_depth
