@@ -98,6 +98,9 @@ def test_conditioning_mirrors_text_encode(family):
     if family in ("zimage", "lumina2", "ideogram4"):  # LLM encoders that return their (all-ones) attention mask
         mask = extras["attention_mask"]
         assert mask.dtype == torch.long and mask.shape == (1, 40) and bool(mask.all())
+    elif family == "ltxv":  # T5 with a mask over its padding: ones for the prompt's tokens, then zeros
+        mask = extras["attention_mask"]
+        assert mask.dtype == torch.long and mask.shape == (1, 40) and bool(mask[0, 0]) and bool((mask[0, :-1] >= mask[0, 1:]).all())
     else:
         assert "attention_mask" not in extras
     again = synthetic.make_conditioning(family, 40, seed=3)[0][0]

@@ -1,0 +1,131 @@
+"""LTX-Video (``comfy.ldm.lightricks.model.LTXVModel``; ``LTXV``), text-to-video and image-to-video.
+
+Latents are 5-D ``[B, 128, T, H/32, W/32]`` (``EmptyLTXVLatentVideo``: T = (frames-1)//8 + 1);
+labels count pixel frames (``768x512x97f txt128 b2``). Text: ComfyUI's LTXV T5 tokenizer pads
+every prompt to 128 tokens (``min_length=128``) and the encoder returns an ``attention_mask`` that
+``model_base.LTXV`` hands to the DiT: every prompt of up to 128 tokens reaches the DiT as a
+128-long context with its mask (a tensor argument, values copied at every replay), so one graph
+serves them all, exactly as stock ComfyUI computes them; cond and uncond batch into one call.
+Longer prompts keep their length. ``frame_rate`` (LTXVConditioning, a ``CONDConstant``) reaches
+the forward as a Python number and scales the RoPE time axis: its value is in the key.
+Image-to-video (LTXVImgToVideo) sets a noise mask: ``model_base.LTXV.process_timestep`` turns it
+into per-token timesteps ``[B, tokens]`` before the DiT (their shape is in the key) and the mask
+reaches the DiT as ``denoise_mask``, read only on the keyframe path below.
+
+Read for host syncs and value-dependent branches (ComfyUI 0.33.0, comfy/ldm/lightricks/model.py;
+the forward goes through the DIFFUSION_MODEL wrapper, ``forward`` -> ``WrapperExecutor`` around
+``_forward`` (l.947-972), in both hosts):
+
+- Keyframe guides (LTXVAddGuide: ``keyframe_idxs``), ``_process_input`` l.1119-1171: a boolean
+  token mask computed from ``denoise_mask`` *values* (``grid_mask``, l.1131) indexes ``x``,
+  ``pixel_coords`` and ``keyframe_idxs`` (data-dependent shapes), ``.item()`` counts each guide's
+  surviving tokens (l.1154), and ``_build_guide_self_attention_mask`` branches on
+  ``(tracked_weights == 1.0).all()`` (l.1318); ``_prepare_timestep`` (l.867) and
+  ``_process_output`` (l.1433) index with the mask again. Refused: a call with ``keyframe_idxs``
+  runs eager with :data:`KEYFRAME_REFUSAL` (0.8.0 takes that path for any non-None
+  ``keyframe_idxs``, so any is refused). Without guides that code is skipped by a shape test.
+- ``keyframes_abs_pos_mask`` (l.1186, checkpoints with ``keyframes_abs_pos_embedding`` only): slices
+  by Python ints from shapes and the ``generated_keyframes`` dict (constants, in the key).
+- ``_prepare_positional_embeddings`` (l.925): ``frame_rate`` is a Python number (in the key).
+  With ``frequencies_precision="float64"`` (a checkpoint's metadata config) the frequency grid is
+  numpy on the host (``generate_freq_grid_np``, lru-cached) and copied to the device each call.
+- Device constants from Python lists: ``latent_to_pixel_coords`` (symmetric_patchifier.py l.28)
+  and ``get_latent_coords`` (l.78) call ``torch.tensor(list, device=...)``, as does the float64 grid
+  above: a host-to-device copy that syncs the stream. CUDA graph capture rejected that before
+  PyTorch's constant lifting under capture (pytorch/pytorch#170590); on a torch without it the
+  capture raises, the runner blocks that signature and runs it eager with the error (never a wrong
+  replay). The CPU stand-in cannot show this: the GPU test decides.
+- ``CrossAttention.forward`` reads ``transformer_options["stg_skip_self_attn"]`` (STG node): an
+  entry options.py does not know, so such calls run eager. ``patches_replace`` likewise.
+- No other ``.item()``, ``.tolist()``, ``.cpu()``, ``nonzero`` or boolean-mask indexing outside the
+  keyframe path, so mode 'full' is safe.
+"""
+
+from typing import Any
+
+import torch
+
+from .base import ModelAdapter
+from .recipe import FamilyInfo, frozen_config
+
+#: Why a call with keyframe guides runs eager.
+KEYFRAME_REFUSAL = (
+    "LTXV keyframe guides (keyframe_idxs): the forward selects tokens by the denoise mask's values "
+    "and counts them on the host, which a graph cannot replay"
+)
+
+
+class LTXVAdapter(ModelAdapter):
+    T5_MIN_LENGTH = 128
+
+    def text_length_seen(self, tokens: int) -> int:
+        return max(self.T5_MIN_LENGTH, tokens)
+
+    def refusal(self, call: dict[str, Any]) -> str | None:
+        if call.get("keyframe_idxs") is not None:
+            return KEYFRAME_REFUSAL
+        return None
+
+
+ADAPTER = LTXVAdapter(
+    family="ltxv",
+    display_name="LTX-Video",
+    config_classes=("LTXV",),
+    max_text_length=512,
+    text_policy="natural buckets, exact: T5 pads every prompt to 128 tokens with a mask (longer prompts keep their length)",
+    latent_scale=32,
+    temporal_scale=8,
+    gpu_verified=False,
+)
+
+
+def _ltxv_extras(recipe, batch, length, generator, guidance):
+    """CLIPTextEncode with the LTXV T5-XXL: no pooled output; an attention mask over the padded
+    context, ones for the prompt's tokens and zeros for the pads (a random prompt length, so two
+    conditionings of one context length carry different masks, as two real prompts do)."""
+    real = int(torch.randint(1, length + 1, (1,), generator=generator))
+    mask = torch.zeros(batch, length, dtype=torch.long)
+    mask[:, :real] = 1
+    return {"pooled_output": None, "attention_mask": mask}
+
+
+#: The synthetic-checkpoint recipe (``..synthetic``), shaped like LTX-Video 2B (0.9.x): 28 layers,
+#: 32 heads of 64 (2048), cross-attention 2048, T5-XXL captions (4096), 128-channel latent at 32x
+#: spatial and 8x temporal (8k+1 frames). Without a checkpoint's metadata config.
+RECIPE = FamilyInfo(
+    name="ltxv",
+    title="LTX-Video 2B",
+    ldm_class="comfy.ldm.lightricks.model:LTXVModel",
+    supported_model="LTXV",
+    model_base="LTXV",
+    latent_format="LTXV",
+    hidden_size=2048,
+    num_heads=32,
+    text_dim=4096,
+    text_encoder="T5-XXL, padded to 128 tokens with an attention mask",
+    pooled_dim=None,
+    latent_channels=128,
+    latent_dimensions=3,
+    depth_keys=("num_layers",),
+    real_depth=(28,),
+    block_attrs=("transformer_blocks",),
+    default_steps=30,
+    default_cfg=3.0,
+    default_cond_length=128,
+    default_guidance=None,
+    config=frozen_config(
+        {
+            "image_model": "ltxv",
+            "num_layers": 28,
+            "attention_head_dim": 64,
+            "cross_attention_dim": 2048,
+            # 0.33 detection reads it from the layout (LTX-2.3 checkpoints have the parameter);
+            # 0.8.0's detection has no such key, so its tests skip there.
+            "use_keyframes_abs_pos_embedding": False,
+        }
+    ),
+    conditioning_extras=_ltxv_extras,
+    latent_downscale=ADAPTER.latent_scale,
+    temporal_downscale=ADAPTER.temporal_scale,
+    prompt_lengths=(128, 128),  # the T5 tokenizer pads every prompt to 128 tokens
+)
