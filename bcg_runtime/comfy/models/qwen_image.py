@@ -24,7 +24,8 @@ syncs in 0.33.0 (``comfy/ldm/qwen_image/model.py``), has none:
   (model.py:403-427) builds position ids with ``torch.linspace`` over Python numbers from shapes.
 - model.py:492-495 (2511, "index_timestep_zero"): ``timestep`` concatenated with ``timestep * 0``
   on the device; ``timestep_zero_index`` is the image token count, a Python int from the shape,
-  by which ``_modulate`` / ``_apply_gate`` (model.py:250-265) and model.py:560 slice.
+  by which ``_apply_gate`` / ``_modulate`` (model.py:250-266) slice; the block (l.282) and the
+  output (l.561) take the first half of the doubled ``temb`` by ``chunk``: shapes only.
 - model.py:497: ``transformer_options["reference_image_num_tokens"]`` is written for patches
   (bookkeeping in options.py).
 """
