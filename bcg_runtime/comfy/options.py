@@ -38,6 +38,12 @@ BOOKKEEPING_KEYS = frozenset(
     }
 )
 ATTENTION_OVERRIDE = "optimized_attention_override"
+#: Plain values that steer the forward's math: their frozen values enter the key.
+KEYED_OPTIONS = (
+    "rope_options",
+    # ChromaRadianceOptions: overrides of Chroma Radiance's params (nerf_tile_size, use_sequential_txt_ids)
+    "chroma_radiance_options",
+)
 #: 0.33 (``BaseModel._apply_model``): True when the model is a Dynamic VRAM patcher, whose forward
 #: faults weights in through side-stream prefetch queues (``comfy/model_prefetch.py``). False is
 #: bookkeeping; True means weights have no fixed address for this call.
@@ -78,11 +84,11 @@ def options_key(options: dict, own_override: Any) -> tuple[Hashable, str | None]
             if active:
                 return (), f"model patches present ({name}: {', '.join(map(str, active))}): patched forwards run eager"
             continue
-        if name == "rope_options":
+        if name in KEYED_OPTIONS:
             try:
                 extra.append((name, freeze(value)))
             except TypeError as unkeyable:
-                return (), f"rope_options holds a {unkeyable}, which cannot be keyed"
+                return (), f"{name} holds a {unkeyable}, which cannot be keyed"
             continue
         return (), f"unknown transformer_options entry '{name}': running eager rather than guessing"
     return tuple(extra), None

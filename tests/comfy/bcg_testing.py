@@ -83,7 +83,11 @@ def skip_unless_host_builds(family):
     from bcg_runtime.comfy import synthetic
     from bcg_runtime.comfy.models.recipe import same_config_value
 
-    sd = {k: torch.empty(shape, device="meta") for k, shape in synthetic.state_dict_shapes(family, depth=1).items()}
+    try:
+        shapes = synthetic.state_dict_shapes(family, depth=1)
+    except TypeError as error:  # an older model class without a parameter the recipe's (later) config sets
+        pytest.skip(f"this ComfyUI's {family} model class does not take the recipe's config: {error}")
+    sd = {k: torch.empty(shape, device="meta") for k, shape in shapes.items()}
     _, detected = synthetic.detect_family_class(sd)
     want = synthetic.unet_config(family, depth=1)
     diff = {k: (want[k], (detected or {}).get(k)) for k in want if not same_config_value((detected or {}).get(k), want[k])}

@@ -49,15 +49,22 @@ NERF_CACHE_EVICTED = (
 )
 
 
-def nerf_cache_evictions() -> int:
-    """Entries ``NerfEmbedder.fetch_pos``'s LRU cache has dropped in this process (0 where the host
-    has no such cache: then nothing is cached outside the graph)."""
-    layers = sys.modules.get("comfy.ldm.chroma_radiance.layers")
-    cache_info = getattr(getattr(getattr(layers, "NerfEmbedder", None), "fetch_pos", None), "cache_info", None)
+def lru_evictions(cached: Any) -> int:
+    """Entries a ``functools.lru_cache`` function has dropped since it was made (or last cleared):
+    every miss stores one entry, so misses beyond the entries held were evicted. 0 for anything
+    that is not such a cache."""
+    cache_info = getattr(cached, "cache_info", None)
     if cache_info is None:
         return 0
     info = cache_info()
     return info.misses - info.currsize
+
+
+def nerf_cache_evictions() -> int:
+    """Entries ``NerfEmbedder.fetch_pos``'s cache has dropped in this process (0 where the host
+    has no such cache: then nothing is cached outside the graph)."""
+    layers = sys.modules.get("comfy.ldm.chroma_radiance.layers")
+    return lru_evictions(getattr(getattr(layers, "NerfEmbedder", None), "fetch_pos", None))
 
 
 class ChromaRadianceAdapter(ModelAdapter):

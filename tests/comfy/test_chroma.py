@@ -1,0 +1,177 @@
+"""Chroma and Chroma Radiance: the adapters inside real ComfyUI, on depth-1 models at the real width.
+
+Chroma's T5 context reaches the DiT at its exact length (no padding, no mask), so cond and uncond
+of different lengths are two batch-1 calls, each replaying its own graph, and equal lengths batch
+into one call. Chroma Radiance is the same DiT in pixel space: labels count pixels (1 per cell),
+``chroma_radiance_options`` enter the key, and a possibly evicted NeRF table sends calls eager.
+Until their GPU exactness test has passed on the H200 both stay off for users unless they opt in.
+CPU stand-in here; on the H200 test_full_size_cuda.py samples both at 512² and 1024².
+ComfyUI 0.8.0's Radiance predates ``use_sequential_txt_ids``: its tests skip there.
+"""
+
+import functools
+import sys
+
+import pytest
+import torch
+from bcg_testing import PACK, WARMUP_ONLY, conds, session_of, skip_unless_host_builds
+
+from bcg_runtime.comfy import synthetic
+
+pytestmark = pytest.mark.comfy
+FIRST = "first call, captured"
+CHROMA, RADIANCE = "chroma", "chroma_radiance"
+
+
+@pytest.fixture(scope="module", params=[CHROMA, RADIANCE])
+def family_model(request):
+    """(family, depth-1 ModelPatcher); one family's model at a time (pytest groups by param)."""
+    import comfy.model_management as mm
+
+    skip_unless_host_builds(request.param)
+    model = synthetic.load_model(request.param, depth=1, seed=0)
+    yield request.param, model
+    del model
+    mm.unload_all_models()
+    mm.cleanup_models_gc()
+
+
+def sample(model, family, cfg, positive, negative, seed, steps=3, width=64, height=64):
+    return synthetic.sample(model, family, width, height, steps, cfg, positive, negative, seed=seed)
+
+
+def test_until_verified_on_a_gpu_it_runs_unchanged_and_says_why(pack, family_model, monkeypatch):
+    _, nodes = pack
+    family, model = family_model
+    monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
+    positive, negative = conds(family)
+    eager = sample(model, family, 2.0, positive, negative, seed=3, steps=2)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    out = sample(bcg_model, family, 2.0, positive, negative, seed=3, steps=2)
+    assert torch.equal(out, eager)
+    [(reason, n)] = session_of(bcg_model).last_run["eager"].items()
+    name = {CHROMA: "Chroma", RADIANCE: "Chroma Radiance"}[family]
+    assert n == 4 and f"{name} support awaits its GPU exactness test" in reason and "BCG_UNVERIFIED_FAMILIES=1" in reason
+
+
+def test_each_prompt_length_is_its_own_graph_and_replays_exactly(pack, family_model, standin_graphs):
+    _, nodes = pack
+    family, model = family_model
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    assert session.config.mode.value == "full"
+    positive, negative = conds(family)  # 40 and 17 tokens: two batch-1 calls per step
+
+    out = sample(bcg_model, family, 2.0, positive, negative, seed=3)
+    assert torch.equal(out, sample(model, family, 2.0, positive, negative, seed=3))
+    run = session.last_run
+    assert run["calls"] == 6 and run["replayed"] == 4, run
+    assert run["eager"] == {f"{FIRST}: 64x64 txt40 b1": 1, f"{FIRST}: 64x64 txt17 b1": 1}, run
+
+    # cfg 1: the positive alone, on the graph captured above.
+    out = sample(bcg_model, family, 1.0, positive, negative, seed=4)
+    assert torch.equal(out, sample(model, family, 1.0, positive, negative, seed=4))
+    assert session.last_run["calls"] == 3 and session.last_run["replayed"] == 3, session.last_run
+
+    # Another prompt pair of the same lengths and another seed: no new capture.
+    other_pos, other_neg = synthetic.make_conditioning(family, 40, seed=5), synthetic.make_conditioning(family, 17, seed=6)
+    out = sample(bcg_model, family, 2.0, other_pos, other_neg, seed=5)
+    assert torch.equal(out, sample(model, family, 2.0, other_pos, other_neg, seed=5))
+    assert session.last_run["replayed"] == 6 and session.runner.stats.captures == 2, session.last_run
+
+    # Equal lengths batch cond and uncond into one call: a batch-2 signature of its own.
+    same_neg = synthetic.make_conditioning(family, 40, seed=7)
+    out = sample(bcg_model, family, 2.0, positive, same_neg, seed=6)
+    assert torch.equal(out, sample(model, family, 2.0, positive, same_neg, seed=6))
+    run = session.last_run
+    assert run["calls"] == 3 and run["replayed"] == 2 and run["eager"] == {f"{FIRST}: 64x64 txt40 b2": 1}, run
+
+
+def test_an_unwarmed_size_falls_back_with_its_label(pack, family_model, standin_graphs):
+    _, nodes = pack
+    family, model = family_model
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
+    positive, negative = conds(family)
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    assert "replay exact" in report, report
+    out = sample(warmed, family, 1.0, positive, negative, seed=3, steps=2)
+    assert torch.equal(out, sample(model, family, 1.0, positive, negative, seed=3, steps=2))
+    assert session_of(warmed).last_run["replayed"] == 2, session_of(warmed).last_run
+    out = sample(warmed, family, 1.0, positive, negative, seed=3, steps=2, width=96)
+    assert torch.equal(out, sample(model, family, 1.0, positive, negative, seed=3, steps=2, width=96))
+    assert session_of(warmed).last_run["eager"] == {"not captured: 96x64 txt40 b1": 2}, session_of(warmed).last_run
+
+
+def test_radiance_latents_are_pixels_as_its_empty_latent_node_makes_them(pack, family_model):
+    family, model = family_model
+    if family != RADIANCE:
+        pytest.skip("Chroma's latent is FLUX's (16 channels, 1/8): covered by test_synthetic_models")
+    from comfy_extras.nodes_chroma_radiance import EmptyChromaRadianceLatentImage
+
+    from bcg_runtime.comfy.models import by_family
+
+    node_latent = EmptyChromaRadianceLatentImage.execute(width=96, height=64, batch_size=1).args[0]["samples"]
+    ours = synthetic.empty_latent(family, 96, 64)
+    assert node_latent.shape == ours.shape == (1, 3, 64, 96)
+    info = synthetic.family_info(family)
+    assert by_family(family).latent_scale == info.latent_downscale == model.model.latent_format.spacial_downscale_ratio == 1
+
+
+def test_radiance_options_enter_the_key_and_replay_exactly(pack, family_model, standin_graphs):
+    """ChromaRadianceOptions puts ``chroma_radiance_options`` in transformer_options: each value is
+    its own signature. Sequential text ids change the output (a replay of the plain graph would be
+    wrong); a tile size of 8 patches (a 64² image has 16) takes the tiled NeRF path."""
+    _, nodes = pack
+    family, model = family_model
+    if family != RADIANCE:
+        pytest.skip("chroma_radiance_options is read by Chroma Radiance only")
+    reference = model.clone()
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    positive, _ = conds(family)
+    plain = sample(bcg_model, family, 1.0, positive, positive, seed=3)
+    assert torch.equal(plain, sample(model, family, 1.0, positive, positive, seed=3))
+    assert session.runner.stats.captures == 1
+
+    for options in ({"use_sequential_txt_ids": True}, {"nerf_tile_size": 8}):
+        for m in (reference, bcg_model):
+            m.model_options.setdefault("transformer_options", {})["chroma_radiance_options"] = options
+        eager = sample(reference, family, 1.0, positive, positive, seed=3)
+        out = sample(bcg_model, family, 1.0, positive, positive, seed=3)
+        assert torch.equal(out, eager), options
+        run = session.last_run
+        assert run["replayed"] == 2 and run["eager"] == {f"{FIRST}: 64x64 txt40 b1": 1}, (options, run)
+        if "use_sequential_txt_ids" in options:
+            assert not torch.equal(eager, plain), "sequential text ids should change the output"
+    assert session.runner.stats.captures == 3
+
+
+def test_radiance_calls_run_eager_once_the_nerf_table_cache_evicted(pack, family_model, standin_graphs, monkeypatch):
+    """NerfEmbedder.fetch_pos (an lru_cache of 4) holds the DCT table graphs read by address."""
+    _, nodes = pack
+    family, model = family_model
+    if family != RADIANCE:
+        pytest.skip("only Chroma Radiance reads a cached NeRF table")
+    from comfy.ldm.chroma_radiance.layers import NerfEmbedder
+
+    radiance = sys.modules[f"{PACK}.bcg_runtime.comfy.models.chroma_radiance"]
+    assert NerfEmbedder.fetch_pos.cache_parameters()["maxsize"] == 4
+    assert radiance.nerf_cache_evictions() == 0  # this process has not used five embedders
+
+    @functools.lru_cache(maxsize=2)
+    def table(n):
+        return n
+
+    for n in (1, 2, 1):
+        table(n)
+    assert radiance.lru_evictions(table) == 0
+    table(3)
+    assert radiance.lru_evictions(table) == 1 and radiance.lru_evictions(print) == 0
+
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    positive, negative = conds(family)
+    monkeypatch.setattr(radiance, "nerf_cache_evictions", lambda: 1)
+    out = sample(bcg_model, family, 2.0, positive, negative, seed=3, steps=2)
+    assert torch.equal(out, sample(model, family, 2.0, positive, negative, seed=3, steps=2))
+    [(reason, n)] = session_of(bcg_model).last_run["eager"].items()
+    assert n == 4 and reason == radiance.NERF_CACHE_EVICTED
