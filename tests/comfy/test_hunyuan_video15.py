@@ -1,0 +1,202 @@
+"""HunyuanVideo 1.5 (``HunyuanVideo15``): the adapter inside real ComfyUI, on a depth-1 8.3B-shaped
+model (hidden 2048, one double block).
+
+Latents are 5-D ``[B,32,T,H,W]`` at 16x; the DiT sees 65 channels (``concat_cond`` adds an image
+latent and a mask, zeros for T2V). Each frame count is its own signature, labelled in pixel frames
+(``64x64x5f txt40 b1``). The Qwen2.5-VL context keeps its exact length, so cond and uncond of
+different lengths are two batch-1 signatures. byT5 glyph text and SigLIP features (I2V) are
+arguments the key sees. Meanflow checkpoints (``time_r_in``) run eager with the reason.
+CPU stand-in here (64x64 px, 1, 5 and 9 frames); ``test_480p_video_is_bit_exact_on_cuda`` runs
+848x480 at 33 and 17 frames at the real width on the H200.
+"""
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+from bcg_testing import WARMUP_ONLY, conds, release_cuda_memory, session_of, skip_unless_host_builds
+
+from bcg_runtime.comfy import synthetic
+
+pytestmark = pytest.mark.comfy
+FAMILY = "hunyuan_video15"
+FIRST = "first call, captured"
+
+
+@pytest.fixture(scope="module")
+def model():
+    skip_unless_host_builds(FAMILY)
+    return synthetic.load_model(FAMILY, depth=1, seed=0)
+
+
+def both(bcg_model, model, *args, **kwargs):
+    """(BCG output, eager output) of the same sampling."""
+    return synthetic.sample(bcg_model, FAMILY, *args, **kwargs), synthetic.sample(model, FAMILY, *args, **kwargs)
+
+
+def with_extras(cond, **extras):
+    return [[cond[0][0], {**cond[0][1], **extras}]]
+
+
+def test_until_verified_on_a_gpu_hunyuan_video15_runs_unchanged_and_says_why(pack, model, monkeypatch):
+    _, nodes = pack
+    monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
+    positive, negative = conds(FAMILY)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, positive, negative, seed=3, frames=5)
+    assert torch.equal(out, eager)
+    [(reason, n)] = session_of(bcg_model).last_run["eager"].items()
+    assert n == 2 and "HunyuanVideo 1.5 support awaits its GPU exactness test" in reason and "BCG_UNVERIFIED_FAMILIES=1" in reason
+
+
+def test_each_frame_count_and_prompt_length_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    assert session.config.mode.value == "full"
+    positive, negative = conds(FAMILY)  # 40 and 17 tokens: exact lengths, two batch-1 calls per step
+    for frames, latent_frames in ((1, 1), (5, 2)):
+        out, eager = both(bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3, frames=frames)
+        assert out.shape == (1, 32, latent_frames, 4, 4) and torch.equal(out, eager)
+        run = session.last_run
+        assert run["calls"] == 6 and run["replayed"] == 4, run
+        assert run["eager"] == {f"{FIRST}: 64x64x{frames}f txt40 b1": 1, f"{FIRST}: 64x64x{frames}f txt17 b1": 1}, run
+    assert session.runner.stats.captures == 4
+
+    # cfg 1: the positive alone, its graph already captured.
+    out, eager = both(bcg_model, model, 64, 64, 3, 1.0, positive, negative, seed=4, frames=5)
+    assert torch.equal(out, eager)
+    assert session.last_run["calls"] == 3 and session.last_run["replayed"] == 3, session.last_run
+
+    # Another prompt and seed of the same lengths: replayed, nothing new captured.
+    other_pos, other_neg = synthetic.make_conditioning(FAMILY, 40, seed=5), synthetic.make_conditioning(FAMILY, 17, seed=6)
+    out, eager = both(bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4, frames=5)
+    assert torch.equal(out, eager)
+    assert session.last_run["replayed"] == 6 and session.runner.stats.captures == 4, session.last_run
+
+    # Another length is another signature.
+    longer = synthetic.make_conditioning(FAMILY, 41, seed=7)
+    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, longer, other_neg, seed=4, frames=5)
+    assert torch.equal(out, eager)
+    assert session.last_run["eager"] == {f"{FIRST}: 64x64x5f txt41 b1": 1}, session.last_run
+
+
+def test_typed_video_warmup_captures_what_the_sampler_sends(pack, model, standin_graphs):
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
+    session = session_of(bcg_model)
+    positive, negative = conds(FAMILY)
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64x5", "", "1", positive, negative).args
+    assert "64x64x5f txt40 b1: captured" in report and "64x64x5f txt17 b1: captured" in report, report
+    assert "NOT exact" not in report and session.runner.stats.captures == 2, report
+
+    for cfg, calls in ((2.0, 4), (1.0, 2)):
+        out, eager = both(warmed, model, 64, 64, 2, cfg, positive, negative, seed=9, frames=5)
+        assert torch.equal(out, eager)
+        assert session.last_run["replayed"] == calls and not session.last_run["eager"], session.last_run
+
+    # A frame count the warm-up did not take falls back and names itself.
+    out, eager = both(warmed, model, 64, 64, 2, 1.0, positive, negative, seed=9, frames=9)
+    assert torch.equal(out, eager)
+    assert session.last_run["eager"] == {"not captured: 64x64x9f txt40 b1": 2}, session.last_run
+    assert session.runner.stats.captures == 2
+
+
+def test_glyph_text_and_i2v_inputs_are_arguments_the_key_sees(pack, model, standin_graphs):
+    """A prompt with quoted text adds ``conditioning_byt5small`` (byT5, [1, N, 1472]) which reaches
+    the DiT as ``txt_byt5``; HunyuanVideo15ImageToVideo adds ``concat_latent_image`` and
+    ``concat_mask`` (channels of ``x``) and ``clip_vision_output`` (SigLIP ``last_hidden_state``
+    [1, 729, 1152] -> ``clip_fea``). Each presence is another signature, captured apart and
+    replayed exactly; other values of the same shapes replay without a new capture."""
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    positive, _ = conds(FAMILY)
+
+    def randn(seed, *shape):
+        return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+    def glyph(seed):
+        return with_extras(positive, conditioning_byt5small=randn(seed, 1, 12, 1472))
+
+    def i2v(seed):
+        mask = torch.ones(1, 1, 2, 4, 4)
+        mask[:, :, :1] = 0.0
+        return with_extras(
+            positive,
+            concat_latent_image=randn(seed, 1, 32, 2, 4, 4),
+            concat_mask=mask,
+            clip_vision_output=SimpleNamespace(last_hidden_state=randn(seed + 100, 1, 729, 1152)),
+        )
+
+    for make, label in ((glyph, "64x64x5f txt40 b1 byt5:12"), (i2v, "64x64x5f txt40 b1 vision:729")):
+        captures = session.runner.stats.captures
+        out, eager = both(bcg_model, model, 64, 64, 2, 1.0, make(1), make(1), seed=3, frames=5)
+        assert torch.equal(out, eager)
+        assert session.last_run["eager"] == {f"{FIRST}: {label}": 1}, session.last_run
+        out, eager = both(bcg_model, model, 64, 64, 2, 1.0, make(2), make(2), seed=3, frames=5)
+        assert torch.equal(out, eager)
+        assert session.last_run["replayed"] == 2 and not session.last_run["eager"], session.last_run
+        assert session.runner.stats.captures == captures + 1, session.last_run
+
+
+def test_a_meanflow_checkpoint_runs_eager_and_says_why(pack, model, standin_graphs, monkeypatch):
+    """Step-distilled checkpoints carry ``time_r_in``: their forward looks the next sigma up in the
+    sampler's schedule with a one-argument ``torch.where`` (model.py l.316), which a graph would
+    freeze. BCG Apply reads ``time_r_in`` from the model and sends every such call eager."""
+    import comfy.ops
+    from comfy.ldm.flux.layers import MLPEmbedder
+
+    _, nodes = pack
+    dm = model.model.diffusion_model
+    time_r_in = MLPEmbedder(256, 2048, dtype=torch.float32, operations=comfy.ops.disable_weight_init)
+    with torch.no_grad():
+        for p in time_r_in.parameters():
+            p.normal_(0.0, 0.02, generator=torch.Generator().manual_seed(11))
+    positive, negative = conds(FAMILY)
+    plain = synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3, frames=5)
+    monkeypatch.setattr(dm, "time_r_in", time_r_in)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, positive, negative, seed=3, frames=5)
+    assert torch.equal(out, eager) and not torch.equal(eager, plain)  # the r-timestep changes the math
+    run = session_of(bcg_model).last_run
+    [(reason, n)] = run["eager"].items()
+    assert n == 2 and "meanflow" in reason and "torch.where" in reason, run
+    assert session_of(bcg_model).runner.stats.captures == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200")
+def test_480p_video_is_bit_exact_on_cuda():
+    """The real width (hidden 2048, 16 heads) at ``gpu_test_depth`` double blocks: 848x480 at 33
+    frames (9 latent frames, 14,310 tokens) and 17 frames, cfg 1 and cfg > 1 (prompts of 40 and
+    17 tokens: two batch-1 signatures), warmed through the typed ``WIDTHxHEIGHTxFRAMES`` plan,
+    replayed bit-equal to eager; an unwarmed frame count names itself.
+    Through bcg_runtime.comfy.api (the GPU image has no PyAV for the node shells)."""
+    from bcg_runtime.comfy import api
+    from bcg_runtime.comfy.wrappers import session_of as api_session_of
+
+    skip_unless_host_builds(FAMILY)
+    depth = synthetic.family_info(FAMILY).gpu_test_depth
+    model = synthetic.load_model(FAMILY, depth=depth, seed=0, device="cuda")
+    try:
+        positive, negative = conds(FAMILY)
+        warmed = api.apply(model, "auto", capture=WARMUP_ONLY)
+        report = api.warm_up(warmed, "848x480x33, 848x480x17", "", "1", positive, negative).text()
+        print(report)
+        assert "NOT exact" not in report, report
+        assert "848x480x33f txt40 b1: captured" in report and "848x480x17f txt17 b1: captured" in report, report
+        session = api_session_of(warmed)
+        captures = session.runner.stats.captures
+        for frames in (33, 17):
+            for cfg in (1.0, 6.0):
+                eager = synthetic.sample(model, FAMILY, 848, 480, 2, cfg, positive, negative, seed=7, frames=frames)
+                out = synthetic.sample(warmed, FAMILY, 848, 480, 2, cfg, positive, negative, seed=7, frames=frames)
+                assert session.last_run["state"] == "replayed", (frames, cfg, session.last_run)
+                assert torch.equal(out, eager), (frames, cfg, (out - eager).abs().max().item())
+        assert session.runner.stats.captures == captures
+        synthetic.sample(warmed, FAMILY, 848, 480, 1, 1.0, positive, negative, seed=8, frames=9)
+        assert any("848x480x9f" in reason for reason in session.last_run["eager"]), session.last_run
+    finally:
+        del model
+        release_cuda_memory(unload=True)
