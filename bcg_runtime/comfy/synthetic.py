@@ -226,16 +226,17 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
     if blocks != counts:
         raise RuntimeError(f"[BCG] synthetic {info.name!r} has blocks {blocks}, expected {counts}")
     weight_dtypes = {p.dtype for p in dm.parameters()}
-    want = options.get("dtype")
-    if want is None and patcher.load_device.type == "cuda" and comfy.model_management.should_use_bf16(patcher.load_device):
-        want = torch.bfloat16  # what ComfyUI picks for a bf16 checkpoint of these families on Ampere+
-    if len(weight_dtypes) != 1 or (want is not None and weight_dtypes != {want}):
-        raise RuntimeError(f"[BCG] synthetic {info.name!r} weight dtypes {weight_dtypes}, expected {want}")
+    # The dtype ComfyUI chose for this model (the caller's, else from the family's supported
+    # inference dtypes: fp16 first for SD3 and Wan, bf16 for most); some classes keep a few
+    # parameters in float32 on purpose (Wan's modulation, Chroma Radiance's NeRF head).
+    want = options.get("dtype") or base.get_dtype()
+    if want not in weight_dtypes or not weight_dtypes <= {want, torch.float32}:
+        raise RuntimeError(f"[BCG] synthetic {info.name!r} weight dtypes {weight_dtypes}, expected {want} (float32 allowed beside it)")
     if device.type == "cuda":
         comfy.model_management.soft_empty_cache()
     log.info(
         "[BCG] loaded synthetic %s: %s/%s, blocks %s, weights %s, manual cast %s, load device %s (%.1fs)",
-        info.name, got[0], got[1], dict(zip(info.block_attrs, blocks)), next(iter(weight_dtypes)),
+        info.name, got[0], got[1], dict(zip(info.block_attrs, blocks)), sorted(map(str, weight_dtypes)),
         base.manual_cast_dtype, patcher.load_device, time.perf_counter() - t0,
     )
     return patcher

@@ -87,6 +87,8 @@ def skip_unless_host_builds(family):
         shapes = synthetic.state_dict_shapes(family, depth=1)
     except TypeError as error:  # an older model class without a parameter the recipe's (later) config sets
         pytest.skip(f"this ComfyUI's {family} model class does not take the recipe's config: {error}")
+    except (ImportError, AttributeError) as error:  # a family newer than this ComfyUI (0.8.0 has no Ideogram 4)
+        pytest.skip(f"this ComfyUI has no {synthetic.family_info(family).ldm_class}: {error}")
     sd = {k: torch.empty(shape, device="meta") for k, shape in shapes.items()}
     _, detected = synthetic.detect_family_class(sd)
     want = synthetic.unet_config(family, depth=1)
@@ -95,3 +97,25 @@ def skip_unless_host_builds(family):
     if diff:
         pytest.skip(f"this ComfyUI detects the {family} test model otherwise (recipe, detected): {diff}; "
                     "ComfyUI 0.8.0 gives every FLUX.2 48 heads, so klein-shaped FLUX.2 runs from 0.33.0 on")
+
+
+def check_gpu_verification_state(nodes, model, family, sample):
+    """BCG Apply without ``BCG_UNVERIFIED_FAMILIES`` (the caller removes it): a family whose
+    adapter says ``gpu_verified`` is served (the first call captured, the next replayed), any
+    other runs unchanged with the reason and the opt-in. ``sample(model)`` samples 2 steps at
+    cfg > 1 (the test's own sizes and prompts); BCG's output equals eager's either way."""
+    import torch
+
+    from bcg_runtime.comfy.models import by_family
+
+    adapter = by_family(family)
+    eager = sample(model)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    assert torch.equal(sample(bcg_model), eager)
+    run = session_of(bcg_model).last_run
+    if adapter.gpu_verified:
+        assert run["replayed"] >= 1, run
+    else:
+        [(reason, n)] = run["eager"].items()
+        assert n == run["calls"] and f"{adapter.display_name} support awaits its GPU exactness test" in reason, run
+        assert "BCG_UNVERIFIED_FAMILIES=1" in reason, reason

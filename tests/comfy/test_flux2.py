@@ -9,7 +9,7 @@ test_full_size_cuda.py samples the full-depth model at 512² and 1024².
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, conds, session_of, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
 
 from bcg_runtime.comfy import synthetic
 
@@ -24,17 +24,11 @@ def model():
     return synthetic.load_model(FAMILY, depth=1, seed=0)
 
 
-def test_verified_on_the_h200_flux2_needs_no_opt_in(pack, model, standin_graphs, monkeypatch):
-    """test_full_size_cuda.py passed for FLUX.2 on the H200 (ComfyUI 0.33.0, 2026-12-01): BCG
-    Apply serves it without ``BCG_UNVERIFIED_FAMILIES``."""
+def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
     _, nodes = pack
     monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
     positive, negative = conds(FAMILY)
-    eager = synthetic.sample(model, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3)
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
-    out = synthetic.sample(bcg_model, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3)
-    assert torch.equal(out, eager)
-    assert session_of(bcg_model).last_run["replayed"] == 1, session_of(bcg_model).last_run
+    check_gpu_verification_state(nodes, model, FAMILY, lambda m: synthetic.sample(m, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3))
 
 
 def test_prompts_up_to_512_tokens_share_one_graph_and_replay_exactly(pack, model, standin_graphs):

@@ -13,7 +13,7 @@ import importlib.util
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, conds, session_of, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
 
 from bcg_runtime.comfy import synthetic
 
@@ -38,16 +38,11 @@ def masked(context_seed, length, zeros_from):
     return [[context, {**extras, "attention_mask": mask}]]
 
 
-def test_until_verified_on_a_gpu_ideogram4_runs_unchanged_and_says_why(pack, model, monkeypatch):
+def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
     _, nodes = pack
     monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
     positive, negative = conds(FAMILY)
-    eager = synthetic.sample(model, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3)
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
-    out = synthetic.sample(bcg_model, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3)
-    assert torch.equal(out, eager)
-    [(reason, n)] = session_of(bcg_model).last_run["eager"].items()
-    assert n == 4 and "Ideogram 4 support awaits its GPU exactness test" in reason and "BCG_UNVERIFIED_FAMILIES=1" in reason
+    check_gpu_verification_state(nodes, model, FAMILY, lambda m: synthetic.sample(m, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3))
 
 
 def test_each_prompt_length_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):

@@ -73,7 +73,6 @@ ADAPTER = Ideogram4Adapter(
     max_text_length=2048,
     text_policy="exact length: unpadded Qwen3-VL context, each prompt length is its own graph (a text mask, when sent, is read on the device)",
     latent_scale=16,
-    gpu_verified=False,
 )
 
 
