@@ -9,7 +9,8 @@ padding, and its encoder is built without attention masks (``sd3_clip.T5XXLModel
 ``attention_mask=False``), so the conditioning holds no ``attention_mask``: the context reaches the
 DiT at its exact token count, unmasked, with all text positions at RoPE id 0. Padding it to a
 bucket would add tokens every image token attends to, so each prompt length is its own graph
-(``text_policy``). ``model_base.Flux.extra_conds`` wraps the context in ``CONDRegular``, which
+(``text_policy``). Workflows that pad with the T5TokenizerOptions node (``min_padding``,
+``min_length``) send real, unmasked pad tokens: the padded length is the length the DiT sees. ``model_base.Flux.extra_conds`` wraps the context in ``CONDRegular``, which
 batches only equal shapes: cond and uncond of different lengths run as two batch-1 calls, each
 replaying its own graph; of equal length they batch into one call. A DiT ``attention_mask`` appears
 only with ``attention_mask_img_shape`` (StyleModelApply's attention bias): a tensor argument, in the
@@ -22,7 +23,7 @@ Host syncs and value-dependent Python, read in 0.33.0 (``comfy/ldm/chroma/model.
   constant, repeats by ``img.shape[0]``: device work on shapes and constants only.
 - model.py:115-140 ``get_modulations``: slices of the modulation tensor at offsets computed from
   block indices and the configured block counts (Python ints): no value is read.
-- model.py:186/233 ``i not in self.skip_mmdit`` / ``self.skip_dit``: Python lists set empty in
+- model.py:188/235 ``i not in self.skip_mmdit`` / ``self.skip_dit``: Python lists set empty in
   ``__init__`` that no ComfyUI code changes (a custom node editing them in place would change the
   forward without changing any key: not covered).
 - model.py:193/237 ``blocks_replace`` (``patches_replace``) and ``control``: patches make the call
