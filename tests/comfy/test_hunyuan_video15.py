@@ -102,7 +102,7 @@ def test_typed_video_warmup_captures_what_the_sampler_sends(pack, model, standin
     assert session.runner.stats.captures == 2
 
 
-def test_glyph_text_and_i2v_inputs_are_arguments_the_key_sees(pack, model, standin_graphs):
+def test_glyph_text_i2v_inputs_and_a_text_mask_are_arguments_the_key_sees(pack, model, standin_graphs):
     """A prompt with quoted text adds ``conditioning_byt5small`` (byT5, [1, N, 1472]) which reaches
     the DiT as ``txt_byt5``; HunyuanVideo15ImageToVideo adds ``concat_latent_image`` and
     ``concat_mask`` (channels of ``x``) and ``clip_vision_output`` (SigLIP ``last_hidden_state``
@@ -129,7 +129,15 @@ def test_glyph_text_and_i2v_inputs_are_arguments_the_key_sees(pack, model, stand
             clip_vision_output=SimpleNamespace(last_hidden_state=randn(seed + 100, 1, 729, 1152)),
         )
 
-    for make, label in ((glyph, "64x64x5f txt40 b1 byt5:12"), (i2v, "64x64x5f txt40 b1 vision:729")):
+    def masked(seed):
+        """A padded prompt's mask (only a batch of prompts makes one): another signature whose
+        values (how many rows are padding) are copied in at each replay."""
+        mask = torch.ones(1, 40, dtype=torch.int64)
+        mask[:, 40 - 3 - seed:] = 0
+        return with_extras(positive, attention_mask=mask)
+
+    cases = ((glyph, "64x64x5f txt40 b1 byt5:12"), (i2v, "64x64x5f txt40 b1 vision:729"), (masked, "64x64x5f txt40 b1"))
+    for make, label in cases:
         captures = session.runner.stats.captures
         out, eager = both(bcg_model, model, 64, 64, 2, 1.0, make(1), make(1), seed=3, frames=5)
         assert torch.equal(out, eager)
@@ -138,6 +146,11 @@ def test_glyph_text_and_i2v_inputs_are_arguments_the_key_sees(pack, model, stand
         assert torch.equal(out, eager)
         assert session.last_run["replayed"] == 2 and not session.last_run["eager"], session.last_run
         assert session.runner.stats.captures == captures + 1, session.last_run
+
+    # The plain prompt (no mask, no glyphs, no image) is yet another signature.
+    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, positive, positive, seed=3, frames=5)
+    assert torch.equal(out, eager)
+    assert session.last_run["eager"] == {f"{FIRST}: 64x64x5f txt40 b1": 1}, session.last_run
 
 
 def test_a_meanflow_checkpoint_runs_eager_and_says_why(pack, model, standin_graphs, monkeypatch):

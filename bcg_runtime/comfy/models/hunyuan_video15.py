@@ -13,8 +13,12 @@ Text: the Qwen2.5-VL encoder returns the exact token count after its template (n
 drops an all-ones mask (``qwen_image.py`` l.82), so each prompt length is its own graph, as for
 Qwen-Image; text RoPE ids are zeros, so padding would add unmasked tokens. Cond and uncond of
 different lengths run apart (ComfyUI batches them only when it may repeat the shorter one).
-A mask reaches the DiT only when the encoder saw padding (a batch of prompts); it is then a tensor
-argument like any other (shape in the key, values copied at replay).
+A mask reaches the DiT only when the encoder saw padding (a batch of prompts): the encoder drops
+an all-ones one, and although ``model_base.HunyuanVideo15.extra_conds`` (0.33 l.2672) also passes
+only a mask with a zero, its ``super()`` (``HunyuanVideo.extra_conds``, l.1371) passes any mask it
+gets. It is then a tensor argument like any other (shape in the key, values copied at replay).
+(Stock l.388 writes the ``[B, L]`` mask into a ``[1, T]`` slice, T counting glyph and vision
+tokens too, so stock ComfyUI runs masked text only at batch 1 with text tokens alone; BCG
 
 Read for host syncs and value-dependent branches (0.33.0, comfy/ldm/hunyuan_video/model.py; 0.8.0
 has the same forward with the image tokens first, ``flipped_img_txt``, and no ``img_slice``):
@@ -29,7 +33,8 @@ has the same forward with the image tokens first, ``flipped_img_txt``, and no ``
   integer mask into an additive one on the device; the token refiner (l.124-126) and l.385-388
   build the attention masks from shapes and device copies: no sync.
 - l.162: ``x.dtype`` branch in ``TokenRefiner``: in the key. l.357: ``cond_type_embedding.to``
-  is a no-op once the weights are on the device (a fact of the loaded model).
+  is a no-op once the weights are on the device (a plain ``nn.Embedding``: ComfyUI loads it whole,
+  in float32, and l.359 casts its rows).
 - l.361 ``txt_byt5`` (``conditioning_byt5small``: quoted text in the prompt), l.372 ``clip_fea``
   (``clip_vision_output.last_hidden_state``, I2V), l.323 ``ref_latent``, l.331
   ``guiding_frame_index``: presence of arguments, in the key; their token counts are shapes.
