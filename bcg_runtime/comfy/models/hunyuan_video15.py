@@ -18,7 +18,7 @@ an all-ones one, and although ``model_base.HunyuanVideo15.extra_conds`` (0.33 l.
 only a mask with a zero, its ``super()`` (``HunyuanVideo.extra_conds``, l.1371) passes any mask it
 gets. It is then a tensor argument like any other (shape in the key, values copied at replay).
 (Stock l.388 writes the ``[B, L]`` mask into a ``[1, T]`` slice, T counting glyph and vision
-tokens too, so stock ComfyUI runs masked text only at batch 1 with text tokens alone; BCG
+tokens too, so stock ComfyUI runs masked text only at batch 1 with text tokens alone.)
 
 Read for host syncs and value-dependent branches (0.33.0, comfy/ldm/hunyuan_video/model.py; 0.8.0
 has the same forward with the image tokens first, ``flipped_img_txt``, and no ``img_slice``):
