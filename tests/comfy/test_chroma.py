@@ -14,7 +14,7 @@ import sys
 
 import pytest
 import torch
-from bcg_testing import PACK, WARMUP_ONLY, conds, session_of, skip_unless_host_builds
+from bcg_testing import PACK, WARMUP_ONLY, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
 
 from bcg_runtime.comfy import synthetic
 
@@ -40,18 +40,12 @@ def sample(model, family, cfg, positive, negative, seed, steps=3, width=64, heig
     return synthetic.sample(model, family, width, height, steps, cfg, positive, negative, seed=seed)
 
 
-def test_until_verified_on_a_gpu_it_runs_unchanged_and_says_why(pack, family_model, monkeypatch):
+def test_served_without_opt_in_once_verified_on_the_h200(pack, family_model, standin_graphs, monkeypatch):
     _, nodes = pack
     family, model = family_model
     monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
     positive, negative = conds(family)
-    eager = sample(model, family, 2.0, positive, negative, seed=3, steps=2)
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
-    out = sample(bcg_model, family, 2.0, positive, negative, seed=3, steps=2)
-    assert torch.equal(out, eager)
-    [(reason, n)] = session_of(bcg_model).last_run["eager"].items()
-    name = {CHROMA: "Chroma", RADIANCE: "Chroma Radiance"}[family]
-    assert n == 4 and f"{name} support awaits its GPU exactness test" in reason and "BCG_UNVERIFIED_FAMILIES=1" in reason
+    check_gpu_verification_state(nodes, model, family, lambda m: sample(m, family, 2.0, positive, negative, seed=3, steps=2))
 
 
 def test_each_prompt_length_is_its_own_graph_and_replays_exactly(pack, family_model, standin_graphs):

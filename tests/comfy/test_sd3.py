@@ -11,7 +11,7 @@ same tests run on real graphs, and test_full_size_cuda.py samples SD3.5 Large at
 
 import pytest
 import torch
-from bcg_testing import PACK, WARMUP_ONLY, conds, session_of, skip_unless_host_builds
+from bcg_testing import PACK, WARMUP_ONLY, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
 
 from bcg_runtime.comfy import synthetic
 
@@ -34,17 +34,11 @@ def _routed(model) -> bool:
     return isinstance(model.model.diffusion_model.__dict__.get("forward"), shim)
 
 
-def test_until_verified_on_a_gpu_sd3_runs_unchanged_and_says_why(pack, model, monkeypatch):
+def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
     _, nodes = pack
     monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
     positive, negative = conds(FAMILY)
-    eager = synthetic.sample(model, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3)
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
-    out = synthetic.sample(bcg_model, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3)
-    assert torch.equal(out, eager)
-    # BCG saw every DiT call (2 steps x cond and uncond): the forward went through its hook.
-    [(reason, n)] = session_of(bcg_model).last_run["eager"].items()
-    assert n == 4 and "SD3 support awaits its GPU exactness test" in reason and "BCG_UNVERIFIED_FAMILIES=1" in reason
+    check_gpu_verification_state(nodes, model, FAMILY, lambda m: synthetic.sample(m, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3))
 
 
 @pytest.mark.parametrize("mode", ["full", "breakable"])

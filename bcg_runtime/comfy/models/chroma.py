@@ -52,7 +52,6 @@ ADAPTER = ModelAdapter(
     config_classes=("Chroma",),
     max_text_length=T5_MAX_TEXT_LENGTH,
     text_policy=T5_TEXT_POLICY,
-    gpu_verified=False,
 )
 
 

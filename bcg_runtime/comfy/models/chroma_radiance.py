@@ -79,7 +79,6 @@ ADAPTER = ChromaRadianceAdapter(
     max_text_length=T5_MAX_TEXT_LENGTH,
     text_policy=T5_TEXT_POLICY,
     latent_scale=1,
-    gpu_verified=False,
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), Chroma1-Radiance as ComfyUI 0.33.0 detects it:

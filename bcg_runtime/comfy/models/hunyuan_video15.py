@@ -98,7 +98,6 @@ ADAPTER = HunyuanVideo15Adapter(
     text_policy="exact length: Qwen2.5-VL context unpadded and unmasked, each prompt length is its own graph",
     latent_scale=16,
     temporal_scale=4,
-    gpu_verified=False,
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like HunyuanVideo 1.5 (8.3B) 480p/720p

@@ -47,7 +47,6 @@ ADAPTER = ModelAdapter(
         "exact length: CLIP-L/G (77 tokens per chunk) then T5 (at least 77, unmasked pads); "
         "prompts of up to 75 tokens reach the DiT as 154 tokens, each length is its own graph"
     ),
-    gpu_verified=False,
 )
 
 
