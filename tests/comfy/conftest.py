@@ -35,6 +35,10 @@ def _import_comfy():
         import comfy.sample  # noqa: F401
         import comfy.samplers  # noqa: F401
         import comfy.sd  # noqa: F401
+        # ComfyUI's nodes.py, now, while COMFYUI_PATH is first on sys.path: this repository's own
+        # nodes/ package (on sys.path as the working directory) would otherwise shadow it for a
+        # test that imports a comfy_extras module first (they `import nodes`).
+        import nodes  # noqa: F401
     except Exception as exc:  # any import failure means the layer cannot run
         return f"{type(exc).__name__}: {exc}"
     return None

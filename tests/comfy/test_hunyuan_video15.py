@@ -166,8 +166,9 @@ def test_a_meanflow_checkpoint_runs_eager_and_says_why(pack, model, standin_grap
             p.normal_(0.0, 0.02, generator=torch.Generator().manual_seed(11))
     positive, negative = conds(FAMILY)
     plain = synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3, frames=5)
-    # where the loaded model's weights are now (on the GPU after a sampling, not where it was built)
-    monkeypatch.setattr(dm, "time_r_in", time_r_in.to(next(dm.parameters()).device))
+    # beside the loaded weights (on the GPU after a sampling, in the dtype ComfyUI chose, fp16 there)
+    weight = next(dm.parameters())
+    monkeypatch.setattr(dm, "time_r_in", time_r_in.to(device=weight.device, dtype=weight.dtype))
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
     out, eager = both(bcg_model, model, 64, 64, 2, 1.0, positive, negative, seed=3, frames=5)
     assert torch.equal(out, eager) and not torch.equal(eager, plain)  # the r-timestep changes the math
