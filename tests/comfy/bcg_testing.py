@@ -119,3 +119,32 @@ def check_gpu_verification_state(nodes, model, family, sample):
         [(reason, n)] = run["eager"].items()
         assert n == run["calls"] and f"{adapter.display_name} support awaits its GPU exactness test" in reason, run
         assert "BCG_UNVERIFIED_FAMILIES=1" in reason, reason
+
+
+def check_each_prompt_length_is_its_own_graph(nodes, model, family):
+    """An exact-length family (40- and 17-token prompts, 64² px, mode full) through BCG Apply's
+    defaults: cfg 2 runs cond and uncond as two batch-1 calls, each captured on first sight and
+    replayed after, equal to eager; another prompt pair of the same lengths and another seed
+    replays with no new capture; cfg 1 replays the positive's graph alone."""
+    import torch
+
+    from bcg_runtime.comfy import synthetic
+
+    def both(m, cfg, pos, neg, seed):
+        out = synthetic.sample(m, family, 64, 64, 3, cfg, pos, neg, seed=seed)
+        assert torch.equal(out, synthetic.sample(model, family, 64, 64, 3, cfg, pos, neg, seed=seed)), (cfg, seed)
+
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    assert session.config.mode.value == "full"
+    positive, negative = conds(family)
+    both(bcg_model, 2.0, positive, negative, 3)
+    run = session.last_run
+    assert run["calls"] == 6 and run["replayed"] == 4, run
+    first = "first call, captured"
+    assert run["eager"] == {f"{first}: 64x64 txt40 b1": 1, f"{first}: 64x64 txt17 b1": 1}, run
+    other_pos, other_neg = synthetic.make_conditioning(family, 40, seed=5), synthetic.make_conditioning(family, 17, seed=6)
+    both(bcg_model, 2.0, other_pos, other_neg, 4)
+    assert session.last_run["replayed"] == 6 and session.runner.stats.captures == 2, session.last_run
+    both(bcg_model, 1.0, other_pos, other_neg, 5)
+    assert session.last_run["calls"] == 3 and session.last_run["replayed"] == 3, session.last_run

@@ -13,7 +13,7 @@ import importlib.util
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
 
 from bcg_runtime.comfy import synthetic
 
@@ -46,27 +46,7 @@ def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_gr
 
 
 def test_each_prompt_length_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
-    _, nodes = pack
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
-    session = session_of(bcg_model)
-    assert session.config.mode.value == "full"
-    positive, negative = conds(FAMILY)  # 40 and 17 tokens: two batch-1 calls per step
-    out = synthetic.sample(bcg_model, FAMILY, 64, 64, 3, 2.0, positive, negative, seed=3)
-    assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 3, 2.0, positive, negative, seed=3))
-    run = session.last_run
-    assert run["calls"] == 6 and run["replayed"] == 4, run
-    assert run["eager"] == {f"{FIRST}: 64x64 txt40 b1": 1, f"{FIRST}: 64x64 txt17 b1": 1}, run
-
-    # Another prompt pair of the same lengths and another seed: both graphs replay, nothing new.
-    other_pos, other_neg = synthetic.make_conditioning(FAMILY, 40, seed=5), synthetic.make_conditioning(FAMILY, 17, seed=6)
-    out = synthetic.sample(bcg_model, FAMILY, 64, 64, 3, 2.0, other_pos, other_neg, seed=4)
-    assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 3, 2.0, other_pos, other_neg, seed=4))
-    assert session.last_run["replayed"] == 6 and session.runner.stats.captures == 2, session.last_run
-
-    # cfg 1 runs the positive alone: the txt40 graph again.
-    out = synthetic.sample(bcg_model, FAMILY, 64, 64, 3, 1.0, other_pos, other_neg, seed=5)
-    assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 3, 1.0, other_pos, other_neg, seed=5))
-    assert session.last_run["calls"] == 3 and session.last_run["replayed"] == 3, session.last_run
+    check_each_prompt_length_is_its_own_graph(pack[1], model, FAMILY)
 
 
 def test_a_text_mask_is_read_at_replay_not_frozen_into_the_graph(pack, model, standin_graphs):
