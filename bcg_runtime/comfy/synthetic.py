@@ -17,6 +17,7 @@ ComfyUI is imported lazily (inside functions): importing this module needs only 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import logging
@@ -38,6 +39,7 @@ __all__ = [
     "state_dict_shapes",
     "build_state_dict",
     "detect_family_class",
+    "detected_config",
     "load_model",
     "linear_weight_keys",
     "fp8_checkpoint",
@@ -162,13 +164,44 @@ def detect_family_class(state_dict: Mapping[str, torch.Tensor], prefix: str = ""
     return (type(model_config).__name__ if model_config is not None else None), cfg
 
 
+def detected_config(family: str, state_dict: Mapping[str, torch.Tensor], prefix: str = "", depth=None) -> tuple[str | None, dict | None]:
+    """:func:`detect_family_class`, with the block counts a synthetic load sets where detection
+    fixes them (``FamilyInfo.depth_fixed_by_detection``): the config the loaded model is built with."""
+    info = family_info(family)
+    cls_name, cfg = detect_family_class(state_dict, prefix)
+    if cfg is not None and info.depth_fixed_by_detection:
+        cfg = {**cfg, **dict(zip(info.depth_keys, info.depth_counts(depth)))}
+    return cls_name, cfg
+
+
+@contextlib.contextmanager
+def _depth_set_at_load(info: FamilyInfo, depth):
+    """While loading a family whose detection fixes the depth: its ``supported_models`` class's
+    ``unet_extra_config`` (applied over the detected config) also sets the block counts."""
+    if not info.depth_fixed_by_detection:
+        yield
+        return
+    import comfy.supported_models
+
+    cls = getattr(comfy.supported_models, info.supported_model)
+    own = cls.__dict__.get("unet_extra_config")
+    cls.unet_extra_config = {**cls.unet_extra_config, **dict(zip(info.depth_keys, info.depth_counts(depth)))}
+    try:
+        yield
+    finally:
+        if own is None:
+            del cls.unet_extra_config
+        else:
+            cls.unet_extra_config = own
+
+
 #: unet_config entries ComfyUI derives from weight *values*, not the layout (0.33: Z-Image's
 #: ``allow_fp16``, from the spread of a norm weight): random weights set them at random.
 DETECTED_FROM_VALUES = frozenset({"allow_fp16"})
 
 
 def _verify_detection(info: FamilyInfo, sd: Mapping[str, torch.Tensor], prefix: str, depth) -> None:
-    cls_name, cfg = detect_family_class(sd, prefix)
+    cls_name, cfg = detected_config(info.name, sd, prefix, depth)
     want = info.unet_config(depth)
     if cls_name != info.supported_model or cfg is None:
         raise RuntimeError(
@@ -205,7 +238,8 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
     sd = build_state_dict(info.name, depth=depth, seed=seed, dtype=dtype or torch.bfloat16, device=device)
     shapes = {k: tuple(v.shape) for k, v in sd.items()}
     t0 = time.perf_counter()
-    patcher = comfy.sd.load_diffusion_model_state_dict(sd, model_options=options)
+    with _depth_set_at_load(info, depth):
+        patcher = comfy.sd.load_diffusion_model_state_dict(sd, model_options=options)
     del sd
     if patcher is None:
         raise RuntimeError(f"[BCG] ComfyUI could not detect the synthetic {info.name!r} checkpoint")

@@ -90,7 +90,7 @@ def skip_unless_host_builds(family):
     except (ImportError, AttributeError) as error:  # a family newer than this ComfyUI (0.8.0 has no Ideogram 4)
         pytest.skip(f"this ComfyUI has no {synthetic.family_info(family).ldm_class}: {error}")
     sd = {k: torch.empty(shape, device="meta") for k, shape in shapes.items()}
-    _, detected = synthetic.detect_family_class(sd)
+    _, detected = synthetic.detected_config(family, sd, depth=1)
     want = synthetic.unet_config(family, depth=1)
     diff = {k: (want[k], (detected or {}).get(k)) for k in want if not same_config_value((detected or {}).get(k), want[k])}
     diff = {k: v for k, v in diff.items() if k not in synthetic.DETECTED_FROM_VALUES}

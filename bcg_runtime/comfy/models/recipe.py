@@ -53,6 +53,12 @@ class FamilyInfo:
     #: Depth of the full-size GPU exactness test (``depth_counts``): None = the real depth; fewer
     #: blocks at the real width where the whole model would not sample in the suite's time.
     gpu_test_depth: Any = None
+    #: True where ComfyUI's detection does not read the block counts from the checkpoint (it
+    #: returns fixed counts, or none and the model class's defaults apply): every real checkpoint
+    #: then has the real depth, and no key layout can ask for fewer blocks. A reduced-depth
+    #: synthetic model gets its ``depth_keys`` through the ``supported_models`` class's
+    #: ``unet_extra_config`` while it loads (``synthetic._depth_set_at_load``).
+    depth_fixed_by_detection: bool = False
 
     def unet_config(self, depth=None) -> dict:
         """The detection config with block counts set by :meth:`depth_counts`."""
