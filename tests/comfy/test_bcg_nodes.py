@@ -268,38 +268,3 @@ def test_memory_budget_too_small_keeps_what_was_captured_and_lists_the_rest(warm
     assert torch.equal(out, synthetic.sample(model, family, 64, 64, 2, 2.0, positive, negative, seed=3))
     run = session_of(warmed).last_run
     assert run["state"] == "partial" and run["replayed"] == 2 and run["calls"] == 4, run
-
-
-def small_lumina2():
-    """A real ComfyUI Lumina2 (Lumina-Image-2.0 class, not Z-Image: dim != 3840) built the way
-    load_diffusion_model_state_dict builds models (supported_models config -> get_model), small."""
-    import comfy.model_management as mm
-    import comfy.model_patcher
-    import comfy.supported_models
-
-    config = dict(synthetic.unet_config("zimage", depth=1), dim=256, n_heads=2, n_kv_heads=2)
-    model_config = comfy.supported_models.Lumina2(config)
-    model_config.set_inference_dtype(torch.float32, None)
-    model = model_config.get_model({})
-    g = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for p in model.diffusion_model.parameters():
-            p.copy_(torch.randn(p.shape, generator=g) * 0.02)
-    return comfy.model_patcher.ModelPatcher(model, load_device=mm.get_torch_device(), offload_device=mm.unet_offload_device())
-
-
-def test_unsupported_family_runs_unchanged_and_says_why(pack):
-    _, nodes = pack
-    model = small_lumina2()
-    assert type(model.model.model_config).__name__ == "Lumina2"
-    positive = synthetic.make_conditioning("zimage", 20, seed=1)  # same text encoder width
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
-    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, positive).args
-    assert "off: unsupported model Lumina2: BCG supports FLUX.1, Z-Image, Qwen-Image" in report
-    out = synthetic.sample(warmed, "zimage", 64, 64, 2, 1.0, positive, positive, seed=3)
-    assert torch.equal(out, synthetic.sample(model, "zimage", 64, 64, 2, 1.0, positive, positive, seed=3))
-    run = session_of(warmed).last_run
-    assert run["state"] == "off" and run["replayed"] == 0
-    [reason] = run["eager"]
-    assert reason.startswith("disabled: unsupported model Lumina2") and "the model runs unchanged" in reason
-    assert not getattr(warmed, "weight_inplace_update", False)  # nothing about the model changed

@@ -103,3 +103,8 @@ def test_hidream_is_no_family_and_bcg_apply_leaves_it_unchanged(pack, model):
     assert torch.equal(out, eager) and torch.isfinite(out).all()
     [(reason, n)] = session_of(bcg_model).last_run["eager"].items()
     assert n == 4 and "unsupported model HiDream" in reason and "mixture-of-experts" in reason, session_of(bcg_model).last_run
+    assert session_of(bcg_model).last_run["state"] == "off"
+    assert not getattr(bcg_model, "weight_inplace_update", False)  # nothing about the model changed
+    # BCG Warmup Capture says so too, and captures nothing
+    _, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    assert "off: unsupported model HiDream (HiDream's mixture-of-experts" in report and "BCG supports FLUX.1" in report, report
