@@ -1,0 +1,120 @@
+"""Z-Image pixel space (``supported_models.ZImagePixelSpace``: ``comfy.ldm.lumina.model.NextDiTPixelSpace``),
+ComfyUI 0.33.0 only (0.8.0 has no such class: its tests skip there).
+
+Z-Image's NextDiT backbone (``zimage.py``: dim 3840, 30 heads, learned pad tokens) on raw RGB: no
+VAE, the "latent" is the image (``latent_formats.ZImagePixelSpace``: 3 channels, downscale 1), so
+``latent_scale`` is 1 and labels count pixels. ``x_embedder`` patchifies 16-pixel patches (a 1024²
+image is 4096 tokens, Z-Image's count at 1024²) and a small per-patch MLP decoder (``dec_net``,
+``SimpleMLPAdaLN`` with a DCT ``NerfEmbedder``) replaces the final layer. ``ZImagePixelSpace``
+subclasses ``ZImage`` in ComfyUI, but adapters match config classes by exact name, so it has its
+own adapter. No checkpoint is public (ComfyUI's PR calls it "still training"): the recipe takes
+the backbone from Z-Image's detection and the decoder from ``NextDiTPixelSpace``'s defaults
+(hidden 3840, 4 residual blocks, 8 DCT frequencies) with DeCo's 16-pixel patch.
+
+Text: as Z-Image, the caption arrives at its exact token count and the model pads it to 32 with a
+learned token that the image attends to; each caption length is its own graph.
+
+Read for host syncs and value-dependent branches (0.33.0, ``comfy/ldm/lumina/model.py``):
+
+- l.1046-1048 ``omni = len(ref_latents) > 0`` and the timestep concat: a Python list's length,
+  in the key through ``ref_latents``' shapes (as Z-Image Omni). l.1059 NewBie's pooled branch is
+  None for this config (``clip_text_pooled_proj`` absent).
+- l.1054, l.1066-1075 raw pixel patches: views and reshapes by ``x.shape``; ``pad_to_patch_size`` by shapes.
+- l.414-416 ``pad_zimage``, l.654-715 ``embed_cap`` / ``embed_all``, l.717-812
+  ``patchify_and_embed``: pad counts, RoPE ids and ``timestep_zero_index`` from shapes; the masks
+  are None (l.721, l.790, l.813). l.420 ``pos_ids_x`` reads ``rope_options`` (Python numbers from
+  ``transformer_options``, in the key by options.py).
+- l.1095-1100 ``double_block`` patches: any patch makes the call eager (options.py).
+- l.1105-1118: the decoder reads the first ``N`` image tokens (``N`` from shapes) and prepends a
+  zero caption placeholder; ``unpatchify`` loops over the batch by shape.
+- l.971-980 ``SimpleMLPAdaLN``: ``weight_dtype`` from the weight's dtype; residual blocks and the
+  final layer are device work.
+- ``chroma_radiance/layers.py:47`` ``NerfEmbedder.fetch_pos`` is an ``lru_cache(maxsize=4)`` over
+  ``(embedder, patch_size, device, dtype)`` (patch size 1 here: the decoder sees one token per
+  patch): graphs read the cached DCT table by address, kept alive only by that cache. Once it has
+  evicted anything (more than four embedder/device/dtype combinations of Chroma Radiance or this
+  model in one process), :meth:`refusal` sends every call eager rather than replay a graph that
+  may read freed memory (the check Chroma Radiance's adapter makes).
+- ``forward`` (l.1122) runs ``_forward`` through the DIFFUSION_MODEL ``WrapperExecutor`` and then
+  ``(x - neg_x0) / timesteps`` outside it, eager on the graph's output.
+
+No op syncs with the host, so mode 'full' is safe for every call not refused.
+"""
+
+from typing import Any
+
+import torch
+
+from .base import ModelAdapter
+from .chroma_radiance import nerf_cache_evictions
+from .recipe import FamilyInfo, frozen_config
+from .zimage import RECIPE as ZIMAGE
+
+NERF_CACHE_EVICTED = (
+    "Z-Image pixel space: the cached NeRF DCT table of its decoder was evicted (NerfEmbedder.fetch_pos "
+    "keeps 4 entries; more embedder/device/dtype combinations used it): graphs may read freed memory, "
+    "so calls run eager for the rest of this process"
+)
+
+
+class ZImagePixelSpaceAdapter(ModelAdapter):
+    def refusal(self, call: dict[str, Any]) -> str | None:
+        return NERF_CACHE_EVICTED if nerf_cache_evictions() > 0 else None
+
+
+ADAPTER = ZImagePixelSpaceAdapter(
+    family="zimage_pixel_space",
+    display_name="Z-Image pixel space",
+    config_classes=("ZImagePixelSpace",),
+    max_text_length=1024,
+    text_policy="exact length: the model pads captions with learned tokens itself; each caption length is its own graph",
+    latent_scale=1,
+)
+
+
+def _zimage_pixel_extras(recipe, batch, length, generator, guidance):
+    """Qwen3-4B through CLIPTextEncode (Z-Image's encoder): no pooled output, an all-ones mask."""
+    return {"pooled_output": None, "attention_mask": torch.ones(batch, length, dtype=torch.long)}
+
+
+#: The synthetic-checkpoint recipe (``..synthetic``): Z-Image's backbone with the pixel decoder, as
+#: ComfyUI 0.33.0 detects it (``model_detection.py:617``: patch from ``x_embedder``, 3 channels).
+RECIPE = FamilyInfo(
+    name="zimage_pixel_space",
+    title="Z-Image pixel space",
+    ldm_class="comfy.ldm.lumina.model:NextDiTPixelSpace",
+    supported_model="ZImagePixelSpace",
+    model_base="ZImagePixelSpace",
+    latent_format="ZImagePixelSpace",
+    hidden_size=ZIMAGE.hidden_size,
+    num_heads=ZIMAGE.num_heads,
+    text_dim=ZIMAGE.text_dim,
+    text_encoder=ZIMAGE.text_encoder,
+    pooled_dim=None,
+    latent_channels=3,
+    latent_dimensions=2,
+    depth_keys=("n_layers",),
+    real_depth=(30,),
+    block_attrs=("layers",),
+    default_steps=30,
+    default_cfg=4.0,
+    default_cond_length=64,
+    default_guidance=None,
+    config=frozen_config(
+        {
+            **ZIMAGE.config,
+            "image_model": "zimage_pixel",
+            "patch_size": 16,
+            "in_channels": 3,
+            "decoder_in_channels": 16 * 16 * 3,
+            "decoder_hidden_size": 3840,
+            "decoder_num_res_blocks": 4,
+            "decoder_max_freqs": 8,
+        }
+    ),
+    conditioning_extras=_zimage_pixel_extras,
+    latent_downscale=ADAPTER.latent_scale,
+    #: Z-Image's 6B backbone (its GPU test runs at full depth) plus a ~0.3B decoder; 1024² is 4096
+    #: tokens as Z-Image's, so the whole model samples in seconds on the H200.
+    gpu_test_depth=None,
+)

@@ -1,0 +1,72 @@
+"""Z-Image pixel space (``ZImagePixelSpace``): the adapter inside real ComfyUI, on a depth-1 model
+at Z-Image's width with the pixel decoder (ComfyUI 0.33.0; 0.8.0 has no such class and skips).
+
+The model works on RGB pixels (16-pixel patches), so labels count pixels. Captions reach the DiT at
+their exact length (the model pads them with learned tokens itself): cond and uncond of different
+lengths run as two batch-1 calls, each replaying its own graph. The NeRF DCT cache eviction check
+refuses every call once the shared cache has dropped an entry. CPU stand-in here;
+test_full_size_cuda.py samples the full-depth model at 512² and 1024².
+"""
+
+import functools
+
+import pytest
+import torch
+from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
+
+from bcg_runtime.comfy import synthetic
+
+pytestmark = pytest.mark.comfy
+FAMILY = "zimage_pixel_space"
+
+
+@pytest.fixture(scope="module")
+def model():
+    skip_unless_host_builds(FAMILY)
+    return synthetic.load_model(FAMILY, depth=1, seed=0)
+
+
+def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
+    _, nodes = pack
+    monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
+    positive, negative = conds(FAMILY)
+    check_gpu_verification_state(nodes, model, FAMILY, lambda m: synthetic.sample(m, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3))
+
+
+def test_each_caption_length_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
+    check_each_prompt_length_is_its_own_graph(pack[1], model, FAMILY)
+
+
+def test_an_unwarmed_size_falls_back_with_its_pixel_label(pack, model, standin_graphs):
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
+    positive, negative = conds(FAMILY)
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    assert "64x64 txt40 b1: captured" in report and "replay exact" in report, report
+    out = synthetic.sample(warmed, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3)
+    assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3))
+    assert session_of(warmed).last_run["replayed"] == 2, session_of(warmed).last_run
+    out = synthetic.sample(warmed, FAMILY, 96, 64, 2, 1.0, positive, negative, seed=3)
+    assert out.shape[-2:] == (64, 96)  # pixels: no VAE between the sampler and the DiT
+    assert torch.equal(out, synthetic.sample(model, FAMILY, 96, 64, 2, 1.0, positive, negative, seed=3))
+    assert session_of(warmed).last_run["eager"] == {"not captured: 96x64 txt40 b1": 2}, session_of(warmed).last_run
+
+
+def test_an_evicted_dct_table_sends_every_call_eager(pack, model, standin_graphs, monkeypatch):
+    """Graphs read NerfEmbedder.fetch_pos's cached table by address: once the LRU cache has evicted
+    an entry, the adapter refuses with the reason and BCG's output still equals eager's."""
+    import comfy.ldm.chroma_radiance.layers as layers
+
+    _, nodes = pack
+    original = layers.NerfEmbedder.fetch_pos
+    positive, negative = conds(FAMILY)
+    eager = synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3)
+    tiny = functools.lru_cache(maxsize=1)(original.__wrapped__)
+    monkeypatch.setattr(layers.NerfEmbedder, "fetch_pos", tiny)
+    embedder = model.model.diffusion_model.dec_net.input_embedder
+    tiny(embedder, 2, torch.device("cpu"), torch.float32)
+    tiny(embedder, 3, torch.device("cpu"), torch.float32)  # evicts the first entry
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    assert torch.equal(synthetic.sample(bcg_model, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3), eager)
+    [(reason, n)] = session_of(bcg_model).last_run["eager"].items()
+    assert n == 2 and "DCT table of its decoder was evicted" in reason, reason
