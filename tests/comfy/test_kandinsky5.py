@@ -1,0 +1,100 @@
+"""Kandinsky 5 Video (``Kandinsky5``): the adapter inside real ComfyUI, on a depth-1 Video Lite
+model at the real width (model 1792; one text and one visual block).
+
+Latents are 5-D ``[B,16,T,H,W]`` at 8x; the DiT sees 33 channels (``concat_cond`` adds a start
+latent and a mask, zeros for T2V). Each frame count is its own signature, labelled in pixel frames
+(``64x64x5f txt40 b1``); the Qwen2.5-VL context keeps its exact length, so cond and uncond of
+different lengths are two batch-1 signatures. Kandinsky5ImageToVideo's ``time_dim_replace`` (an
+in-place write into the DiT's input) replays exactly here, where that input is a fresh
+concatenation. The family stays off for users until its GPU exactness test has passed, unless
+they opt in. CPU stand-in here; test_full_size_cuda.py samples the full model. The model file is
+the same in ComfyUI 0.8.0 and 0.33.0: these tests run on both.
+"""
+
+import pytest
+import torch
+from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
+
+from bcg_runtime.comfy import synthetic
+
+pytestmark = pytest.mark.comfy
+FAMILY = "kandinsky5"
+FIRST = "first call, captured"
+
+
+@pytest.fixture(scope="module")
+def model():
+    skip_unless_host_builds(FAMILY)
+    return synthetic.load_model(FAMILY, depth=1, seed=0)
+
+
+def sample_both(bcg_model, model, *args, **kwargs):
+    """(BCG output, eager output) of the same sampling."""
+    return synthetic.sample(bcg_model, FAMILY, *args, **kwargs), synthetic.sample(model, FAMILY, *args, **kwargs)
+
+
+def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
+    _, nodes = pack
+    monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
+    positive, negative = conds(FAMILY)
+    check_gpu_verification_state(
+        nodes, model, FAMILY, lambda m: synthetic.sample(m, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3, frames=5)
+    )
+
+
+def test_each_frame_count_and_prompt_length_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    assert session.config.mode.value == "full"
+    positive, negative = conds(FAMILY)
+    for frames, latent_frames in ((1, 1), (5, 2)):
+        out, eager = sample_both(bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3, frames=frames)
+        assert out.shape == (1, 16, latent_frames, 8, 8) and torch.equal(out, eager)
+        run = session.last_run
+        assert run["calls"] == 6 and run["replayed"] == 4, run
+        assert run["eager"] == {f"{FIRST}: 64x64x{frames}f txt40 b1": 1, f"{FIRST}: 64x64x{frames}f txt17 b1": 1}, run
+    other_pos, other_neg = synthetic.make_conditioning(FAMILY, 40, seed=5), synthetic.make_conditioning(FAMILY, 17, seed=6)
+    out, eager = sample_both(bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4, frames=5)
+    assert torch.equal(out, eager)
+    assert session.last_run["replayed"] == 6 and session.runner.stats.captures == 4, session.last_run
+    out, eager = sample_both(bcg_model, model, 64, 64, 3, 1.0, other_pos, other_neg, seed=5, frames=5)
+    assert torch.equal(out, eager)
+    assert session.last_run["calls"] == 3 and session.last_run["replayed"] == 3, session.last_run
+
+
+def test_image_to_video_start_frames_replay_exactly(pack, model, standin_graphs):
+    """Kandinsky5ImageToVideo's extras: ``time_dim_replace`` (the start frames' latent, written into
+    ``x`` by the forward) and ``concat_mask``. Another start image of the same shape replays."""
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    positive, _ = conds(FAMILY)
+    mask = torch.ones(1, 1, 2, 8, 8)
+    mask[:, :, :1] = 0.0
+
+    def i2v(seed):
+        start = torch.randn(1, 16, 1, 8, 8, generator=torch.Generator().manual_seed(seed))
+        return [[positive[0][0], {**positive[0][1], "time_dim_replace": start, "concat_mask": mask}]]
+
+    out, eager = sample_both(bcg_model, model, 64, 64, 2, 1.0, i2v(1), i2v(1), seed=3, frames=5)
+    assert torch.equal(out, eager)
+    assert session.last_run["eager"] == {f"{FIRST}: 64x64x5f txt40 b1": 1}, session.last_run
+    out, eager = sample_both(bcg_model, model, 64, 64, 2, 1.0, i2v(2), i2v(2), seed=4, frames=5)
+    assert torch.equal(out, eager)
+    assert session.last_run["replayed"] == 2 and session.runner.stats.captures == 1, session.last_run
+
+
+def test_an_unwarmed_frame_count_falls_back_with_its_label(pack, model, standin_graphs):
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
+    session = session_of(bcg_model)
+    positive, negative = conds(FAMILY)
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64x5", "", "1", positive, negative).args
+    assert "64x64x5f txt40 b1: captured" in report and "NOT exact" not in report, report
+    out, eager = sample_both(warmed, model, 64, 64, 2, 1.0, positive, negative, seed=9, frames=5)
+    assert torch.equal(out, eager)
+    assert session.last_run["replayed"] == 2 and not session.last_run["eager"], session.last_run
+    out, eager = sample_both(warmed, model, 64, 64, 2, 1.0, positive, negative, seed=9, frames=9)
+    assert torch.equal(out, eager)
+    assert session.last_run["eager"] == {"not captured: 64x64x9f txt40 b1": 2}, session.last_run
