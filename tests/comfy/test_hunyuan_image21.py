@@ -1,0 +1,104 @@
+"""HunyuanImage 2.1 (``HunyuanImage21``): the adapter inside real ComfyUI, on a depth-1 17B-shaped
+model (hidden 3584, one double and one single block, 2-D patch over a 32x VAE's 64 channels).
+
+The Qwen2.5-VL context keeps its exact length, so cond and uncond of different lengths are two
+batch-1 signatures; labels count pixels (a 2x2 latent is 64x64). byT5 glyph text (quoted text in
+the prompt) is an argument whose presence and token count the key sees. Distilled (meanflow)
+checkpoints run eager with the reason. CPU stand-in here; test_full_size_cuda.py samples the real
+width at ``gpu_test_depth``. HunyuanImage21 exists in ComfyUI 0.8.0 and 0.33.0: both run these.
+"""
+
+import pytest
+import torch
+from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
+
+from bcg_runtime.comfy import synthetic
+
+pytestmark = pytest.mark.comfy
+FAMILY = "hunyuan_image21"
+FIRST = "first call, captured"
+
+
+@pytest.fixture(scope="module")
+def model():
+    skip_unless_host_builds(FAMILY)
+    return synthetic.load_model(FAMILY, depth=1, seed=0)
+
+
+def both(bcg_model, model, *args, **kwargs):
+    """(BCG output, eager output) of the same sampling."""
+    return synthetic.sample(bcg_model, FAMILY, *args, **kwargs), synthetic.sample(model, FAMILY, *args, **kwargs)
+
+
+def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
+    _, nodes = pack
+    monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
+    positive, negative = conds(FAMILY)
+    check_gpu_verification_state(nodes, model, FAMILY, lambda m: synthetic.sample(m, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3))
+
+
+def test_each_prompt_length_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
+    check_each_prompt_length_is_its_own_graph(pack[1], model, FAMILY)
+
+
+def test_an_unwarmed_size_falls_back_with_its_label(pack, model, standin_graphs):
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
+    positive, negative = conds(FAMILY)
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    assert "64x64 txt40 b1: captured" in report and "replay exact" in report, report
+    out, eager = both(warmed, model, 64, 64, 2, 1.0, positive, negative, seed=3)
+    assert out.shape == (1, 64, 2, 2) and torch.equal(out, eager)
+    assert session_of(warmed).last_run["replayed"] == 2, session_of(warmed).last_run
+    out, eager = both(warmed, model, 96, 64, 2, 1.0, positive, negative, seed=3)
+    assert torch.equal(out, eager)
+    assert session_of(warmed).last_run["eager"] == {"not captured: 96x64 txt40 b1": 2}, session_of(warmed).last_run
+
+
+def test_glyph_text_is_an_argument_the_key_sees(pack, model, standin_graphs):
+    """Quoted text in the prompt adds ``conditioning_byt5small`` (byT5, [1, N, 1472]), which
+    reaches the DiT as ``txt_byt5``: another signature, captured apart and labelled ``byt5:N``;
+    other glyph values of the same shape replay it without a new capture."""
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    positive, _ = conds(FAMILY)
+
+    def glyph(seed):
+        byt5 = torch.randn(1, 12, 1472, generator=torch.Generator().manual_seed(seed))
+        return [[positive[0][0], {**positive[0][1], "conditioning_byt5small": byt5}]]
+
+    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, glyph(1), glyph(1), seed=3)
+    assert torch.equal(out, eager)
+    assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt40 b1 byt5:12": 1}, session.last_run
+    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, glyph(2), glyph(2), seed=3)
+    assert torch.equal(out, eager)
+    assert session.last_run["replayed"] == 2 and session.runner.stats.captures == 1, session.last_run
+    plain = synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, positive, seed=3)
+    assert not torch.equal(plain, eager)  # the glyph tokens change the output
+
+
+def test_a_distilled_meanflow_checkpoint_runs_eager_and_says_why(pack, model, standin_graphs, monkeypatch):
+    """The distilled checkpoint carries ``time_r_in``: its forward looks the next sigma up in the
+    sampler's schedule with a one-argument ``torch.where`` (model.py l.316), which a graph would
+    freeze. BCG Apply reads ``time_r_in`` from the model and sends every such call eager."""
+    import comfy.ops
+    from comfy.ldm.flux.layers import MLPEmbedder
+
+    _, nodes = pack
+    dm = model.model.diffusion_model
+    time_r_in = MLPEmbedder(256, 3584, dtype=torch.float32, operations=comfy.ops.disable_weight_init)
+    with torch.no_grad():
+        for p in time_r_in.parameters():
+            p.normal_(0.0, 0.02, generator=torch.Generator().manual_seed(11))
+    positive, negative = conds(FAMILY)
+    plain = synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3)
+    weight = next(dm.parameters())
+    monkeypatch.setattr(dm, "time_r_in", time_r_in.to(device=weight.device, dtype=weight.dtype))
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, positive, negative, seed=3)
+    assert torch.equal(out, eager) and not torch.equal(eager, plain)  # the r-timestep changes the math
+    run = session_of(bcg_model).last_run
+    [(reason, n)] = run["eager"].items()
+    assert n == 2 and "HunyuanImage 2.1 distilled" in reason and "torch.where" in reason, run
+    assert session_of(bcg_model).runner.stats.captures == 0
