@@ -172,8 +172,10 @@ def _ldm_modules() -> list[tuple[str, Any]]:
     return [(n, m) for n, m in modules if m is not None]
 
 
-def address_state(model_patcher: Any) -> AddressState:
-    """The :class:`AddressState` of ``model_patcher``'s diffusion model as it is now."""
+def address_state(model_patcher: Any, scratch: tuple[str, ...] = ()) -> AddressState:
+    """The :class:`AddressState` of ``model_patcher``'s diffusion model as it is now; ``scratch``:
+    attributes of the top-level module that its forward writes and never reads (the adapter's
+    ``forward_scratch_attributes``), left out."""
     diffusion_model = model_patcher.model.diffusion_model
     weights = []
     for module in diffusion_model.modules():
@@ -181,7 +183,9 @@ def address_state(model_patcher: Any) -> AddressState:
             for t in tensors.values():
                 if t is not None:
                     weights.append(_address(t))
-        for value in module.__dict__.values():  # tensors kept as plain attributes (tables, pads)
+        for name, value in module.__dict__.items():  # tensors kept as plain attributes (tables, pads)
+            if module is diffusion_model and name in scratch:
+                continue
             if isinstance(value, torch.Tensor):
                 weights.append(_address(value))
     keep: list = []

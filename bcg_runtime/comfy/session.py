@@ -181,7 +181,7 @@ class BCGSession:
             return
         self.run_steps, self.run_seen = steps, Counter()
         reason = guards.run_refusal(model_patcher)
-        state = guards.address_state(model_patcher)
+        state = guards.address_state(model_patcher, self.adapter.forward_scratch_attributes if self.adapter else ())
         if self.runner.retain(state):
             change = state.change_from(self.last_state) if self.last_state is not None else "the model changed"
             if warming:

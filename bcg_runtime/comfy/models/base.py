@@ -41,6 +41,10 @@ class ModelAdapter:
     #: H200. Until then BCG Apply leaves the model unchanged and says so, unless the user opts in
     #: with ``BCG_UNVERIFIED_FAMILIES=1`` (every graph is still proven bit-equal before it serves).
     gpu_verified: bool = True
+    #: Attributes the DiT's forward sets on its own top-level module and never reads (Cosmos-Predict2
+    #: keeps ``affline_emb`` and ``crossattn_emb`` "for logging"): left out of the weights' address
+    #: state, where each run's new tensors would read as moved weights and drop every graph.
+    forward_scratch_attributes: tuple[str, ...] = ()
 
     def for_model(self, model_patcher: Any) -> "ModelAdapter":
         """The adapter for this very model: itself, or a copy for a family whose members differ in
