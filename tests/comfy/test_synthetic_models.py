@@ -98,7 +98,7 @@ def test_conditioning_mirrors_text_encode(family):
         assert extras["pooled_output"].shape == (1, info.pooled_dim)
     else:
         assert extras["pooled_output"] is None
-    if family in ("zimage", "zimage_pixel_space", "lumina2", "ideogram4"):  # LLM encoders that return their (all-ones) attention mask
+    if family in ("zimage", "zimage_pixel_space", "lumina2", "ideogram4", "omnigen2"):  # LLM encoders that return their (all-ones) attention mask
         mask = extras["attention_mask"]
         assert mask.dtype == torch.long and mask.shape == (1, 40) and bool(mask.all())
     elif family == "ltxv":  # T5 with a mask over its padding: ones for the prompt's tokens, then zeros
