@@ -24,15 +24,15 @@ Read for host syncs and value-dependent branches (ComfyUI 0.33.0, comfy/ldm/cosm
   ``[B, T]`` timesteps): shapes. ``denoise_mask`` itself reaches ``_forward`` as an unused keyword
   argument, a tensor whose shape is in the key.
 - ``predict2.py:918`` fp16 residual stream in float32: the dtype, in the key.
-- ``predict2.py:889-891`` ``self.affline_scale_log_info``, ``self.affline_emb``,
+- ``predict2.py:887-889`` ``self.affline_scale_log_info``, ``self.affline_emb``,
   ``self.crossattn_emb`` are stored on the module "for logging"; nothing in ComfyUI reads them (a
   replay leaves them pointing at the capture's tensors). Being new tensors after every call, they
   would read as moved weights at each run's address check and drop every graph: the adapter names
   them ``forward_scratch_attributes``, which the check leaves out.
 - ``predict2.py:161``, ``:584``, ``:898`` ``attn1_patch`` / ``attn2_patch`` / ``mlp_patch`` /
-  ``post_input`` patches: any patch makes the call eager (``options.py``). ``:924``
+  ``post_input`` patches: any patch makes the call eager (``options.py``). ``:922``
   ``block_index`` is bookkeeping.
-- ``predict2.py:186`` ``comfy_kitchen`` ``rms_rope_split_half``: backend from shapes and dtypes;
+- ``predict2.py:187`` ``comfy_kitchen`` ``rms_rope_split_half``: backend from shapes and dtypes;
   0.8.0 computes the rotation in plain torch. ``position_embedding.py`` buffers move with the model.
 
 No op syncs with the host, so mode 'full' is safe. ``forward`` runs ``_forward`` through the
