@@ -1,0 +1,80 @@
+"""Krea 2 (``Krea2``): the adapter inside real ComfyUI, on a depth-1 Krea-2-shaped model (6144
+wide, 48 query over 12 key/value heads, the full txtfusion adapter over a 12 x 2560 context).
+
+Latents are the Qwen-Image VAE's ``[B,16,1,H,W]``; labels count pixels at 8x. The Qwen3-VL
+context keeps its exact length, so cond and uncond of different lengths are two batch-1
+signatures. An edit call's reference latent (with ``ref_latents_method``) is another signature,
+named by its size. CPU stand-in here; test_full_size_cuda.py samples the full-depth model.
+ComfyUI 0.8.0 has no Krea 2: these tests skip there.
+"""
+
+import pytest
+import torch
+from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
+
+from bcg_runtime.comfy import synthetic
+
+pytestmark = pytest.mark.comfy
+FAMILY = "krea2"
+FIRST = "first call, captured"
+
+
+@pytest.fixture(scope="module")
+def model():
+    skip_unless_host_builds(FAMILY)
+    return synthetic.load_model(FAMILY, depth=1, seed=0)
+
+
+def both(bcg_model, model, *args, **kwargs):
+    """(BCG output, eager output) of the same sampling."""
+    return synthetic.sample(bcg_model, FAMILY, *args, **kwargs), synthetic.sample(model, FAMILY, *args, **kwargs)
+
+
+def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
+    _, nodes = pack
+    monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
+    positive, negative = conds(FAMILY)
+    check_gpu_verification_state(nodes, model, FAMILY, lambda m: synthetic.sample(m, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3))
+
+
+def test_each_prompt_length_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
+    check_each_prompt_length_is_its_own_graph(pack[1], model, FAMILY)
+
+
+def test_an_unwarmed_size_falls_back_with_its_label(pack, model, standin_graphs):
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
+    positive, negative = conds(FAMILY)
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    assert "64x64 txt40 b1: captured" in report and "replay exact" in report, report
+    out, eager = both(warmed, model, 64, 64, 2, 1.0, positive, negative, seed=3)
+    assert out.shape == (1, 16, 1, 8, 8) and torch.equal(out, eager)
+    assert session_of(warmed).last_run["replayed"] == 2, session_of(warmed).last_run
+    out, eager = both(warmed, model, 96, 64, 2, 1.0, positive, negative, seed=3)
+    assert torch.equal(out, eager)
+    assert session_of(warmed).last_run["eager"] == {"not captured: 96x64 txt40 b1": 2}, session_of(warmed).last_run
+
+
+def test_a_reference_latent_is_a_signature_named_by_its_size(pack, model, standin_graphs):
+    """An edit conditioning (``reference_latents`` + ``reference_latents_method``
+    ``index_timestep_zero``) reaches the DiT as ``ref_latents`` and ``ref_latents_method``: captured
+    apart, labelled with the reference's pixel size and method; another reference image of that
+    size replays without a new capture and equals eager."""
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    positive, _ = conds(FAMILY)
+
+    def edit(seed):
+        ref = torch.randn(1, 16, 1, 6, 8, generator=torch.Generator().manual_seed(seed))
+        extras = {**positive[0][1], "reference_latents": [ref], "reference_latents_method": "index_timestep_zero"}
+        return [[positive[0][0], extras]]
+
+    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, edit(1), edit(1), seed=3)
+    assert torch.equal(out, eager)
+    assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt40 b1 ref 64x48 (index_timestep_zero)": 1}, session.last_run
+    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, edit(2), edit(2), seed=3)
+    assert torch.equal(out, eager)
+    assert session.last_run["replayed"] == 2 and session.runner.stats.captures == 1, session.last_run
+    plain = synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, positive, seed=3)
+    assert not torch.equal(plain, eager)  # the reference tokens change the output
