@@ -1,0 +1,109 @@
+"""LongCat-Image and LongCat-Image-Edit (``supported_models.LongCatImage``: ``comfy.ldm.flux.model.Flux``
+with the LongCat config; ``model_base.LongCatImage``), ComfyUI 0.33.0 only (0.8.0 has no such
+class: its tests skip there).
+
+FLUX.1's DiT at 3072 wide, 24 heads, 10 double and 20 single blocks (6B), no pooled vector, no
+guidance embedding, a Qwen2.5-VL-7B context (3584) whose RoPE ids count along the text
+(``txt_ids_dims`` [1, 2]). ``LongCatImage`` is its own config class (adapters match by exact
+name), so the FLUX adapter does not serve it.
+
+Text: ``LongCatImageBaseTokenizer`` pads (or truncates) every prompt to 512 tokens with real pad
+tokens, and ``LongCatImageTEModel`` strips the template around them: every prompt reaches the DiT
+as a 512-long context, as stock ComfyUI computes it, so one graph serves every prompt and cond
+and uncond batch into one call. The encoder's mask over the padding is dropped by
+``model_base.Flux.extra_conds`` (0.33 l.1030-1039: only a mask with ``attention_mask_img_shape``,
+a region mask, reaches the DiT). ``model_base.LongCatImage._apply_model`` (l.1065-1074) sets
+``rope_options`` shifts from the context length: Python floats that options.py puts in the key.
+
+Read for host syncs and value-dependent branches (0.33.0, ``comfy/ldm/flux/``), beyond what
+``flux.py`` lists for the shared forward (reference latents, ``process_img``, bookkeeping):
+
+- model.py:402-404: text position ids are ``linspace`` over the context length (a shape).
+- model.py:329-336 ``process_img`` reads ``rope_options`` (the shifts above): in the key.
+- ``model_base.LongCatImage.extra_conds`` pops ``guidance``; ``encode_adm`` returns None (no ``y``).
+- LongCat-Image-Edit calls carry ``ref_latents`` (the ReferenceLatent node): shapes in the key,
+  values copied at replay, each size named in the label (``ref WxH``), as FLUX.1 Kontext.
+
+No op syncs with the host, so mode 'full' is safe. ``Flux.forward`` (model.py:344) runs ``_forward``
+through the DIFFUSION_MODEL ``WrapperExecutor``.
+"""
+
+from typing import Any
+
+from .base import ModelAdapter
+from .flux import reference_label
+from .recipe import FamilyInfo, frozen_config
+
+#: Every prompt's context length at the DiT: the tokenizer pads the prompt to 512 tokens.
+CONTEXT_LENGTH = 512
+
+
+class LongCatImageAdapter(ModelAdapter):
+    def text_length_seen(self, tokens: int) -> int:
+        """512 for every prompt (padded, or truncated to it)."""
+        return CONTEXT_LENGTH
+
+    def label(self, call: dict[str, Any]) -> str:
+        """The base label plus each reference latent's size (edit calls)."""
+        return super().label(call) + reference_label(call, self.latent_scale)
+
+
+ADAPTER = LongCatImageAdapter(
+    family="longcat_image",
+    display_name="LongCat-Image",
+    config_classes=("LongCatImage",),
+    max_text_length=CONTEXT_LENGTH,
+    text_policy="one bucket, exact: the tokenizer pads every prompt to 512 tokens, so one graph serves every prompt",
+    gpu_verified=False,
+)
+
+#: The synthetic-checkpoint recipe (``..synthetic``), shaped like LongCat-Image (6B) as ComfyUI
+#: 0.33.0 detects it (``model_detection.py:354``: context 3584 and no ``vector_in``).
+RECIPE = FamilyInfo(
+    name="longcat_image",
+    title="LongCat-Image (6B)",
+    ldm_class="comfy.ldm.flux.model:Flux",
+    supported_model="LongCatImage",
+    model_base="LongCatImage",
+    latent_format="Flux",
+    hidden_size=3072,
+    num_heads=24,
+    text_dim=3584,
+    text_encoder="Qwen2.5-VL-7B (prompt padded to 512 tokens, template stripped)",
+    pooled_dim=None,
+    latent_channels=16,
+    latent_dimensions=2,
+    depth_keys=("depth", "depth_single_blocks"),
+    real_depth=(10, 20),
+    block_attrs=("double_blocks", "single_blocks"),
+    default_steps=50,
+    default_cfg=4.5,
+    default_cond_length=CONTEXT_LENGTH,
+    default_guidance=None,
+    config=frozen_config(
+        {
+            "image_model": "flux",
+            "axes_dim": [16, 56, 56],
+            "num_heads": 24,
+            "mlp_ratio": 4.0,
+            "theta": 10000,
+            "out_channels": 16,
+            "qkv_bias": True,
+            "txt_ids_dims": [1, 2],
+            "in_channels": 16,
+            "hidden_size": 3072,
+            "context_in_dim": 3584,
+            "patch_size": 2,
+            "vec_in_dim": None,
+            "depth": 10,
+            "depth_single_blocks": 20,
+            "guidance_embed": False,
+            "yak_mlp": False,
+            "txt_norm": False,
+        }
+    ),
+    prompt_lengths=(CONTEXT_LENGTH, CONTEXT_LENGTH),
+    #: 6B parameters, half FLUX.1-dev's 12B that the suite samples whole: the real depth samples
+    #: 512² and 1024² quickly on the H200.
+    gpu_test_depth=None,
+)
