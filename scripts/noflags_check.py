@@ -125,6 +125,7 @@ def summary(rec: dict) -> str:
 
 def main(argv: list[str]) -> int:
     out, work = Path(argv[0]), Path(argv[1])
+    out.mkdir(parents=True, exist_ok=True)
     families = tuple(argv[2:]) or DEFAULT_FAMILIES
     shutil.rmtree(work, ignore_errors=True)
     base = work / "ComfyUI"
