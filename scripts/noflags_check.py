@@ -22,12 +22,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
-import types
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,29 +39,7 @@ def rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def start_server(base: Path, log_path: Path, env: dict) -> subprocess.Popen:
-    import torch
-
-    args = [] if torch.cuda.is_available() else ["--cpu"]  # no flags; --cpu only where there is no GPU
-    proc = subprocess.Popen([sys.executable, "main.py", *args], cwd=base, stdout=open(log_path, "wb"), stderr=subprocess.STDOUT, env=env)
-    deadline = time.monotonic() + 300
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"main.py exited with {proc.returncode} while starting")
-        try:
-            with urllib.request.urlopen("http://127.0.0.1:8188/bcg/status", timeout=5) as r:
-                if r.status == 200:
-                    return proc
-        except urllib.error.HTTPError as err:
-            raise RuntimeError(f"GET /bcg/status answered {err.code}: the pack's route did not register") from err
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError("main.py did not answer within 300 s")
-        time.sleep(1)
-
-
-def check_family(e, client, server, proc, family: str) -> dict:
+def check_family(e, client, server, family: str) -> dict:
     """One family's four prompts (see the module docstring); ``ok`` says whether it passed."""
     rec: dict = {"family": family}
 
@@ -73,7 +47,7 @@ def check_family(e, client, server, proc, family: str) -> dict:
         run = e.run_prompt(server, prompt, timeout=600)
         entry = client.wait(server.url, run.prompt_id, timeout=120)
         mem = e.gpu_memory(server)
-        rec[name] = {"seconds": round(run.seconds, 2), "rss_mib": round(rss_mib(proc.pid)),
+        rec[name] = {"seconds": round(run.seconds, 2), "rss_mib": round(rss_mib(server.proc.pid)),
                      "torch_reserved_mib": round(mem["reserved"] / 2**20), "torch_allocated_mib": round(mem["allocated"] / 2**20)}
         return run, e.saved_latent(server.base, entry)
 
@@ -136,15 +110,15 @@ def main(argv: list[str]) -> int:
     e.make_base(base, others=tuple(f for f in families if f != e.FAMILY))
     client = e.load_client()
     record: dict = {"command": "python main.py", "cwd": str(base), "families": []}
-    log_path = out / "noflags_server.log"
-    env = {k: v for k, v in os.environ.items() if k not in ("BCG_COMFY_TEST_CPU", "BCG_ARTIFACTS", "BCG_UNVERIFIED_FAMILIES")}
-    proc = None
+    # as users start it: nothing of the test environment (the opt-out of the allocator switch is
+    # dropped by ComfyServer itself)
+    test_only = {name: None for name in ("BCG_COMFY_TEST_CPU", "BCG_ARTIFACTS", "BCG_UNVERIFIED_FAMILIES")}
+    server = e.ComfyServer(base, env=test_only, bare=True, log_path=out / "noflags_server.log")
     try:
         t0 = time.monotonic()
-        proc = start_server(base, log_path, env)
+        server.start(timeout=300)
         record["start_seconds"] = round(time.monotonic() - t0, 1)
-        server = types.SimpleNamespace(url="http://127.0.0.1:8188", base=base)
-        log = log_path.read_text(errors="replace")
+        log = server.log_path.read_text(errors="replace")
         device = client.http_json(server.url, "/system_stats")["devices"][0]["name"]
         record.update(device=device, cuda_malloc_async="cudaMallocAsync" in device,
                       dynamic_vram="DynamicVRAM support detected and enabled" in log,
@@ -152,7 +126,7 @@ def main(argv: list[str]) -> int:
                       import_failed=[line.strip() for line in log.splitlines() if "IMPORT FAILED" in line])
         for family in families:
             try:
-                rec = check_family(e, client, server, proc, family)
+                rec = check_family(e, client, server, family)
             except Exception as exc:  # recorded; the family fails, the others still run
                 rec = {"family": family, "error": f"{type(exc).__name__}: {exc}", "ok": False}
             record["families"].append(rec)
@@ -161,12 +135,7 @@ def main(argv: list[str]) -> int:
         record["error"] = f"{type(exc).__name__}: {exc}"
         print(f"FAILED: {record['error']}", flush=True)
     finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        server.stop()
         (out / "noflags.json").write_text(json.dumps(record, indent=1, default=str))
     allocator = "cudaMallocAsync" if record.get("cuda_malloc_async") else "native allocator"
     print(f"server: {allocator}, Dynamic VRAM {'on' if record.get('dynamic_vram') else 'off'}")

@@ -405,15 +405,23 @@ class ComfyServer:
     inherits this process's environment less :data:`OPT_OUT_VAR`, so a tester's opt-out never
     reaches it unasked; ``env`` adds (or, with value None, removes) variables on top, e.g.
     ``{OPT_OUT_VAR: "1"}`` for a server that keeps cudaMallocAsync.
+
+    ``bare=True``: ``python main.py`` and nothing else (``--cpu`` only without CUDA), run in ``base``,
+    which must then be a ComfyUI tree: ComfyUI's own default port 8188, folders and database, as a
+    user starts it (``scripts/noflags_check.py``). ``log_path`` overrides where the log goes.
     """
 
-    def __init__(self, base: Path, cuda: bool | None = None, env: dict[str, str | None] | None = None, name: str = "server"):
+    def __init__(
+        self, base: Path, cuda: bool | None = None, env: dict[str, str | None] | None = None, name: str = "server",
+        bare: bool = False, log_path: Path | None = None,
+    ):  # fmt: skip
         self.base = base
         self.cuda = cuda_available() if cuda is None else cuda
         self.env = dict(env or {})
-        self.port = free_port()
+        self.bare = bare
+        self.port = 8188 if bare else free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = base / f"{name}.log"
+        self.log_path = log_path or base / f"{name}.log"
         self.proc: subprocess.Popen | None = None
 
     def device_args(self) -> list[str]:
@@ -431,12 +439,15 @@ class ComfyServer:
         return env
 
     def start(self, timeout: float = 240) -> "ComfyServer":
-        cmd = [
-            sys.executable, "main.py", *self.device_args(), "--listen", "127.0.0.1", "--port", str(self.port),
-            "--base-directory", str(self.base), "--database-url", "sqlite:///:memory:",
-        ]  # fmt: skip
+        cmd = [sys.executable, "main.py", *self.device_args()]
+        if not self.bare:
+            cmd += [
+                "--listen", "127.0.0.1", "--port", str(self.port), "--base-directory", str(self.base),
+                "--database-url", "sqlite:///:memory:",
+            ]  # fmt: skip
+        cwd = self.base if self.bare else os.environ["COMFYUI_PATH"]
         with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(cmd, cwd=os.environ["COMFYUI_PATH"], stdout=log, stderr=subprocess.STDOUT, env=self.environment())
+            self.proc = subprocess.Popen(cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=self.environment())
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
