@@ -19,6 +19,13 @@ def conds(family):
     return synthetic.make_conditioning(family, pos_len, seed=1), synthetic.make_conditioning(family, neg_len, seed=2)
 
 
+def sample_both(family, bcg_model, model, *args, **kwargs):
+    """(BCG output, eager output) of the same ``synthetic.sample`` call."""
+    from bcg_runtime.comfy import synthetic
+
+    return synthetic.sample(bcg_model, family, *args, **kwargs), synthetic.sample(model, family, *args, **kwargs)
+
+
 def session_of(model):
     """The BCG session the pack attached to a ModelPatcher."""
     return sys.modules[f"{PACK}.bcg_runtime.comfy.wrappers"].session_of(model)

@@ -165,3 +165,16 @@ def _unverified_families_allowed():
         os.environ.pop(UNVERIFIED_OPT_IN, None)
     else:
         os.environ[UNVERIFIED_OPT_IN] = before
+
+
+@pytest.fixture(scope="module")
+def model(request):
+    """The depth-1 model of the test module's ``FAMILY`` (real width, random weights), built once per
+    module; skipped where this ComfyUI builds that family otherwise. A module may define its own."""
+    from bcg_testing import skip_unless_host_builds
+
+    from bcg_runtime.comfy import synthetic
+
+    family = request.module.FAMILY
+    skip_unless_host_builds(family)
+    return synthetic.load_model(family, depth=1, seed=0)

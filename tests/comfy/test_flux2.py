@@ -9,19 +9,13 @@ test_full_size_cuda.py samples the full-depth model at 512² and 1024².
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, session_of
 
 from bcg_runtime.comfy import synthetic
 
 pytestmark = pytest.mark.comfy
 FAMILY = "flux2"
 FIRST = "first call, captured"
-
-
-@pytest.fixture(scope="module")
-def model():
-    skip_unless_host_builds(FAMILY)
-    return synthetic.load_model(FAMILY, depth=1, seed=0)
 
 
 def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):

@@ -10,24 +10,13 @@ width at ``gpu_test_depth``. HunyuanImage21 exists in ComfyUI 0.8.0 and 0.33.0: 
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, sample_both, session_of
 
 from bcg_runtime.comfy import synthetic
 
 pytestmark = pytest.mark.comfy
 FAMILY = "hunyuan_image21"
 FIRST = "first call, captured"
-
-
-@pytest.fixture(scope="module")
-def model():
-    skip_unless_host_builds(FAMILY)
-    return synthetic.load_model(FAMILY, depth=1, seed=0)
-
-
-def both(bcg_model, model, *args, **kwargs):
-    """(BCG output, eager output) of the same sampling."""
-    return synthetic.sample(bcg_model, FAMILY, *args, **kwargs), synthetic.sample(model, FAMILY, *args, **kwargs)
 
 
 def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
@@ -47,10 +36,10 @@ def test_an_unwarmed_size_falls_back_with_its_label(pack, model, standin_graphs)
     positive, negative = conds(FAMILY)
     warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
     assert "64x64 txt40 b1: captured" in report and "replay exact" in report, report
-    out, eager = both(warmed, model, 64, 64, 2, 1.0, positive, negative, seed=3)
+    out, eager = sample_both(FAMILY, warmed, model, 64, 64, 2, 1.0, positive, negative, seed=3)
     assert out.shape == (1, 64, 2, 2) and torch.equal(out, eager)
     assert session_of(warmed).last_run["replayed"] == 2, session_of(warmed).last_run
-    out, eager = both(warmed, model, 96, 64, 2, 1.0, positive, negative, seed=3)
+    out, eager = sample_both(FAMILY, warmed, model, 96, 64, 2, 1.0, positive, negative, seed=3)
     assert torch.equal(out, eager)
     assert session_of(warmed).last_run["eager"] == {"not captured: 96x64 txt40 b1": 2}, session_of(warmed).last_run
 
@@ -68,10 +57,10 @@ def test_glyph_text_is_an_argument_the_key_sees(pack, model, standin_graphs):
         byt5 = torch.randn(1, 12, 1472, generator=torch.Generator().manual_seed(seed))
         return [[positive[0][0], {**positive[0][1], "conditioning_byt5small": byt5}]]
 
-    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, glyph(1), glyph(1), seed=3)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, glyph(1), glyph(1), seed=3)
     assert torch.equal(out, eager)
     assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt40 b1 byt5:12": 1}, session.last_run
-    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, glyph(2), glyph(2), seed=3)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, glyph(2), glyph(2), seed=3)
     assert torch.equal(out, eager)
     assert session.last_run["replayed"] == 2 and session.runner.stats.captures == 1, session.last_run
     plain = synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, positive, seed=3)
@@ -96,7 +85,7 @@ def test_a_distilled_meanflow_checkpoint_runs_eager_and_says_why(pack, model, st
     weight = next(dm.parameters())
     monkeypatch.setattr(dm, "time_r_in", time_r_in.to(device=weight.device, dtype=weight.dtype))
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
-    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, positive, negative, seed=3)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, positive, negative, seed=3)
     assert torch.equal(out, eager) and not torch.equal(eager, plain)  # the r-timestep changes the math
     run = session_of(bcg_model).last_run
     [(reason, n)] = run["eager"].items()

@@ -14,24 +14,13 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, release_cuda_memory, session_of, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, release_cuda_memory, sample_both, session_of, skip_unless_host_builds
 
 from bcg_runtime.comfy import synthetic
 
 pytestmark = pytest.mark.comfy
 FAMILY = "hunyuan_video15"
 FIRST = "first call, captured"
-
-
-@pytest.fixture(scope="module")
-def model():
-    skip_unless_host_builds(FAMILY)
-    return synthetic.load_model(FAMILY, depth=1, seed=0)
-
-
-def both(bcg_model, model, *args, **kwargs):
-    """(BCG output, eager output) of the same sampling."""
-    return synthetic.sample(bcg_model, FAMILY, *args, **kwargs), synthetic.sample(model, FAMILY, *args, **kwargs)
 
 
 def with_extras(cond, **extras):
@@ -54,7 +43,7 @@ def test_each_frame_count_and_prompt_length_is_its_own_graph_and_replays_exactly
     assert session.config.mode.value == "full"
     positive, negative = conds(FAMILY)  # 40 and 17 tokens: exact lengths, two batch-1 calls per step
     for frames, latent_frames in ((1, 1), (5, 2)):
-        out, eager = both(bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3, frames=frames)
+        out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3, frames=frames)
         assert out.shape == (1, 32, latent_frames, 4, 4) and torch.equal(out, eager)
         run = session.last_run
         assert run["calls"] == 6 and run["replayed"] == 4, run
@@ -62,19 +51,19 @@ def test_each_frame_count_and_prompt_length_is_its_own_graph_and_replays_exactly
     assert session.runner.stats.captures == 4
 
     # cfg 1: the positive alone, its graph already captured.
-    out, eager = both(bcg_model, model, 64, 64, 3, 1.0, positive, negative, seed=4, frames=5)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 1.0, positive, negative, seed=4, frames=5)
     assert torch.equal(out, eager)
     assert session.last_run["calls"] == 3 and session.last_run["replayed"] == 3, session.last_run
 
     # Another prompt and seed of the same lengths: replayed, nothing new captured.
     other_pos, other_neg = synthetic.make_conditioning(FAMILY, 40, seed=5), synthetic.make_conditioning(FAMILY, 17, seed=6)
-    out, eager = both(bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4, frames=5)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4, frames=5)
     assert torch.equal(out, eager)
     assert session.last_run["replayed"] == 6 and session.runner.stats.captures == 4, session.last_run
 
     # Another length is another signature.
     longer = synthetic.make_conditioning(FAMILY, 41, seed=7)
-    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, longer, other_neg, seed=4, frames=5)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, longer, other_neg, seed=4, frames=5)
     assert torch.equal(out, eager)
     assert session.last_run["eager"] == {f"{FIRST}: 64x64x5f txt41 b1": 1}, session.last_run
 
@@ -89,12 +78,12 @@ def test_typed_video_warmup_captures_what_the_sampler_sends(pack, model, standin
     assert "NOT exact" not in report and session.runner.stats.captures == 2, report
 
     for cfg, calls in ((2.0, 4), (1.0, 2)):
-        out, eager = both(warmed, model, 64, 64, 2, cfg, positive, negative, seed=9, frames=5)
+        out, eager = sample_both(FAMILY, warmed, model, 64, 64, 2, cfg, positive, negative, seed=9, frames=5)
         assert torch.equal(out, eager)
         assert session.last_run["replayed"] == calls and not session.last_run["eager"], session.last_run
 
     # A frame count the warm-up did not take falls back and names itself.
-    out, eager = both(warmed, model, 64, 64, 2, 1.0, positive, negative, seed=9, frames=9)
+    out, eager = sample_both(FAMILY, warmed, model, 64, 64, 2, 1.0, positive, negative, seed=9, frames=9)
     assert torch.equal(out, eager)
     assert session.last_run["eager"] == {"not captured: 64x64x9f txt40 b1": 2}, session.last_run
     assert session.runner.stats.captures == 2
@@ -137,16 +126,16 @@ def test_glyph_text_i2v_inputs_and_a_text_mask_are_arguments_the_key_sees(pack, 
     cases = ((glyph, "64x64x5f txt40 b1 byt5:12"), (i2v, "64x64x5f txt40 b1 vision:729"), (masked, "64x64x5f txt40 b1"))
     for make, label in cases:
         captures = session.runner.stats.captures
-        out, eager = both(bcg_model, model, 64, 64, 2, 1.0, make(1), make(1), seed=3, frames=5)
+        out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, make(1), make(1), seed=3, frames=5)
         assert torch.equal(out, eager)
         assert session.last_run["eager"] == {f"{FIRST}: {label}": 1}, session.last_run
-        out, eager = both(bcg_model, model, 64, 64, 2, 1.0, make(2), make(2), seed=3, frames=5)
+        out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, make(2), make(2), seed=3, frames=5)
         assert torch.equal(out, eager)
         assert session.last_run["replayed"] == 2 and not session.last_run["eager"], session.last_run
         assert session.runner.stats.captures == captures + 1, session.last_run
 
     # The plain prompt (no mask, no glyphs, no image) is yet another signature.
-    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, positive, positive, seed=3, frames=5)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, positive, positive, seed=3, frames=5)
     assert torch.equal(out, eager)
     assert session.last_run["eager"] == {f"{FIRST}: 64x64x5f txt40 b1": 1}, session.last_run
 
@@ -170,7 +159,7 @@ def test_a_meanflow_checkpoint_runs_eager_and_says_why(pack, model, standin_grap
     weight = next(dm.parameters())
     monkeypatch.setattr(dm, "time_r_in", time_r_in.to(device=weight.device, dtype=weight.dtype))
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
-    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, positive, negative, seed=3, frames=5)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, positive, negative, seed=3, frames=5)
     assert torch.equal(out, eager) and not torch.equal(eager, plain)  # the r-timestep changes the math
     run = session_of(bcg_model).last_run
     [(reason, n)] = run["eager"].items()

@@ -13,24 +13,13 @@ the same in ComfyUI 0.8.0 and 0.33.0: these tests run on both.
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, sample_both, session_of
 
 from bcg_runtime.comfy import synthetic
 
 pytestmark = pytest.mark.comfy
 FAMILY = "kandinsky5"
 FIRST = "first call, captured"
-
-
-@pytest.fixture(scope="module")
-def model():
-    skip_unless_host_builds(FAMILY)
-    return synthetic.load_model(FAMILY, depth=1, seed=0)
-
-
-def sample_both(bcg_model, model, *args, **kwargs):
-    """(BCG output, eager output) of the same sampling."""
-    return synthetic.sample(bcg_model, FAMILY, *args, **kwargs), synthetic.sample(model, FAMILY, *args, **kwargs)
 
 
 def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
@@ -49,16 +38,16 @@ def test_each_frame_count_and_prompt_length_is_its_own_graph_and_replays_exactly
     assert session.config.mode.value == "full"
     positive, negative = conds(FAMILY)
     for frames, latent_frames in ((1, 1), (5, 2)):
-        out, eager = sample_both(bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3, frames=frames)
+        out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3, frames=frames)
         assert out.shape == (1, 16, latent_frames, 8, 8) and torch.equal(out, eager)
         run = session.last_run
         assert run["calls"] == 6 and run["replayed"] == 4, run
         assert run["eager"] == {f"{FIRST}: 64x64x{frames}f txt40 b1": 1, f"{FIRST}: 64x64x{frames}f txt17 b1": 1}, run
     other_pos, other_neg = synthetic.make_conditioning(FAMILY, 40, seed=5), synthetic.make_conditioning(FAMILY, 17, seed=6)
-    out, eager = sample_both(bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4, frames=5)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4, frames=5)
     assert torch.equal(out, eager)
     assert session.last_run["replayed"] == 6 and session.runner.stats.captures == 4, session.last_run
-    out, eager = sample_both(bcg_model, model, 64, 64, 3, 1.0, other_pos, other_neg, seed=5, frames=5)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 1.0, other_pos, other_neg, seed=5, frames=5)
     assert torch.equal(out, eager)
     assert session.last_run["calls"] == 3 and session.last_run["replayed"] == 3, session.last_run
 
@@ -77,10 +66,10 @@ def test_image_to_video_start_frames_replay_exactly(pack, model, standin_graphs)
         start = torch.randn(1, 16, 1, 8, 8, generator=torch.Generator().manual_seed(seed))
         return [[positive[0][0], {**positive[0][1], "time_dim_replace": start, "concat_mask": mask}]]
 
-    out, eager = sample_both(bcg_model, model, 64, 64, 2, 1.0, i2v(1), i2v(1), seed=3, frames=5)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, i2v(1), i2v(1), seed=3, frames=5)
     assert torch.equal(out, eager)
     assert session.last_run["eager"] == {f"{FIRST}: 64x64x5f txt40 b1": 1}, session.last_run
-    out, eager = sample_both(bcg_model, model, 64, 64, 2, 1.0, i2v(2), i2v(2), seed=4, frames=5)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, i2v(2), i2v(2), seed=4, frames=5)
     assert torch.equal(out, eager)
     assert session.last_run["replayed"] == 2 and session.runner.stats.captures == 1, session.last_run
 
@@ -92,9 +81,9 @@ def test_an_unwarmed_frame_count_falls_back_with_its_label(pack, model, standin_
     positive, negative = conds(FAMILY)
     warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64x5", "", "1", positive, negative).args
     assert "64x64x5f txt40 b1: captured" in report and "NOT exact" not in report, report
-    out, eager = sample_both(warmed, model, 64, 64, 2, 1.0, positive, negative, seed=9, frames=5)
+    out, eager = sample_both(FAMILY, warmed, model, 64, 64, 2, 1.0, positive, negative, seed=9, frames=5)
     assert torch.equal(out, eager)
     assert session.last_run["replayed"] == 2 and not session.last_run["eager"], session.last_run
-    out, eager = sample_both(warmed, model, 64, 64, 2, 1.0, positive, negative, seed=9, frames=9)
+    out, eager = sample_both(FAMILY, warmed, model, 64, 64, 2, 1.0, positive, negative, seed=9, frames=9)
     assert torch.equal(out, eager)
     assert session.last_run["eager"] == {"not captured: 64x64x9f txt40 b1": 2}, session.last_run

@@ -10,19 +10,13 @@ model. The model file is the same in ComfyUI 0.8.0 and 0.33.0: these tests run o
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, session_of
 
 from bcg_runtime.comfy import synthetic
 from bcg_runtime.comfy.models.kandinsky5 import TIME_DIM_REPLACE_REFUSAL
 
 pytestmark = pytest.mark.comfy
 FAMILY = "kandinsky5_image"
-
-
-@pytest.fixture(scope="module")
-def model():
-    skip_unless_host_builds(FAMILY)
-    return synthetic.load_model(FAMILY, depth=1, seed=0)
 
 
 def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):

@@ -9,24 +9,13 @@ samples the full-depth model. ComfyUI 0.8.0 has no LongCatImage: these tests ski
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, sample_both, session_of
 
 from bcg_runtime.comfy import synthetic
 
 pytestmark = pytest.mark.comfy
 FAMILY = "longcat_image"
 FIRST = "first call, captured"
-
-
-@pytest.fixture(scope="module")
-def model():
-    skip_unless_host_builds(FAMILY)
-    return synthetic.load_model(FAMILY, depth=1, seed=0)
-
-
-def both(bcg_model, model, *args, **kwargs):
-    """(BCG output, eager output) of the same sampling."""
-    return synthetic.sample(bcg_model, FAMILY, *args, **kwargs), synthetic.sample(model, FAMILY, *args, **kwargs)
 
 
 def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
@@ -42,19 +31,19 @@ def test_every_prompt_is_512_tokens_so_cond_and_uncond_share_one_graph(pack, mod
     session = session_of(bcg_model)
     assert session.config.mode.value == "full"
     positive, negative = conds(FAMILY)
-    out, eager = both(bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3)
     assert torch.equal(out, eager)
     run = session.last_run
     assert run["calls"] == 3 and run["replayed"] == 2 and run["eager"] == {f"{FIRST}: 64x64 txt512 b2": 1}, run
 
     # Other prompts and another seed: the same signature, replayed, nothing new captured.
     other_pos, other_neg = synthetic.make_conditioning(FAMILY, 512, seed=5), synthetic.make_conditioning(FAMILY, 512, seed=6)
-    out, eager = both(bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4)
     assert torch.equal(out, eager)
     assert session.last_run["replayed"] == 3 and session.runner.stats.captures == 1, session.last_run
 
     # cfg 1: the positive alone, a batch-1 signature of its own.
-    out, eager = both(bcg_model, model, 64, 64, 3, 1.0, other_pos, other_neg, seed=5)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 1.0, other_pos, other_neg, seed=5)
     assert torch.equal(out, eager)
     assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt512 b1": 1} and session.last_run["replayed"] == 2, session.last_run
 
@@ -65,10 +54,10 @@ def test_an_unwarmed_size_falls_back_with_its_label(pack, model, standin_graphs)
     positive, negative = conds(FAMILY)
     warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "2", positive, negative).args
     assert "64x64 txt512 b2: captured" in report and "replay exact" in report, report
-    out, eager = both(warmed, model, 64, 64, 2, 2.0, positive, negative, seed=3)
+    out, eager = sample_both(FAMILY, warmed, model, 64, 64, 2, 2.0, positive, negative, seed=3)
     assert torch.equal(out, eager)
     assert session_of(warmed).last_run["replayed"] == 2, session_of(warmed).last_run
-    out, eager = both(warmed, model, 96, 64, 2, 2.0, positive, negative, seed=3)
+    out, eager = sample_both(FAMILY, warmed, model, 96, 64, 2, 2.0, positive, negative, seed=3)
     assert torch.equal(out, eager)
     assert session_of(warmed).last_run["eager"] == {"not captured: 96x64 txt512 b2": 2}, session_of(warmed).last_run
 
@@ -86,10 +75,10 @@ def test_an_edit_reference_latent_is_a_signature_named_by_its_size(pack, model, 
         ref = torch.randn(1, 16, 6, 8, generator=torch.Generator().manual_seed(seed))
         return [[positive[0][0], {**positive[0][1], "reference_latents": [ref]}]]
 
-    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, edit(1), edit(1), seed=3)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, edit(1), edit(1), seed=3)
     assert torch.equal(out, eager)
     assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt512 b1 ref 64x48": 1}, session.last_run
-    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, edit(2), edit(2), seed=3)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, edit(2), edit(2), seed=3)
     assert torch.equal(out, eager)
     assert session.last_run["replayed"] == 2 and session.runner.stats.captures == 1, session.last_run
     plain = synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, positive, seed=3)

@@ -11,19 +11,13 @@ same tests run on real graphs, and test_full_size_cuda.py samples SD3.5 Large at
 
 import pytest
 import torch
-from bcg_testing import PACK, WARMUP_ONLY, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
+from bcg_testing import PACK, WARMUP_ONLY, check_gpu_verification_state, conds, session_of
 
 from bcg_runtime.comfy import synthetic
 
 pytestmark = pytest.mark.comfy
 FAMILY = "sd3"
 FIRST = "first call, captured"
-
-
-@pytest.fixture(scope="module")
-def model():
-    skip_unless_host_builds(FAMILY)
-    return synthetic.load_model(FAMILY, depth=1, seed=0)
 
 
 def _routed(model) -> bool:

@@ -10,7 +10,7 @@ CPU stand-in here (64x64 px, 1, 5 and 9 frames); ``test_480p_video_is_bit_exact_
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, capture_fails_on_cuda, conds, release_cuda_memory, session_of, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, capture_fails_on_cuda, conds, release_cuda_memory, sample_both, session_of, skip_unless_host_builds
 
 from bcg_runtime.comfy import synthetic
 from bcg_runtime.comfy.models.wan import CUDA_CAPTURE_GAP
@@ -21,23 +21,12 @@ FAMILY = "wan"
 FIRST = "first call, captured"
 
 
-@pytest.fixture(scope="module")
-def model():
-    skip_unless_host_builds(FAMILY)
-    return synthetic.load_model(FAMILY, depth=1, seed=0)
-
-
-def both(bcg_model, model, *args, **kwargs):
-    """(BCG output, eager output) of the same sampling."""
-    return synthetic.sample(bcg_model, FAMILY, *args, **kwargs), synthetic.sample(model, FAMILY, *args, **kwargs)
-
-
 def test_until_verified_on_a_gpu_wan_runs_unchanged_and_says_why(pack, model, monkeypatch):
     _, nodes = pack
     monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
     positive, negative = conds(FAMILY)
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
-    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, positive, negative, seed=3, frames=5)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, positive, negative, seed=3, frames=5)
     assert torch.equal(out, eager)
     [(reason, n)] = session_of(bcg_model).last_run["eager"].items()
     assert n == 2 and "Wan support awaits its GPU exactness test" in reason and "BCG_UNVERIFIED_FAMILIES=1" in reason
@@ -51,7 +40,7 @@ def test_each_frame_count_is_its_own_graph_and_replays_exactly(pack, model, stan
     assert session.config.mode.value == "full"
     positive, negative = conds(FAMILY)  # umT5-shaped: both 512 tokens, so cond+uncond batch (b2)
     for frames, latent_frames in ((1, 1), (5, 2)):
-        out, eager = both(bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3, frames=frames)
+        out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3, frames=frames)
         assert out.shape == (1, 16, latent_frames, 8, 8) and torch.equal(out, eager)
         run = session.last_run
         assert run["calls"] == 3 and run["replayed"] == 2, run
@@ -60,7 +49,7 @@ def test_each_frame_count_is_its_own_graph_and_replays_exactly(pack, model, stan
 
     # Another prompt and seed at a warmed frame count: replayed, nothing new captured.
     other_pos, other_neg = synthetic.make_conditioning(FAMILY, 512, seed=5), synthetic.make_conditioning(FAMILY, 512, seed=6)
-    out, eager = both(bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4, frames=5)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4, frames=5)
     assert torch.equal(out, eager)
     assert session.last_run["replayed"] == 3 and session.runner.stats.captures == 2, session.last_run
 
@@ -73,7 +62,7 @@ def test_a_prompt_longer_than_512_tokens_keeps_its_length_and_runs_apart(pack, m
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
     session = session_of(bcg_model)
     long, negative = synthetic.make_conditioning(FAMILY, 600, seed=7), conds(FAMILY)[1]
-    out, eager = both(bcg_model, model, 64, 64, 3, 2.0, long, negative, seed=5, frames=5)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, long, negative, seed=5, frames=5)
     assert torch.equal(out, eager)
     run = session.last_run
     assert run["calls"] == 6 and run["replayed"] == 4, run
@@ -91,12 +80,12 @@ def test_typed_video_warmup_captures_what_the_sampler_sends(pack, model, standin
     assert "NOT exact" not in report and session.runner.stats.captures == 2, report
 
     for cfg, calls in ((2.0, 3), (1.0, 3)):
-        out, eager = both(warmed, model, 64, 64, 3, cfg, positive, negative, seed=9, frames=5)
+        out, eager = sample_both(FAMILY, warmed, model, 64, 64, 3, cfg, positive, negative, seed=9, frames=5)
         assert torch.equal(out, eager)
         assert session.last_run["replayed"] == calls and not session.last_run["eager"], session.last_run
 
     # A frame count the warm-up did not take falls back and names itself.
-    out, eager = both(warmed, model, 64, 64, 2, 2.0, positive, negative, seed=9, frames=9)
+    out, eager = sample_both(FAMILY, warmed, model, 64, 64, 2, 2.0, positive, negative, seed=9, frames=9)
     assert torch.equal(out, eager)
     assert session.last_run["eager"] == {"not captured: 64x64x9f txt512 b2": 2}, session.last_run
     assert session.runner.stats.captures == 2
@@ -131,11 +120,11 @@ def test_i2v_clip_features_reach_the_dit_as_an_argument_the_key_sees(pack, model
         features = torch.randn(1, 257, 1280, generator=torch.Generator().manual_seed(seed))
         return [[positive[0][0], {**positive[0][1], "clip_vision_output": SimpleNamespace(penultimate_hidden_states=features)}]]
 
-    out, eager = both(bcg_model, model, 64, 64, 2, 1.0, positive, positive, seed=3)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, positive, positive, seed=3)
     assert torch.equal(out, eager) and session.runner.stats.captures == 1
     for seed, captures in ((1, 2), (2, 2)):
         clip = with_clip(seed)
-        out, eager = both(bcg_model, model, 64, 64, 2, 1.0, clip, clip, seed=3)
+        out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, clip, clip, seed=3)
         assert torch.equal(out, eager)
         assert session.runner.stats.captures == captures, session.last_run
     assert session.last_run["replayed"] == 2, session.last_run
