@@ -155,7 +155,12 @@ class BCGSession:
         budget = self.config.memory_budget_mb * 2**20 or None
         name = self.adapter.family if self.adapter else "bcg"
         limits = RunnerLimits(memory_budget_bytes=budget, evict_lru=self.captures_on_first_call)
-        self.runner = GraphRunner(limits=limits, name=f"{name}#{self.id}", abort_errors=_interrupt_errors())
+        self.runner = GraphRunner(
+            limits=limits,
+            name=f"{name}#{self.id}",
+            abort_errors=_interrupt_errors(),
+            stage_host_copies=bool(self.adapter and self.adapter.stage_host_copies),
+        )
         if self.permanent_refusal:
             self.runner.disable(self.permanent_refusal)
         SESSIONS[self.id] = self

@@ -53,13 +53,14 @@ import enum
 import gc
 import logging
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Hashable, Iterable, NamedTuple
 
 import torch
 
 from .backends import GraphBackend, backend_for
 from .graph import BreakableGraph
+from .host_copies import HostCopyStaging
 from .stats import EntryStats, RunnerStats
 from .trees import (
     MixedDevices,
@@ -149,6 +150,8 @@ class _Entry:
     stats: EntryStats
     #: The caller's ``state`` at capture: the entry serves only calls that pass an equal one.
     state: Any = None
+    #: Pinned copy sources the graph reads at every replay (``stage_host_copies``): held for its life.
+    host_buffers: list[torch.Tensor] = field(default_factory=list)
 
 
 @dataclass
@@ -172,11 +175,16 @@ class GraphRunner:
         limits: RunnerLimits = RunnerLimits(),
         name: str = "bcg",
         abort_errors: tuple[type[BaseException], ...] = (),
+        stage_host_copies: bool = False,
     ):
         """``abort_errors``: exceptions that end a capture without blocking its key and propagate
-        to the caller (a user's Cancel); the next warm-up retries that shape."""
+        to the caller (a user's Cancel); the next warm-up retries that shape.
+        ``stage_host_copies``: the callable copies constant host tensors to the device, which
+        capture refuses; stage them through pinned buffers the entry holds
+        (:mod:`~bcg_runtime.core.host_copies` says when that is exact)."""
         self.name = name
         self.abort_errors = abort_errors
+        self.stage_host_copies = stage_host_copies
         self.limits = limits
         self.stats = RunnerStats()
         self._fixed_backend = backend
@@ -371,15 +379,19 @@ class GraphRunner:
         s_args, s_kwargs = unflatten_inputs((tuple(args), keyed), static_leaves)
         s_kwargs.update((k, kwargs[k]) for k in call.key.opaque if k in kwargs)  # passed as they are
         graph = BreakableGraph(backend, pool, call.device, self.limits.max_segments)
+        staging = HostCopyStaging(call.device.type) if self.stage_host_copies and call.device.type != "cpu" else None
         start = time.perf_counter()
         try:
             with _collector_paused():
                 runs = self.limits.warmup_runs_after_first if call.device in self._captured_on else self.limits.warmup_runs
+                runs = max(runs, 1) if staging else runs  # staging records its buffers in the last one
                 with backend.capture_stream(call.device):
-                    for _ in range(runs):
-                        fn(*s_args, **s_kwargs)
+                    for run in range(runs):
+                        with staging.recording() if staging and run == runs - 1 else contextlib.nullcontext():
+                            fn(*s_args, **s_kwargs)
                 backend.synchronize(call.device)
-                output = graph.capture(fn, s_args, s_kwargs)
+                with staging.replaying() if staging else contextlib.nullcontext():
+                    output = graph.capture(fn, s_args, s_kwargs)
                 backend.synchronize(call.device)
         except BaseException as e:
             graph.reset()
@@ -392,7 +404,7 @@ class GraphRunner:
             return self._capture_failed(call, e, fn, args, kwargs)
         seconds = time.perf_counter() - start
 
-        static_bytes = tensor_bytes(static_leaves) + graph.bridge_bytes
+        static_bytes = tensor_bytes(static_leaves) + graph.bridge_bytes  # device bytes (host_buffers are pinned host memory)
         entry_stats = EntryStats(
             label=call.label,
             segments=graph.num_segments,
@@ -401,7 +413,7 @@ class GraphRunner:
             pool_bytes_after=0,
             static_bytes=static_bytes,
         )
-        entry = _Entry(graph, static_leaves, output, entry_stats, state)
+        entry = _Entry(graph, static_leaves, output, entry_stats, state, staging.buffers if staging else [])
         result = self._prove(entry, call, fn, args, kwargs)
         if result.status is not CaptureStatus.CAPTURED:
             graph.reset()  # never stored: nothing unproven can serve

@@ -155,17 +155,3 @@ def check_each_prompt_length_is_its_own_graph(nodes, model, family):
     assert session.last_run["replayed"] == 6 and session.runner.stats.captures == 2, session.last_run
     both(bcg_model, 1.0, other_pos, other_neg, 5)
     assert session.last_run["calls"] == 3 and session.last_run["replayed"] == 3, session.last_run
-
-
-def capture_fails_on_cuda(gap: str, cuda_only_test: bool = False):
-    """A strict xfail where the test runs on real CUDA graphs (``BCG_COMFY_TEST_CPU=0`` with a GPU,
-    or a GPU-only test) and the family's captures are known to fail there (``gap``: the adapter
-    module's ``CUDA_CAPTURE_GAP``). Strict: the day captures work, the test fails until the mark
-    and the family's opt-in go."""
-    import os
-
-    import pytest
-    import torch
-
-    on_cuda = torch.cuda.is_available() and (cuda_only_test or os.environ.get("BCG_COMFY_TEST_CPU", "1") == "0")
-    return pytest.mark.xfail(on_cuda, reason=gap, strict=True)

@@ -10,7 +10,7 @@ import os
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, capture_fails_on_cuda, conds, release_cuda_memory, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, conds, release_cuda_memory, skip_unless_host_builds
 
 from bcg_runtime.comfy import api, synthetic
 from bcg_runtime.comfy.wrappers import session_of
@@ -28,15 +28,8 @@ STEPS = 3
 FAMILIES = os.environ.get("BCG_GPU_FAMILIES", "").split() or list(synthetic.FAMILIES)
 
 
-def _family_param(family):
-    """The family, marked where its adapter module records that captures fail on CUDA."""
-    from bcg_runtime.comfy.models import FAMILY_MODULES
 
-    gap = next((getattr(m, "CUDA_CAPTURE_GAP", None) for m in FAMILY_MODULES if m.RECIPE.name == family), None)
-    return pytest.param(family, marks=capture_fails_on_cuda(gap, cuda_only_test=True)) if gap else family
-
-
-@pytest.fixture(scope="module", params=[_family_param(f) for f in FAMILIES])
+@pytest.fixture(scope="module", params=FAMILIES)
 def full_model(request):
     skip_unless_host_builds(request.param)
     depth = synthetic.family_info(request.param).gpu_test_depth

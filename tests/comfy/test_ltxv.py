@@ -10,10 +10,10 @@ names: test_full_size_cuda.py decides those on the H200).
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, capture_fails_on_cuda, session_of
+from bcg_testing import WARMUP_ONLY, session_of
 
 from bcg_runtime.comfy import synthetic
-from bcg_runtime.comfy.models.ltxv import ADAPTER, CUDA_CAPTURE_GAP, KEYFRAME_REFUSAL
+from bcg_runtime.comfy.models.ltxv import ADAPTER, KEYFRAME_REFUSAL
 
 pytestmark = pytest.mark.comfy
 FAMILY = "ltxv"
@@ -75,7 +75,6 @@ def test_until_verified_on_a_gpu_ltxv_runs_unchanged_and_says_why(pack, model, m
     assert n == STEPS and "LTX-Video support awaits its GPU exactness test" in reason and "BCG_UNVERIFIED_FAMILIES=1" in reason
 
 
-@capture_fails_on_cuda(CUDA_CAPTURE_GAP)
 def test_prompts_up_to_128_tokens_share_one_graph_and_replay_exactly(pack, model, standin_graphs):
     _, nodes = pack
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
@@ -102,7 +101,6 @@ def test_prompts_up_to_128_tokens_share_one_graph_and_replay_exactly(pack, model
     assert session.last_run["eager"] == {f"{FIRST}: {W}x{H}x{FRAMES}f txt200 b1": 1}, session.last_run
 
 
-@capture_fails_on_cuda(CUDA_CAPTURE_GAP)
 def test_frame_rate_is_part_of_the_signature(pack, model, standin_graphs):
     """LTXVConditioning's frame_rate scales the RoPE time axis from Python: a new rate is a new
     graph (a replay of the 25 fps graph at 24 fps would be wrong), exact."""
@@ -137,7 +135,6 @@ def _image_to_video(m, positive, negative, image_latent, seed, cfg=3.0):
     )
 
 
-@capture_fails_on_cuda(CUDA_CAPTURE_GAP)
 def test_image_to_video_per_token_timesteps_replay_exactly_with_new_images(pack, model, standin_graphs):
     _, nodes = pack
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
@@ -191,7 +188,6 @@ def test_keyframe_guides_run_eager_with_the_reason(pack, model, standin_graphs):
     assert session_of(bcg_model).last_run["eager"] == {KEYFRAME_REFUSAL: STEPS}, session_of(bcg_model).last_run
 
 
-@capture_fails_on_cuda(CUDA_CAPTURE_GAP)
 def test_an_unwarmed_length_falls_back_with_its_label(pack, model, standin_graphs):
     _, nodes = pack
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args

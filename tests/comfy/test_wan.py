@@ -10,10 +10,9 @@ CPU stand-in here (64x64 px, 1, 5 and 9 frames); ``test_480p_video_is_bit_exact_
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, capture_fails_on_cuda, conds, release_cuda_memory, sample_both, session_of, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, conds, release_cuda_memory, sample_both, session_of, skip_unless_host_builds
 
 from bcg_runtime.comfy import synthetic
-from bcg_runtime.comfy.models.wan import CUDA_CAPTURE_GAP
 from bcg_runtime.plan import PlanError
 
 pytestmark = pytest.mark.comfy
@@ -32,7 +31,6 @@ def test_until_verified_on_a_gpu_wan_runs_unchanged_and_says_why(pack, model, mo
     assert n == 2 and "Wan support awaits its GPU exactness test" in reason and "BCG_UNVERIFIED_FAMILIES=1" in reason
 
 
-@capture_fails_on_cuda(CUDA_CAPTURE_GAP)
 def test_each_frame_count_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
     _, nodes = pack
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
@@ -54,7 +52,6 @@ def test_each_frame_count_is_its_own_graph_and_replays_exactly(pack, model, stan
     assert session.last_run["replayed"] == 3 and session.runner.stats.captures == 2, session.last_run
 
 
-@capture_fails_on_cuda(CUDA_CAPTURE_GAP)
 def test_a_prompt_longer_than_512_tokens_keeps_its_length_and_runs_apart(pack, model, standin_graphs):
     """cfg > 1 with a 600-token prompt against a 512-token negative: ComfyUI cannot batch them
     (their lengths' lcm is far past 4x), so cond and uncond are two batch-1 signatures."""
@@ -69,7 +66,6 @@ def test_a_prompt_longer_than_512_tokens_keeps_its_length_and_runs_apart(pack, m
     assert run["eager"] == {f"{FIRST}: 64x64x5f txt600 b1": 1, f"{FIRST}: 64x64x5f txt512 b1": 1}, run
 
 
-@capture_fails_on_cuda(CUDA_CAPTURE_GAP)
 def test_typed_video_warmup_captures_what_the_sampler_sends(pack, model, standin_graphs):
     _, nodes = pack
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
@@ -102,7 +98,6 @@ def test_a_frame_count_off_the_temporal_grid_is_refused_naming_the_fix(pack, mod
     assert session_of(bcg_model).runner.stats.captures == 0
 
 
-@capture_fails_on_cuda(CUDA_CAPTURE_GAP)
 def test_i2v_clip_features_reach_the_dit_as_an_argument_the_key_sees(pack, model, standin_graphs):
     """WanImageToVideo adds ``clip_vision_output`` (and ``concat_latent_image``) to the
     conditioning; ``WAN21.extra_conds`` hands the CLIP features to the DiT as ``clip_fea``
@@ -130,7 +125,6 @@ def test_i2v_clip_features_reach_the_dit_as_an_argument_the_key_sees(pack, model
     assert session.last_run["replayed"] == 2, session.last_run
 
 
-@capture_fails_on_cuda(CUDA_CAPTURE_GAP, cuda_only_test=True)
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200")
 def test_480p_video_is_bit_exact_on_cuda():

@@ -45,6 +45,11 @@ class ModelAdapter:
     #: keeps ``affline_emb`` and ``crossattn_emb`` "for logging"): left out of the weights' address
     #: state, where each run's new tensors would read as moved weights and drop every graph.
     forward_scratch_attributes: tuple[str, ...] = ()
+    #: The forward copies constant host tensors to the GPU (Wan's ``torch.arange(...).to(...)``),
+    #: which capture refuses: captures stage them through pinned buffers held by the graph
+    #: (``bcg_runtime.core.host_copies``). Set only where the adapter's docstring names each such
+    #: copy and why its value depends on nothing but shapes and the model's config.
+    stage_host_copies: bool = False
 
     def for_model(self, model_patcher: Any) -> "ModelAdapter":
         """The adapter for this very model: itself, or a copy for a family whose members differ in

@@ -30,11 +30,13 @@ the forward goes through the DIFFUSION_MODEL wrapper, ``forward`` -> ``WrapperEx
   With ``frequencies_precision="float64"`` (a checkpoint's metadata config) the frequency grid is
   numpy on the host (``generate_freq_grid_np``, lru-cached) and copied to the device each call.
 - Device constants from Python lists: ``latent_to_pixel_coords`` (symmetric_patchifier.py l.28)
-  and ``get_latent_coords`` (l.78) call ``torch.tensor(list, device=...)``, as does the float64 grid
-  above: a host-to-device copy that syncs the stream. CUDA graph capture rejected that before
-  PyTorch's constant lifting under capture (pytorch/pytorch#170590); on a torch without it the
-  capture raises, the runner blocks that signature and runs it eager with the error (never a wrong
-  replay). The CPU stand-in cannot show this: the GPU test decides.
+  and ``get_latent_coords`` (l.78) call ``torch.tensor(list, device=...)``, and
+  ``precompute_freqs_cis`` copies a host-built index grid to the device (``.to(device=...)``,
+  model.py l.641/674), as does the float64 grid above: pageable host-to-device copies, which
+  capture refuses (seen on the H200, torch 2.11). Their values come from the patch size, the VAE
+  scale factors and the RoPE config (the model's config, and shapes in the key), so
+  ``stage_host_copies`` stages them through pinned buffers the graph holds
+  (``bcg_runtime/core/host_copies.py``); the proof replay would show a value that was not constant.
 - ``CrossAttention.forward`` reads ``transformer_options["stg_skip_self_attn"]`` (STG node): an
   entry options.py does not know, so such calls run eager. ``patches_replace`` likewise.
 - No other ``.item()``, ``.tolist()``, ``.cpu()``, ``nonzero`` or boolean-mask indexing outside the
@@ -67,13 +69,6 @@ class LTXVAdapter(ModelAdapter):
         return None
 
 
-#: Why the family stays opt-in: seen on the H200 (ComfyUI 0.33.0, torch 2.11, 2026-12-01), every
-#: capture fails, so every call runs eager (exact) with the reason; the GPU tests expect it.
-CUDA_CAPTURE_GAP = (
-    "every capture fails on CUDA: the patchifier builds torch.tensor(list, device=...) in the forward, "
-    "a pageable host-to-device copy that CUDA graph capture refuses"
-)
-
 ADAPTER = LTXVAdapter(
     family="ltxv",
     display_name="LTX-Video",
@@ -82,6 +77,7 @@ ADAPTER = LTXVAdapter(
     text_policy="natural buckets, exact: T5 pads every prompt to 128 tokens with a mask (longer prompts keep their length)",
     latent_scale=32,
     temporal_scale=8,
+    stage_host_copies=True,
     gpu_verified=False,
 )
 

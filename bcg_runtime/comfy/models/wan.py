@@ -31,6 +31,11 @@ has the same forward without patches, ``context_latents`` and the INT8 feed-forw
 - ``forward_orig`` writes ``transformer_options["grid_sizes"]`` (l.567): bookkeeping derived from
   shapes (options.py ignores it, like Flux's ``img_slice``). ``patches`` / ``patches_replace``
   make the call eager (options.py).
+- ``sinusoidal_embedding_1d`` (l.28) builds ``torch.arange(half)`` on the host and copies it to
+  the GPU (``.to(position)``) every call: a pageable copy, which capture refuses. Its value is a
+  function of ``freq_dim`` (the model's config) alone, so ``stage_host_copies`` stages it through a
+  pinned buffer the graph holds (``bcg_runtime/core/host_copies.py``); the proof replay would
+  show a value that was not constant.
 - No ``.item()``, ``.tolist()``, ``.cpu()``, ``nonzero`` or boolean-mask indexing in the forward,
   so mode 'full' is safe. The forward goes through the DIFFUSION_MODEL wrapper
   (``WanModel.forward`` -> ``WrapperExecutor`` around ``_forward``, l.679) in both hosts.
@@ -59,13 +64,6 @@ class WanAdapter(ModelAdapter):
         return self if scale == self.latent_scale else dataclasses.replace(self, latent_scale=scale)
 
 
-#: Why the family stays opt-in: seen on the H200 (ComfyUI 0.33.0, torch 2.11, 2026-12-01), every
-#: capture fails, so every call runs eager (exact) with the reason; the GPU tests expect it.
-CUDA_CAPTURE_GAP = (
-    "every capture fails on CUDA: the forward copies a pageable CPU tensor to the GPU "
-    "(sinusoidal_embedding_1d's torch.arange(...).to(position)), which CUDA graph capture refuses"
-)
-
 ADAPTER = WanAdapter(
     family="wan",
     display_name="Wan",
@@ -74,6 +72,7 @@ ADAPTER = WanAdapter(
     text_policy="natural buckets, exact: umT5 pads every prompt to 512 tokens (longer prompts keep their length)",
     latent_scale=8,
     temporal_scale=4,
+    stage_host_copies=True,
     gpu_verified=False,
 )
 

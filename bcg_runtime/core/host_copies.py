@@ -1,0 +1,154 @@
+"""Host-to-device copies of pageable CPU tensors, made capturable by staging them in pinned memory.
+
+Some forwards build a small constant on the host and copy it to the GPU on every call: Wan's
+``torch.arange(half).to(position)``, LTX-Video's ``torch.tensor(patch_size, device=...)``. A copy
+from pageable memory is synchronous, and CUDA graph capture refuses it ("operation not permitted
+when stream is capturing"), so without help every capture of such a model fails.
+
+:class:`HostCopyStaging` is a ``TorchFunctionMode`` that rewrites those copies into an
+asynchronous copy from a pinned buffer, which a graph can hold: the buffer is the copy's source at
+every replay, so it must stay allocated and unchanged for the graph's life (the runner's entry
+holds :attr:`HostCopyStaging.buffers`). Buffers are made outside the capture (allocating pinned
+memory while a stream captures can query events, which capture also refuses): the last eager
+warm-up run *records* (a buffer per copy, in call order), the capture *replays* the recorded list,
+each copy taking the next buffer of the same shape and dtype, and a forward whose copies differ
+between the two raises :class:`HostCopyMismatch` (the capture fails, the shape runs eager).
+
+What this freezes, and why it is still exact: the value copied at capture is what every replay
+copies. A host value can come only from Python numbers and shapes (reading a device value on the
+host is a sync, which capture refuses by itself); shapes are in the call's key, and the runner's
+proof replays on other floating-point inputs than the capture's, so a copied value that depended
+on anything that changes between calls shows up as a difference and the graph is never stored.
+A model opts in through its adapter, which names the copies it makes and why they are constant.
+
+Only the Python-level spellings are seen: ``Tensor.to``, ``Tensor.cuda``, ``Tensor.copy_`` and
+``torch.tensor`` / ``torch.as_tensor`` of host data with a device. A copy made inside an operator
+(in C++) is not, and still fails the capture, with its reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+
+class HostCopyMismatch(RuntimeError):
+    """The capture made other host-to-device copies than the warm-up run it follows."""
+
+
+class HostCopyStaging(TorchFunctionMode):
+    """Route host-to-device copies to ``device_type`` through recorded pinned buffers.
+
+    Use :meth:`recording` around an eager run, then :meth:`replaying` around the capture of the
+    same call. ``pin=False`` keeps the buffers pageable: for tests on devices with no pinned
+    memory (CPU-only builds), where the copy path, not its asynchrony, is under test.
+    """
+
+    def __init__(self, device_type: str = "cuda", pin: bool = True):
+        super().__init__()
+        self.device_type = device_type
+        self.pin = pin
+        #: The buffers of the last recorded run, in call order: the graph's copy sources.
+        self.buffers: list[torch.Tensor] = []
+        self._replaying = False
+        self._next = 0
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[HostCopyStaging]:
+        """An eager run whose copies each get a new buffer (the previous recording is dropped)."""
+        self.buffers, self._replaying = [], False
+        with self:
+            yield self
+
+    @contextlib.contextmanager
+    def replaying(self) -> Iterator[HostCopyStaging]:
+        """A capture whose copies take the recorded buffers in order; all must be taken."""
+        self._replaying, self._next = True, 0
+        with self:
+            yield self
+        if self._next != len(self.buffers):
+            raise HostCopyMismatch(
+                f"the capture made {self._next} host-to-device copies, its warm-up run {len(self.buffers)}"
+            )
+
+    # ------------------------------------------------------------------ interception
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.Tensor.to:
+            return self._to(func, args, kwargs)
+        if func is torch.Tensor.cuda:
+            return self._cuda(func, args, kwargs)
+        if func is torch.Tensor.copy_:
+            return self._copy_(func, args, kwargs)
+        if func is torch.tensor or func is torch.as_tensor:
+            return self._factory(func, args, kwargs)
+        return func(*args, **kwargs)
+
+    def _to(self, func, args: tuple, kwargs: dict) -> Any:
+        source = args[0]
+        device, dtype, _, memory_format = torch._C._nn._parse_to(*args[1:], **kwargs)
+        if not self._is_host_to_device(source, device):
+            return func(*args, **kwargs)
+        extra = {} if memory_format is None else {"memory_format": memory_format}
+        return self._stage(source, dtype).to(device=device, non_blocking=True, **extra)
+
+    def _cuda(self, func, args: tuple, kwargs: dict) -> Any:
+        source = args[0]
+        device = args[1] if len(args) > 1 else kwargs.get("device")
+        device = torch.device("cuda") if device is None else torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+        if not self._is_host_to_device(source, device):
+            return func(*args, **kwargs)
+        return self._stage(source).to(device=device, non_blocking=True)
+
+    def _copy_(self, func, args: tuple, kwargs: dict) -> Any:
+        target, source = args[0], args[1] if len(args) > 1 else kwargs["src"]
+        if not (isinstance(target, torch.Tensor) and self._is_host_to_device(source, target.device)):
+            return func(*args, **kwargs)
+        # Shaped and typed like the target on the host: a cross-device copy_ that broadcasts or
+        # converts makes a pageable temporary first, which capture refuses again.
+        host = source.to(dtype=target.dtype).expand(target.shape)
+        return target.copy_(self._stage(host), non_blocking=True)
+
+    def _factory(self, func, args: tuple, kwargs: dict) -> Any:
+        device = kwargs.get("device")
+        data = args[0] if args else kwargs.get("data")
+        if device is None or isinstance(data, torch.Tensor) or torch.device(device).type != self.device_type:
+            return func(*args, **kwargs)
+        host = func(*args, **{**kwargs, "device": "cpu"})
+        return self._stage(host).to(device=device, non_blocking=True)
+
+    # ------------------------------------------------------------------ staging
+    def _is_host_to_device(self, source: Any, device: torch.device | None) -> bool:
+        return (
+            isinstance(source, torch.Tensor)
+            and device is not None
+            and torch.device(device).type == self.device_type
+            and source.device.type == "cpu"
+            and not (self.pin and source.is_pinned())
+        )
+
+    def _stage(self, source: torch.Tensor, dtype: torch.dtype | None = None) -> torch.Tensor:
+        """The buffer this copy reads from, holding ``source``'s values converted to ``dtype``.
+
+        The conversion happens here, on the host, as eager's pageable copy does it (a
+        cross-device copy that converts makes a host temporary, which would be pageable again)."""
+        if dtype is not None and dtype != source.dtype:
+            source = source.to(dtype)
+        if not self._replaying:
+            buffer = torch.empty_like(source, pin_memory=self.pin)  # strides kept where dense, as eager's copy keeps them
+            self.buffers.append(buffer)
+        else:
+            if self._next >= len(self.buffers):
+                raise HostCopyMismatch(f"the capture made more host-to-device copies than its warm-up run ({len(self.buffers)})")
+            buffer = self.buffers[self._next]
+            self._next += 1
+            if buffer.shape != source.shape or buffer.dtype != source.dtype:
+                raise HostCopyMismatch(
+                    f"host-to-device copy {self._next} is {tuple(source.shape)} {source.dtype} in the capture, "
+                    f"{tuple(buffer.shape)} {buffer.dtype} in its warm-up run"
+                )
+        return buffer.copy_(source)
+

@@ -1,0 +1,105 @@
+"""Host-to-device copies staged through recorded buffers (bcg_runtime.core.host_copies).
+
+The interception and the record/replay bookkeeping run on the CPU with the ``meta`` device as the
+stand-in target (no pinned memory there); the capture itself runs on real CUDA graphs, where a
+pageable copy is what capture refuses."""
+
+import pytest
+import torch
+
+from bcg_runtime.core import CaptureStatus
+from bcg_runtime.core.host_copies import HostCopyMismatch, HostCopyStaging
+
+
+def host_constants(x: torch.Tensor) -> torch.Tensor:
+    """The spellings seen in ComfyUI forwards: Wan's ``arange(...).to(tensor)``, LTX-Video's
+    ``torch.tensor(list, device=...)``, a host grid ``.to(device=...)`` and a ``copy_``."""
+    freqs = torch.pow(10000, -torch.arange(4).to(x).div(4))
+    scale = torch.tensor([8.0, 32.0, 32.0], device=x.device, dtype=x.dtype)
+    grid = torch.linspace(0, 1, 5, dtype=torch.float64).to(device=x.device, dtype=x.dtype)
+    ones = torch.empty(3, device=x.device, dtype=x.dtype)
+    ones.copy_(torch.ones(1, dtype=torch.int64))  # converts and broadcasts
+    return freqs, scale, grid, ones
+
+
+@pytest.mark.unit
+def test_copies_to_the_target_are_staged_in_call_order_and_others_pass():
+    staging = HostCopyStaging("meta", pin=False)
+    x = torch.empty(2, device="meta")
+    with staging.recording():
+        outs = host_constants(x)
+        host = torch.arange(3).to(torch.float32)  # host to host: not a copy to the device
+        meta = x.to(torch.float16)  # device to device: not staged
+    assert all(o.device.type == "meta" for o in outs) and host.device.type == "cpu" and meta.device.type == "meta"
+    assert [tuple(b.shape) for b in staging.buffers] == [(4,), (3,), (5,), (3,)]
+    assert [b.dtype for b in staging.buffers] == [torch.float32] * 4  # converted on the host
+    assert torch.equal(staging.buffers[0], torch.arange(4, dtype=torch.float32))
+    assert torch.equal(staging.buffers[1], torch.tensor([8.0, 32.0, 32.0]))
+    assert torch.equal(staging.buffers[3], torch.ones(3))
+
+    recorded = list(staging.buffers)
+    with staging.replaying():
+        host_constants(x)
+    assert all(a is b for a, b in zip(staging.buffers, recorded)), "replay reuses the recorded buffers"
+
+
+@pytest.mark.unit
+def test_a_capture_with_other_copies_than_its_warmup_raises():
+    staging = HostCopyStaging("meta", pin=False)
+    x = torch.empty(2, device="meta")
+    with staging.recording():
+        torch.arange(4).to(x)
+    with pytest.raises(HostCopyMismatch, match=r"\(5,\).*in the capture.*\(4,\)"):
+        with staging.replaying():
+            torch.arange(5).to(x)
+    with pytest.raises(HostCopyMismatch, match="more host-to-device copies"):
+        with staging.replaying():
+            torch.arange(4).to(x)
+            torch.arange(4).to(x)
+    with pytest.raises(HostCopyMismatch, match="made 0 host-to-device copies, its warm-up run 1"):
+        with staging.replaying():
+            pass
+
+
+class HostConstantModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        freqs, scale, grid, ones = host_constants(x)
+        return self.proj(x * freqs) * scale.sum() + grid.sum() + ones.sum()
+
+
+def test_a_forward_with_host_constants_captures_only_when_staged(device, make_runner):
+    model = HostConstantModel().to(device)
+    x = torch.randn(3, 4, device=device)
+    with torch.no_grad():
+        staged = make_runner()
+        staged.stage_host_copies = True
+        result = staged.capture(model, (x,))
+        assert result.status is CaptureStatus.CAPTURED and result.exact, result
+        for seed in (1, 2):
+            live = torch.randn(3, 4, device=device, generator=torch.Generator(device).manual_seed(seed))
+            assert torch.equal(staged(model, (live,)), model(live))
+        assert staged.stats.hits == 2
+
+        plain = make_runner().capture(model, (x,))
+    if device.type == "cuda":
+        assert plain.status is CaptureStatus.FAILED and "capture" in plain.reason, plain
+    else:  # the CPU stand-in has no capture to refuse a copy
+        assert plain.status is CaptureStatus.CAPTURED
+
+
+@pytest.mark.gpu
+def test_a_copied_device_value_still_fails_the_capture(device, make_runner):
+    """Staging covers host-built values only: one read back from the device is a sync, and the
+    capture refuses it as before, so nothing value-dependent can be frozen into a buffer."""
+    if device.type != "cuda":
+        pytest.skip("the CPU stand-in does not refuse syncs; the rule is CUDA's")
+    runner = make_runner()
+    runner.stage_host_copies = True
+    fn = lambda x: x * torch.tensor([x.sum().item()], device=x.device)  # noqa: E731
+    result = runner.capture(fn, (torch.randn(4, device=device),))
+    assert result.status is CaptureStatus.FAILED, result
+    assert torch.equal(result.output.isfinite(), torch.ones(4, dtype=torch.bool, device=device))
