@@ -10,7 +10,15 @@ CPU stand-in here (64x64 px, 1, 5 and 9 frames); ``test_480p_video_is_bit_exact_
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, conds, release_cuda_memory, sample_both, session_of, skip_unless_host_builds
+from bcg_testing import (
+    WARMUP_ONLY,
+    check_gpu_verification_state,
+    conds,
+    release_cuda_memory,
+    sample_both,
+    session_of,
+    skip_unless_host_builds,
+)
 
 from bcg_runtime.comfy import synthetic
 from bcg_runtime.plan import PlanError
@@ -20,15 +28,13 @@ FAMILY = "wan"
 FIRST = "first call, captured"
 
 
-def test_until_verified_on_a_gpu_wan_runs_unchanged_and_says_why(pack, model, monkeypatch):
+def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
     _, nodes = pack
     monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
     positive, negative = conds(FAMILY)
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
-    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, positive, negative, seed=3, frames=5)
-    assert torch.equal(out, eager)
-    [(reason, n)] = session_of(bcg_model).last_run["eager"].items()
-    assert n == 2 and "Wan support awaits its GPU exactness test" in reason and "BCG_UNVERIFIED_FAMILIES=1" in reason
+    check_gpu_verification_state(
+        nodes, model, FAMILY, lambda m: synthetic.sample(m, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3, frames=5)
+    )
 
 
 def test_each_frame_count_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):

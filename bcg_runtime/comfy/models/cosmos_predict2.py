@@ -68,7 +68,6 @@ ADAPTER = CosmosPredict2Adapter(
     max_text_length=1024,
     text_policy="natural buckets, exact: T5 pads every prompt to 512 tokens (longer prompts keep their length)",
     forward_scratch_attributes=("affline_emb", "crossattn_emb"),
-    gpu_verified=False,
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like Cosmos-Predict2 2B text-to-image:

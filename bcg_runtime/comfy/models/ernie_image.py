@@ -39,7 +39,6 @@ ADAPTER = ModelAdapter(
     max_text_length=1024,
     text_policy="exact length: Ministral-3 captions are unpadded and image positions follow them; each caption length is its own graph",
     latent_scale=16,
-    gpu_verified=False,
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``): ERNIE-Image as ComfyUI 0.33.0 builds it (the

@@ -63,7 +63,6 @@ ADAPTER = HunyuanImage21Adapter(
     max_text_length=1024,
     text_policy="exact length: Qwen2.5-VL context unpadded and unmasked, each prompt length is its own graph",
     latent_scale=32,
-    gpu_verified=False,
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like HunyuanImage-2.1 (base, 17B).

@@ -74,7 +74,6 @@ ADAPTER = Kandinsky5Adapter(
     max_text_length=1024,
     text_policy="exact length: Qwen2.5-VL context unpadded and unmasked, each prompt length is its own graph",
     temporal_scale=4,
-    gpu_verified=False,
 )
 
 

@@ -14,7 +14,6 @@ ADAPTER = Kandinsky5Adapter(
     max_text_length=1024,
     text_policy="exact length: Qwen2.5-VL context unpadded and unmasked, each prompt length is its own graph",
     image=True,
-    gpu_verified=False,
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like Kandinsky 5.0 Image Lite (6B):

@@ -52,7 +52,6 @@ ADAPTER = Krea2Adapter(
     config_classes=("Krea2",),
     max_text_length=1024,
     text_policy="exact length: Qwen3-VL context unpadded and unmasked, each prompt length is its own graph",
-    gpu_verified=False,
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like Krea-2 (Raw / Turbo, 12.9B) as

@@ -54,7 +54,6 @@ ADAPTER = LongCatImageAdapter(
     config_classes=("LongCatImage",),
     max_text_length=CONTEXT_LENGTH,
     text_policy="one bucket, exact: the tokenizer pads every prompt to 512 tokens, so one graph serves every prompt",
-    gpu_verified=False,
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like LongCat-Image (6B) as ComfyUI

@@ -78,7 +78,6 @@ ADAPTER = LTXVAdapter(
     latent_scale=32,
     temporal_scale=8,
     stage_host_copies=True,
-    gpu_verified=False,
 )
 
 

@@ -47,7 +47,6 @@ ADAPTER = ModelAdapter(
     config_classes=("Omnigen2",),
     max_text_length=1024,
     text_policy="exact length: Qwen2.5-VL captions are unpadded and image positions follow them; each caption length is its own graph",
-    gpu_verified=False,
 )
 
 

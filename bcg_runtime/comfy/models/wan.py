@@ -73,7 +73,6 @@ ADAPTER = WanAdapter(
     latent_scale=8,
     temporal_scale=4,
     stage_host_copies=True,
-    gpu_verified=False,
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like Wan 2.1 / 2.2 14B T2V: dim 5120,

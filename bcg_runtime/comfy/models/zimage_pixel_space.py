@@ -69,7 +69,6 @@ ADAPTER = ZImagePixelSpaceAdapter(
     max_text_length=1024,
     text_policy="exact length: the model pads captions with learned tokens itself; each caption length is its own graph",
     latent_scale=1,
-    gpu_verified=False,
 )
 
 
