@@ -66,6 +66,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, default=None, help="sampling steps (default: the family's, see BASELINE.md)")
     p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's)")
     p.add_argument("--prompt-lengths", default=None, help="cond,uncond token counts (default 256,256 for flux; 100,12 otherwise)")
+    p.add_argument("--references", default=None, help="edit workflow: reference images as WIDTHxHEIGHT list (e.g. 1024x1024 for Qwen-Image-Edit or FLUX.1 Kontext), each a random latent in cond and uncond's reference_latents")
     p.add_argument("--modes", default=None, help=f"comma list of {','.join(MODES)} (default eager,bcg,bcg-full,compile-cudagraphs; eager without CUDA)")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per mode after one warm run (median reported)")
     p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: full on CUDA, 1 without)")
@@ -183,6 +184,10 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
         resolutions = parse_sizes(args.resolutions or ("512x512" if cuda else "128x128"))
     except PlanError as e:
         raise SystemExit(f"--{e}") from None
+    try:
+        references = [(w, h) for w, h, _ in parse_sizes(args.references)] if args.references else []
+    except PlanError as e:
+        raise SystemExit("--references: " + str(e).split(": ", 1)[1]) from None
     modes = (args.modes or ("eager,bcg,bcg-full,compile-cudagraphs" if cuda else "eager")).split(",")
     for mode in modes:
         if mode not in MODES:
@@ -212,6 +217,10 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
     env["model_build_s"] = round(time.perf_counter() - t0, 2)
     positive = synthetic.make_conditioning(args.family, cond_len, seed=1)
     negative = synthetic.make_conditioning(args.family, uncond_len, seed=2)
+    if references:
+        refs = [synthetic.make_reference_latent(args.family, w, h, seed=100 + i) for i, (w, h) in enumerate(references)]
+        positive, negative = synthetic.with_reference_latents(positive, refs), synthetic.with_reference_latents(negative, refs)
+        env["references"] = [size_text(r) for r in references]  # the JSON says it was an edit workflow
 
     rows: list[Row] = []
     for res in resolutions:
@@ -307,7 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"env": env, "rows": [asdict(r) for r in rows]}, f, indent=2)
-    print(f"\n{env['family']} depth={env['depth']} steps={env['steps']} cfg={env['cfg']} on {env['gpu']}, torch {env['torch']}, ComfyUI {env['comfyui']}")  # noqa: T201
+    refs = f" references={','.join(env['references'])}" if env.get("references") else ""
+    print(f"\n{env['family']} depth={env['depth']} steps={env['steps']} cfg={env['cfg']}{refs} on {env['gpu']}, torch {env['torch']}, ComfyUI {env['comfyui']}")  # noqa: T201
     if env["note"]:
         print(env["note"])  # noqa: T201
     print(format_table(rows))  # noqa: T201

@@ -359,6 +359,26 @@ def make_conditioning(family: str, length: int | None = None, seed: int = 0, bat
     return [[context, info.extras(batch, length, gen, guidance)]]
 
 
+def make_reference_latent(family: str, width: int, height: int, seed: int = 0) -> torch.Tensor:
+    """A VAE-encoded image's latent as the edit nodes (ReferenceLatent, TextEncodeQwenImageEdit)
+    put it in the conditioning: ``[1, C, h, w]``, or ``[1, C, 1, h, w]`` for a family whose latent
+    is 5-D (Qwen-Image's Wan VAE); ``N(0, 1)`` seeded by ``seed``."""
+    info = family_info(family)
+    s = info.latent_downscale
+    frames = (1,) if info.latent_dimensions == 3 else ()
+    gen = torch.Generator().manual_seed(int(seed))
+    return torch.randn((1, info.latent_channels, *frames, height // s, width // s), generator=gen)
+
+
+def with_reference_latents(conditioning, refs, method: str | None = None):
+    """``conditioning`` with ``reference_latents`` set (and ``reference_latents_method``, as the
+    FluxKontextMultiReferenceLatentMethod node sets it): an edit workflow's conditioning."""
+    extra = {"reference_latents": list(refs)}
+    if method is not None:
+        extra["reference_latents_method"] = method
+    return [[context, {**extras, **extra}] for context, extras in conditioning]
+
+
 def latent_channels(family: str) -> int:
     return family_info(family).latent_channels
 

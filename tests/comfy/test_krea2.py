@@ -55,9 +55,8 @@ def test_a_reference_latent_is_a_signature_named_by_its_size(pack, model, standi
     positive, _ = conds(FAMILY)
 
     def edit(seed):
-        ref = torch.randn(1, 16, 1, 6, 8, generator=torch.Generator().manual_seed(seed))
-        extras = {**positive[0][1], "reference_latents": [ref], "reference_latents_method": "index_timestep_zero"}
-        return [[positive[0][0], extras]]
+        ref = synthetic.make_reference_latent(FAMILY, 64, 48, seed=seed)
+        return synthetic.with_reference_latents(positive, [ref], "index_timestep_zero")
 
     out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, edit(1), edit(1), seed=3)
     assert torch.equal(out, eager)

@@ -72,8 +72,7 @@ def test_an_edit_reference_latent_is_a_signature_named_by_its_size(pack, model, 
     positive, _ = conds(FAMILY)
 
     def edit(seed):
-        ref = torch.randn(1, 16, 6, 8, generator=torch.Generator().manual_seed(seed))
-        return [[positive[0][0], {**positive[0][1], "reference_latents": [ref]}]]
+        return synthetic.with_reference_latents(positive, [synthetic.make_reference_latent(FAMILY, 64, 48, seed=seed)])
 
     out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, edit(1), edit(1), seed=3)
     assert torch.equal(out, eager)

@@ -42,9 +42,9 @@ def test_reference_latents_are_keyed_by_shape_and_replay_exactly(pack, model, st
     session = session_of(bcg_model)
     positive, _ = conds(FAMILY)
 
-    def edit(seed, h=8, w=8):
-        ref = torch.randn(1, 16, h, w, generator=torch.Generator().manual_seed(seed))
-        return [[positive[0][0], {**positive[0][1], "reference_latents": [ref]}]]
+    def edit(seed, h=8, w=8):  # latent cells
+        ref = synthetic.make_reference_latent(FAMILY, 8 * w, 8 * h, seed=seed)
+        return synthetic.with_reference_latents(positive, [ref])
 
     out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, edit(1), edit(1), seed=3)
     assert torch.equal(out, eager)

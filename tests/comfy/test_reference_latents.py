@@ -27,32 +27,13 @@ PROMPT_LENGTHS = {"flux": (24, 24), "qwen_image": (40, 17)}
 NO_CUDA = "needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"
 
 
-def ref_latent(family, width, height, seed):
-    """A VAE-encoded image's latent as the edit nodes put it in the conditioning: ``[1, 16, h, w]``
-    (FLUX VAE) or ``[1, 16, 1, h, w]`` (Qwen-Image's Wan VAE), pixels at 8 per cell."""
-    info = synthetic.family_info(family)
-    s = info.latent_downscale
-    frames = (1,) if info.latent_dimensions == 3 else ()
-    gen = torch.Generator().manual_seed(seed)
-    return torch.randn((1, info.latent_channels, *frames, height // s, width // s), generator=gen)
-
-
-def with_refs(conditioning, refs, method=None):
-    """``conditioning`` with ``reference_latents`` set (and ``reference_latents_method``, as the
-    FluxKontextMultiReferenceLatentMethod node sets it)."""
-    extra = {"reference_latents": list(refs)}
-    if method is not None:
-        extra["reference_latents_method"] = method
-    return [[context, {**extras, **extra}] for context, extras in conditioning]
-
-
 def edit_conds(family, refs, method=None, lengths=None):
     """Positive and negative of an edit workflow: both carry the references (the negative of a
     Kontext workflow is the positive zeroed out, Qwen-Image-Edit encodes both with the image)."""
     pos_len, neg_len = lengths or PROMPT_LENGTHS[family]
     positive = synthetic.make_conditioning(family, pos_len, seed=1)
     negative = synthetic.make_conditioning(family, neg_len, seed=2)
-    return with_refs(positive, refs, method), with_refs(negative, refs, method)
+    return synthetic.with_reference_latents(positive, refs, method), synthetic.with_reference_latents(negative, refs, method)
 
 
 def expected_first_calls(family, cfg, suffix):
@@ -101,7 +82,7 @@ def test_one_and_two_references_replay_exactly_and_read_new_reference_values(pac
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
     session = session_of(bcg_model)
 
-    one = [ref_latent(family, 64, 64, seed=11)]
+    one = [synthetic.make_reference_latent(family, 64, 64, seed=11)]
     out, eager = _sample_both(bcg_model, model, family, cfg, *edit_conds(family, one), seed=3)
     assert torch.equal(out, eager), (out - eager).abs().max().item()
     run = session.last_run
@@ -111,7 +92,7 @@ def test_one_and_two_references_replay_exactly_and_read_new_reference_values(pac
 
     # Two references of different sizes: a new signature naming both, exact.
     sizes = ((64, 64), (64, 96))
-    old = [ref_latent(family, w, h, seed=12 + i) for i, (w, h) in enumerate(sizes)]
+    old = [synthetic.make_reference_latent(family, w, h, seed=12 + i) for i, (w, h) in enumerate(sizes)]
     out_old, eager_old = _sample_both(bcg_model, model, family, cfg, *edit_conds(family, old), seed=4)
     assert torch.equal(out_old, eager_old), (out_old - eager_old).abs().max().item()
     run = session.last_run
@@ -123,7 +104,7 @@ def test_one_and_two_references_replay_exactly_and_read_new_reference_values(pac
     # New images of the same sizes (the stale-input danger): every call replays, nothing is
     # captured, and the result is the new images' (same noise and prompt: only references differ,
     # and they change the result, so a graph still reading the captured references would fail).
-    new = [ref_latent(family, w, h, seed=22 + i) for i, (w, h) in enumerate(sizes)]
+    new = [synthetic.make_reference_latent(family, w, h, seed=22 + i) for i, (w, h) in enumerate(sizes)]
     out_new, eager_new = _sample_both(bcg_model, model, family, cfg, *edit_conds(family, new), seed=4)
     assert not torch.equal(eager_new, eager_old)
     assert torch.equal(out_new, eager_new), (out_new - eager_new).abs().max().item()
@@ -136,20 +117,20 @@ def test_a_new_reference_size_is_a_new_signature_with_its_label(pack, edit_model
     family, model = edit_model
     _, nodes = pack
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
-    positive, _ = edit_conds(family, [ref_latent(family, 64, 64, seed=41)])
+    positive, _ = edit_conds(family, [synthetic.make_reference_latent(family, 64, 64, seed=41)])
     # The workflow's positive (with its reference) at cfg 1: the warm-up captures exactly that call.
     warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, None).args
     assert "ref 64x64: captured" in report and "NOT exact" not in report, report
     session = session_of(warmed)
 
     # The warmed reference size, a new image: replayed and exact.
-    positive, negative = edit_conds(family, [ref_latent(family, 64, 64, seed=42)])
+    positive, negative = edit_conds(family, [synthetic.make_reference_latent(family, 64, 64, seed=42)])
     out, eager = _sample_both(warmed, model, family, 1.0, positive, negative, seed=5)
     assert torch.equal(out, eager)
     assert session.last_run["replayed"] == STEPS, session.last_run
 
     # Another reference size: not captured, eager under its own label.
-    positive, negative = edit_conds(family, [ref_latent(family, 96, 64, seed=43)])
+    positive, negative = edit_conds(family, [synthetic.make_reference_latent(family, 96, 64, seed=43)])
     out, eager = _sample_both(warmed, model, family, 1.0, positive, negative, seed=5)
     assert torch.equal(out, eager)
     txt = PROMPT_LENGTHS[family][0]
@@ -164,7 +145,7 @@ def test_the_reference_method_is_in_the_key_and_the_label(pack, edit_model, stan
     _, nodes = pack
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
     session = session_of(bcg_model)
-    refs = [ref_latent(family, 64, 64, seed=51), ref_latent(family, 64, 96, seed=52)]
+    refs = [synthetic.make_reference_latent(family, 64, 64, seed=51), synthetic.make_reference_latent(family, 64, 96, seed=52)]
     txt = PROMPT_LENGTHS[family][0]
     results = {}
     # FLUX.1 also "uxo" (USO/UNO offsets). Not "index_timestep_zero" there: stock ComfyUI 0.33's
@@ -211,7 +192,7 @@ def test_full_width_references_replay_exactly_on_cuda(family, mode):
         sizes = ((512, 512), (768, 512))
         for cfg in (1.0, 2.5):
             for n in (1, 2):
-                refs = [ref_latent(family, w, h, seed=100 + i) for i, (w, h) in enumerate(sizes[:n])]
+                refs = [synthetic.make_reference_latent(family, w, h, seed=100 + i) for i, (w, h) in enumerate(sizes[:n])]
                 out, eager = both(cfg, refs, seed=7)
                 assert torch.equal(out, eager), (cfg, n, (out - eager).abs().max().item())
                 label = "ref " + "+".join(f"{w}x{h}" for w, h in sizes[:n])
@@ -220,15 +201,15 @@ def test_full_width_references_replay_exactly_on_cuda(family, mode):
         captures = session.runner.stats.captures
 
         # New reference images of the captured sizes: replayed, no capture, exact to the new values.
-        new = [ref_latent(family, w, h, seed=200 + i) for i, (w, h) in enumerate(sizes)]
-        old_eager = both(2.5, [ref_latent(family, w, h, seed=100 + i) for i, (w, h) in enumerate(sizes)], seed=8)[1]
+        new = [synthetic.make_reference_latent(family, w, h, seed=200 + i) for i, (w, h) in enumerate(sizes)]
+        old_eager = both(2.5, [synthetic.make_reference_latent(family, w, h, seed=100 + i) for i, (w, h) in enumerate(sizes)], seed=8)[1]
         out, eager = both(2.5, new, seed=8)
         assert not torch.equal(eager, old_eager)
         assert torch.equal(out, eager), (out - eager).abs().max().item()
         assert session.last_run["state"] == "replayed" and session.runner.stats.captures == captures, session.last_run
 
         # A new reference size: a new signature under its label.
-        out, eager = both(1.0, [ref_latent(family, 512, 768, seed=300)], seed=9)
+        out, eager = both(1.0, [synthetic.make_reference_latent(family, 512, 768, seed=300)], seed=9)
         assert torch.equal(out, eager)
         assert any("ref 512x768" in reason for reason in session.last_run["eager"]), session.last_run
     finally:
