@@ -31,7 +31,9 @@ from .comfy.models import RECIPES
 
 log = logging.getLogger("bcg_runtime.bench")
 
-MODES = ("eager", "bcg", "bcg-full", "compile-cudagraphs", "compile-inductor")
+MODES = ("eager", "bcg", "bcg-full", "fast", "compile-cudagraphs", "compile-inductor")
+#: Bench mode -> BCG Apply mode.
+BCG_MODES = {"bcg": "breakable", "bcg-full": "full", "fast": "fast"}
 #: family -> (steps, cfg): each family's recipe (``comfy/models/<family>.py``), as in shared/BASELINE.md.
 DEFAULTS = {name: (recipe.default_steps, recipe.default_cfg) for name, recipe in RECIPES.items()}
 CPU_NOTE = "no CUDA: eager only, on a reduced model at a small size; graph replay needs an NVIDIA GPU"
@@ -153,8 +155,8 @@ def prepare_mode(mode: str, model, family, res, positive, negative) -> tuple[Any
 
     if mode == "eager":
         return model, 0.0, None
-    if mode in ("bcg", "bcg-full"):
-        m = api.apply(model, "full" if mode == "bcg-full" else "breakable")
+    if mode in BCG_MODES:
+        m = api.apply(model, BCG_MODES[mode])
         report = api.warm_up(m, size_text(res), "", "1", positive, negative)
         if report.refusal:
             raise RuntimeError(report.refusal)

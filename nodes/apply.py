@@ -27,7 +27,9 @@ class BCGApply(io.ComfyNode):
                     default=Mode.AUTO.value,
                     tooltip="auto: full where the model allows it, else breakable. "
                     "full: the whole forward is one graph (fastest, least memory). "
-                    "breakable: attention runs eagerly between graph segments (more graph memory).",
+                    "breakable: attention runs eagerly between graph segments (more graph memory). "
+                    "fast: the repeated blocks are torch.compile'd once and captured as one graph: faster kernels, "
+                    "NOT bit-exact to eager (the warm-up report shows the difference); compiles on first use.",
                 ),
                 io.Int.Input(
                     "memory_budget_mb",

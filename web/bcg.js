@@ -39,18 +39,20 @@ function mainReason(eager) {
 /** {state, text, ...colors} of the badge for one session status. */
 export function badgeFor(status) {
   const run = status.last_run;
+  // Mode fast replays compiled kernels: never let its badge read like the exact modes'.
+  const bcg = status.mode === "fast" ? "BCG fast (not bit-exact)" : "BCG";
   if (run) {
     const counts = `${run.replayed}/${run.calls}`;
-    if (run.state === "replayed") return { state: "replayed", text: `BCG replayed ${counts}`, ...COLORS.replayed };
+    if (run.state === "replayed") return { state: "replayed", text: `${bcg} replayed ${counts}`, ...COLORS.replayed };
     if (run.state === "partial")
-      return { state: "partial", text: `BCG ${counts} · ${shortReason(mainReason(run.eager))}`, ...COLORS.partial };
+      return { state: "partial", text: `${bcg} ${counts} · ${shortReason(mainReason(run.eager))}`, ...COLORS.partial };
     const why = status.disabled || mainReason(run.eager);
     return { state: "off", text: `BCG off: ${shortReason(why)}`, ...COLORS.off };
   }
   if (status.disabled) return { state: "off", text: `BCG off: ${shortReason(status.disabled)}`, ...COLORS.off };
   const warm = status.last_warmup;
   if (warm && warm.refusal) return { state: "off", text: `BCG off: ${shortReason(warm.refusal)}`, ...COLORS.off };
-  return { state: "ready", text: `BCG ready: ${(status.captured || []).length} graphs`, ...COLORS.ready };
+  return { state: "ready", text: `${bcg} ready: ${(status.captured || []).length} graphs`, ...COLORS.ready };
 }
 
 const mib = (bytes) => `${((bytes || 0) / 2 ** 20).toFixed(1)} MiB`;

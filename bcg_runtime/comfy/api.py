@@ -59,8 +59,8 @@ def apply(
     except ValueError:
         raise ValueError(f"capture: '{capture}' is not a capture policy; accepted: {', '.join(repr(p.value) for p in CapturePolicy)}") from None
     config = BCGConfig(mode=chosen, memory_budget_mb=int(memory_budget_mb), verify=bool(verify), capture=policy)
-    if config.mode is Mode.FULL and adapter is not None and not adapter.full_graph_safe:
-        raise ValueError(f"mode: 'full' is not safe for {adapter.display_name} (its forward syncs with the host); use 'breakable'")
+    if config.mode in (Mode.FULL, Mode.FAST) and adapter is not None and not adapter.full_graph_safe:
+        raise ValueError(f"mode: '{config.mode.value}' is not safe for {adapter.display_name} (its forward syncs with the host); use 'breakable'")
     session = install(m, adapter, config, refusal)
     if node_id is not None:
         session.node_ids.add(str(node_id))

@@ -49,6 +49,9 @@ class Mode(enum.Enum):
     BREAKABLE = "breakable"
     #: The whole forward is one graph; only for models whose forward is fully graph-safe.
     FULL = "full"
+    #: One graph over torch.compile'd repeated blocks (``fast.py``): faster kernels, not bit-exact
+    #: to eager (each graph is still proven equal to the compiled forward it captured).
+    FAST = "fast"
 
 
 class CapturePolicy(enum.Enum):
@@ -123,6 +126,8 @@ class CaptureRecord:
     pool_mib: float = 0.0
     exact: bool | None = None
     max_abs_diff: float | None = None
+    #: Mode fast: max abs difference of the captured (compiled) output from the plain forward.
+    eager_diff: float | None = None
 
 
 @dataclass
@@ -131,6 +136,8 @@ class BCGSession:
     config: BCGConfig
     runner: GraphRunner = field(init=False)
     attention: BreakingAttention | None = None
+    #: Mode fast: the compiled twins of the DiT's repeated blocks (``fast.RegionalCompile``).
+    fast: Any = None
     #: Why graphs can never serve this model (no CUDA, unsupported family); None when they can.
     permanent_refusal: str | None = None
     #: Set when graphs were dropped because what they read changed; cleared by the next warm-up.

@@ -30,6 +30,7 @@ import torch
 
 from ..plan import WarmupPlan, check_frames
 from . import guards, synthetic
+from .fast import NOT_BIT_EXACT
 from .session import BCGSession, CaptureRecord
 
 log = logging.getLogger(__name__)
@@ -84,9 +85,10 @@ class WarmupReport:
         for r in self.records:
             if r.status in ("captured", "already captured"):
                 exact = "exact" if r.exact else "unchecked"  # an entry that is not exact is never kept
+                fast = f"; {NOT_BIT_EXACT}: max abs diff {r.eager_diff:g} from eager" if r.eager_diff is not None else ""
                 lines.append(
                     f"{r.label}: {r.status}, {r.segments} segments, {r.breaks} breaks, "
-                    f"{r.seconds:.2f}s, graphs {r.pool_mib:.0f} MiB, replay {exact}"
+                    f"{r.seconds:.2f}s, graphs {r.pool_mib:.0f} MiB, replay {exact}{fast}"
                 )
             else:
                 lines.append(f"{r.label}: {r.status}: {r.reason}")

@@ -19,7 +19,9 @@ from typing import Any
 import torch
 
 from ..core import CaptureStatus
+from ..core.trees import outputs_equal
 from . import guards
+from .fast import RegionalCompile
 from .options import options_key
 from .session import BCGConfig, BCGSession, BreakingAttention, CaptureRecord, Mode
 
@@ -93,6 +95,8 @@ class DiffusionModelHook(_SessionHook):
             "label": session.adapter.label(call),
             "state": session.state,
         }
+        if session.fast is not None:  # compiled blocks under capture only (fast.py)
+            executor = session.fast.forward(executor, lambda: runner.capturing)
         if session.capture_log is not None:
             return self._capture(executor, call, dispatch)
         verify = session.config.verify and dispatch["label"] not in session.verified
@@ -109,6 +113,10 @@ class DiffusionModelHook(_SessionHook):
         record = CaptureRecord(
             label=result.label, status=result.status.value, reason=result.reason, exact=result.exact, max_abs_diff=result.max_abs_diff
         )
+        if session.fast is not None and result.output is not None:
+            # What fast mode costs in exactness, per shape: the captured (compiled) output against
+            # the plain forward (the executor runs plain outside a capture).
+            record.eager_diff = outputs_equal(result.output, executor(**call))[1]
         if result.entry is not None:
             record.segments, record.breaks = result.entry.segments, result.entry.breaks
             record.seconds = result.entry.capture_seconds if result.status is CaptureStatus.CAPTURED else 0.0
@@ -206,6 +214,8 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
             previous = previous.previous
         session.attention = BreakingAttention(previous)
         options["optimized_attention_override"] = session.attention
+    if config.mode is Mode.FAST and permanent_refusal is None:
+        session.fast = RegionalCompile(diffusion_model)
     if permanent_refusal is None:
         not_inplace = guards.inplace_lora_refusal(model_patcher.model.diffusion_model)
         if not_inplace is None:

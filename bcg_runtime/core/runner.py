@@ -199,9 +199,9 @@ class GraphRunner:
         self._warned: set[str] = set()
         #: Devices this runner has captured on (their lazy init is done; see RunnerLimits).
         self._captured_on: set[torch.device] = set()
-        #: Keys whose first-sight capture was put off, with the ``calls_left`` of that call.
         #: Signatures put off: (calls left when last seen, runs seen in).
         self._deferred: dict[CallKey, tuple[int, int]] = {}
+        self._capturing = False
 
     # ------------------------------------------------------------------ dispatch
     def __call__(
@@ -348,9 +348,22 @@ class GraphRunner:
         a capture) and one capture on static copies of the tensor
         arguments, then the proof (module docstring): the eager output of the live call is
         ``result.output`` whenever ``fn`` ran, so the caller need not run it again. An entry
-        captured under another ``state`` is dropped and captured again.
+        captured under another ``state`` is dropped and captured again. :attr:`capturing` is
+        True throughout (warm-up runs and proof included).
         """
-        kwargs = kwargs or {}
+        self._capturing = True
+        try:
+            return self._capture(fn, args, kwargs or {}, key_extra, opaque, label, state)
+        finally:
+            self._capturing = False
+
+    @property
+    def capturing(self) -> bool:
+        """Whether a call of ``fn`` now is part of a capture (a callable that runs differently
+        there, e.g. compiled code only under capture, asks this)."""
+        return self._capturing
+
+    def _capture(self, fn, args, kwargs, key_extra, opaque, label, state) -> CaptureResult:
         try:
             call = self._key(args, kwargs, key_extra, opaque, label)
         except MixedDevices as e:

@@ -1,0 +1,103 @@
+"""Mode fast: the DiT's repeated blocks compiled once (regional compilation), captured as one graph.
+
+Exact replay removes launch overhead and nothing else; at sizes where eager already keeps the GPU
+busy it cannot help. Mode fast also changes the kernels: every ``nn.ModuleList`` of the DiT whose
+members share one class (FLUX's ``double_blocks`` and ``single_blocks``, Z-Image's ``layers``,
+Qwen-Image's ``transformer_blocks``, ...) runs through ``torch.compile`` (inductor). Dynamo keys
+its cache on the block's code, and with parameters passed as inputs (``inline_inbuilt_nn_modules``,
+torch's default) one compiled graph serves every block of a list, so compile time does not grow
+with depth; ``dynamic=True`` lets one graph serve every warmed shape (torch still specialises sizes
+0 and 1, e.g. batch 1 apart from batch 2). The whole forward, compiled blocks and the glue between
+them, is then captured as one CUDA graph: fused kernels with no launch overhead.
+
+Contract, and what differs from the exact modes:
+
+* Compiled code runs only while the runner captures (its warm-up runs, the capture, the proof).
+  Every call that does not replay runs the plain eager forward, so a new shape is a new capture
+  (policy 'on first call') or eager with the reason, never a silent recompile in the middle of a
+  sampling run.
+* The proof still holds a graph to bit-equality, against the compiled forward it captured. Against
+  stock eager the output differs (fused kernels round differently): the warm-up report and the
+  badge say ``fast (not bit-exact)`` with the max abs difference from eager measured per shape at
+  warm-up.
+* The compiled blocks are swapped into the DiT's lists only for the duration of a compiled call
+  and swapped back after (also on error): the model module is shared with every other node of the
+  workflow, which must keep running the model as loaded.
+* transformer_options entries are left out of dynamo's guards, as core's TorchCompileModel does
+  (``block_index`` changes per block and would recompile each one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any, Callable, Iterator
+
+import torch
+
+log = logging.getLogger(__name__)
+
+#: What the report and the badge say about a fast-mode graph.
+NOT_BIT_EXACT = "fast (not bit-exact)"
+#: dynamo's recompile limit while compiling blocks: each list compiles a few graphs (static first
+#: shape, then dynamic; 0/1 specialisations), and the default 8 would silently fall back to eager.
+RECOMPILE_LIMIT = 64
+
+
+def _skip_transformer_options(guard_entries) -> list[bool]:
+    return ["transformer_options" not in entry.name for entry in guard_entries]
+
+
+def repeated_block_lists(diffusion_model: torch.nn.Module) -> list[tuple[str, torch.nn.ModuleList]]:
+    """The DiT's direct ``ModuleList`` children whose members share one class (a reduced test
+    model's list of one block counts: it is the same compiled graph)."""
+    return [
+        (name, child)
+        for name, child in diffusion_model.named_children()
+        if isinstance(child, torch.nn.ModuleList) and len(child) and len({type(m) for m in child}) == 1
+    ]
+
+
+class RegionalCompile:
+    """The compiled twins of one DiT's repeated blocks, and the forward that runs through them."""
+
+    def __init__(self, diffusion_model: torch.nn.Module):
+        self.lists = repeated_block_lists(diffusion_model)
+        if not self.lists:
+            raise ValueError(
+                f"mode: 'fast' compiles the DiT's repeated blocks, and {type(diffusion_model).__name__} has no "
+                "list of blocks; use 'auto'"
+            )
+        options = {"guard_filter_fn": _skip_transformer_options}
+        self._compiled = [
+            [torch.compile(block, dynamic=True, options=options) for block in blocks] for _, blocks in self.lists
+        ]
+        log.info(
+            "[BCG] fast: compiling %s on first use (one compiled graph per list and shape family)",
+            ", ".join(f"{name} ({len(blocks)})" for name, blocks in self.lists),
+        )
+
+    @contextlib.contextmanager
+    def swapped_in(self) -> Iterator[None]:
+        """The compiled blocks in the DiT's lists for the duration, the originals back after."""
+        originals = [list(blocks) for _, blocks in self.lists]
+        try:
+            for (_, blocks), compiled in zip(self.lists, self._compiled):
+                for i, block in enumerate(compiled):
+                    blocks[i] = block
+            yield
+        finally:
+            for (_, blocks), kept in zip(self.lists, originals):
+                for i, block in enumerate(kept):
+                    blocks[i] = block
+
+    def forward(self, executor: Callable, is_capturing: Callable[[], bool]) -> Callable:
+        """``executor`` through the compiled blocks while ``is_capturing()``, plain otherwise."""
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            if not is_capturing():
+                return executor(*args, **kwargs)
+            with self.swapped_in(), torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT):
+                return executor(*args, **kwargs)
+
+        return run
