@@ -9,7 +9,8 @@
 #            eager twins compared bit for bit, what BCG did and what the Dynamic VRAM twin cost
 #            (noflags.json);
 #   e2e      the e2e layer on CUDA: real ComfyUI servers, soak, /free, /interrupt, default allocator;
-#   bench    the benchmark (eager vs BCG vs torch.compile) for each family (BENCH_FAMILIES);
+#   bench    the benchmark (eager vs BCG vs torch.compile) for each family (BENCH_FAMILIES;
+#            BENCH_ARGS_<family>="--resolutions 832x480x33 --steps 8" adds that family's own arguments);
 #   batch    the batch benchmark (bcg_runtime.batch_bench): prompts of varied lengths over 3 sizes,
 #            no warm-up, BCG vs eager per job; BATCH_RUNS lists family:prompts[:seeds[:depth]]
 #            (default "zimage:100 qwen_image:100"; a depth reduces the model to fit the time).
@@ -174,13 +175,15 @@ stage_noflags() {
 }
 
 stage_bench() {
-  local family t0=$SECONDS n=0 failed="" families=${BENCH_FAMILIES:-zimage flux qwen_image flux2}
+  local family extra t0=$SECONDS n=0 failed="" families=${BENCH_FAMILIES:-zimage flux qwen_image flux2}
   # This suite is how a family gets verified: families still awaiting it (FLUX.2) opt in here.
   export BCG_UNVERIFIED_FAMILIES=1
   for family in $families; do
     # Quick by default; BENCHMARKS.md runs use REPEATS=3 MODES=eager,bcg,bcg-full,compile-cudagraphs.
+    extra="BENCH_ARGS_${family}"  # per-family arguments after the shared ones (the last wins)
     timed "bench $family" "$OUT_H/bench_${family}.log" python3 -m bcg_runtime.bench --family "$family" \
-      --resolutions "$resolutions" --repeats "${REPEATS:-2}" --modes "${MODES:-eager,bcg-full,bcg}" --json "$OUT_H/bench_${family}.json"
+      --resolutions "$resolutions" --repeats "${REPEATS:-2}" --modes "${MODES:-eager,bcg-full,bcg}" ${!extra:-} \
+      --json "$OUT_H/bench_${family}.json"
     grep -E "^\[BCG\] (replayed|captured)|error|Error" "$OUT_H/bench_${family}.log" | tail -3
     if [ "$RC" = 0 ]; then n=$((n + 1)); else failed+=" $family(${RC/124/timeout})"; status=1; fi
   done
