@@ -83,7 +83,10 @@ def compile_refusal(model_patcher: Any) -> str | None:
     backend = backend if isinstance(backend, str) else getattr(backend, "__name__", "custom")
     if backend == "cudagraphs":
         return "TorchCompileModel (backend cudagraphs) already replays this model as CUDA graphs: BCG steps aside"
-    return f"TorchCompileModel (backend {backend}) compiles this model: BCG steps aside and the compiled model runs as it would without BCG"
+    return (
+        f"TorchCompileModel (backend {backend}) compiles this model: BCG steps aside and the compiled model runs as it would "
+        "without BCG (for compiled kernels under graphs, use BCG Apply mode 'fast' without TorchCompileModel)"
+    )
 
 
 def core_graph_refusal(model_patcher: Any) -> str | None:

@@ -157,7 +157,8 @@ def test_torch_compile_model_after_bcg_makes_bcg_step_aside_with_the_backend(pac
     assert torch.equal(out, sample(model, positive, negative))
     run = session_of(compiled).last_run
     assert run["replayed"] == 0 and list(run["eager"]) == [
-        "disabled: TorchCompileModel (backend eager) compiles this model: BCG steps aside and the compiled model runs as it would without BCG"
+        "disabled: TorchCompileModel (backend eager) compiles this model: BCG steps aside and the compiled model runs as it would "
+        "without BCG (for compiled kernels under graphs, use BCG Apply mode 'fast' without TorchCompileModel)"
     ], run
     # Without the compile wrapper the same session replays again.
     sample(warmed, positive, negative)
