@@ -32,6 +32,8 @@ from .comfy.models import RECIPES
 log = logging.getLogger("bcg_runtime.bench")
 
 MODES = ("eager", "bcg", "bcg-full", "fast", "compile-cudagraphs", "compile-inductor")
+#: UNETLoader's weight_dtype choices -> the torch dtype the loader stores weights in (None: the checkpoint's).
+WEIGHT_DTYPES = {"default": None, "fp8_e4m3fn": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
 #: Bench mode -> BCG Apply mode.
 BCG_MODES = {"bcg": "breakable", "bcg-full": "full", "fast": "fast"}
 #: family -> (steps, cfg): each family's recipe (``comfy/models/<family>.py``), as in shared/BASELINE.md.
@@ -69,6 +71,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's)")
     p.add_argument("--prompt-lengths", default=None, help="cond,uncond token counts (default 256,256 for flux; 100,12 otherwise)")
     p.add_argument("--references", default=None, help="edit workflow: reference images as WIDTHxHEIGHT list (e.g. 1024x1024 for Qwen-Image-Edit or FLUX.1 Kontext), each a random latent in cond and uncond's reference_latents")
+    p.add_argument("--weight-dtype", default="default", choices=sorted(WEIGHT_DTYPES), help="UNETLoader's weight_dtype: fp8_e4m3fn / fp8_e5m2 store the weights in fp8 and cast them in every forward (every mode runs that model)")
     p.add_argument("--modes", default=None, help=f"comma list of {','.join(MODES)} (default eager,bcg,bcg-full,compile-cudagraphs; eager without CUDA)")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per mode after one warm run (median reported)")
     p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: full on CUDA, 1 without)")
@@ -207,6 +210,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
         "comfy_kitchen": _comfy_kitchen_version(),
         "family": args.family,
         "depth": depth or "full",
+        "weight_dtype": args.weight_dtype,
         "steps": steps,
         "cfg": cfg,
         "prompt_lengths": [cond_len, uncond_len],
@@ -215,7 +219,9 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
     }
     t0 = time.perf_counter()
     with phase(f"building a random-weight {args.family} (depth {depth or 'full'})"):
-        model = synthetic.load_model(args.family, depth=depth, seed=0, device="cuda" if cuda else None)
+        weight_dtype = WEIGHT_DTYPES[args.weight_dtype]
+        options = {"dtype": getattr(torch, weight_dtype)} if weight_dtype else None
+        model = synthetic.load_model(args.family, depth=depth, seed=0, device="cuda" if cuda else None, model_options=options)
     env["model_build_s"] = round(time.perf_counter() - t0, 2)
     positive = synthetic.make_conditioning(args.family, cond_len, seed=1)
     negative = synthetic.make_conditioning(args.family, uncond_len, seed=2)
@@ -319,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w") as f:
             json.dump({"env": env, "rows": [asdict(r) for r in rows]}, f, indent=2)
     refs = f" references={','.join(env['references'])}" if env.get("references") else ""
+    refs += f" weights={env['weight_dtype']}" if env.get("weight_dtype", "default") != "default" else ""
     print(f"\n{env['family']} depth={env['depth']} steps={env['steps']} cfg={env['cfg']}{refs} on {env['gpu']}, torch {env['torch']}, ComfyUI {env['comfyui']}")  # noqa: T201
     if env["note"]:
         print(env["note"])  # noqa: T201

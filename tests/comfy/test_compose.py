@@ -55,3 +55,19 @@ def test_a_step_cache_with_bcg_gives_the_cache_alone_image_and_replays_what_it_r
         assert last["calls"] < 2 * STEPS, f"{cache} skipped no DiT call with BCG: {last}"
         assert last["replayed"] >= 1 and not any("unknown transformer_options" in r for r in last["eager"]), last
     assert last["replayed"] == last["calls"], last
+
+
+def test_fp8_weights_replay_bit_equal_to_fp8_eager(pack, standin_graphs):
+    """UNETLoader's ``weight_dtype: fp8_e4m3fn``: weights stored in fp8 and cast to the compute
+    dtype inside every forward (ComfyUI's manual cast). The casts are kernels like any other: the
+    graph holds them, and replay equals the fp8 model's own eager run."""
+    _, nodes = pack
+    fp8 = synthetic.load_model(FAMILY, depth=1, seed=0, model_options={"dtype": torch.float8_e4m3fn})
+    assert {p.dtype for p in fp8.model.diffusion_model.parameters()} == {torch.float8_e4m3fn}
+    positive, negative = conds(FAMILY)
+    (bcg,) = nodes["BCGApply"].execute(fp8, "auto").args
+    for seed in (3, 4):  # captured on first sight, then a second prompt replays
+        out = synthetic.sample(bcg, FAMILY, 64, 64, 3, 2.0, positive, negative, seed=seed)
+        assert torch.equal(out, synthetic.sample(fp8, FAMILY, 64, 64, 3, 2.0, positive, negative, seed=seed))
+    last = session_of(bcg).last_run
+    assert last["replayed"] == last["calls"] == 6, last
