@@ -41,9 +41,13 @@ def test_fast_mode_replays_its_compiled_graphs_and_says_it_is_not_bit_exact(pack
     assert all(list(members) == blocks[name] for name, members in repeated_block_lists(dit))
     assert torch.equal(eager, eager_before)
 
-    # an unwarmed shape runs the plain forward with its reason (no compile outside a capture)
+    # an unwarmed shape runs the plain forward with its reason: no compile outside a capture
+    from torch._dynamo.utils import counters
+
+    graphs_before = counters["stats"]["unique_graphs"]
     sample_both(FAMILY, fast, model, 64, 96, 1, 1.0, positive, negative, seed=4)
     assert session.last_run["state"] == "off" and any("not captured" in r for r in session.last_run["eager"]), session.last_run
+    assert counters["stats"]["unique_graphs"] == graphs_before, "dynamo compiled during sampling"
 
 
 def test_a_mode_that_does_not_exist_names_the_accepted_ones(pack, model):

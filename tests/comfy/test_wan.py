@@ -164,3 +164,9 @@ def test_480p_video_is_bit_exact_on_cuda():
     finally:
         del model
         release_cuda_memory(unload=True)
+
+
+def test_fast_mode_is_refused_with_the_fix(pack, model):
+    _, nodes = pack
+    with pytest.raises(ValueError, match="mode: 'fast' is not available for Wan yet.*use 'auto'"):
+        nodes["BCGApply"].execute(model, "fast")
