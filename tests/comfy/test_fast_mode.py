@@ -1,9 +1,12 @@
 """Mode fast inside real ComfyUI: Z-Image's repeated blocks (``layers`` and the two refiners)
 compiled with inductor under the capture, one graph per shape, on a depth-1 model.
 
-CPU stand-in here (inductor's CPU backend compiles the blocks; the stand-in records and replays
-the forward): the plumbing, the report, the restored model. On the H200 the same test captures
-real CUDA graphs over Triton kernels, and the benchmark (``--modes fast``) measures the speed."""
+What a capture of compiled code proves is a GPU matter: the CPU stand-in records aten ops through
+a dispatch mode, which inductor's fused kernels bypass (torch 2.14 compiles under the mode and the
+stand-in's replay then differs from the compiled run by ~2e-6, so the proof rejects it; torch 2.11
+does not compile under it). So the replay test runs on real CUDA graphs only; the plumbing (the
+shared model left as loaded, nothing compiled outside a capture, the report) is checked on any
+device. The benchmark (``--modes fast``) measures the speed."""
 
 import pytest
 import torch
@@ -15,7 +18,18 @@ pytestmark = pytest.mark.comfy
 FAMILY = "zimage"
 
 
-def test_fast_mode_replays_its_compiled_graphs_and_says_it_is_not_bit_exact(pack, model, standin_graphs):
+def warm_fast(nodes, model):
+    """BCG Apply mode fast, warmed for 64x64 at cfg 1 and 2: (model, warm-up text, its records)."""
+    positive, negative = conds(FAMILY)
+    (fast,) = nodes["BCGApply"].execute(model, "fast", capture=WARMUP_ONLY).args
+    fast, text = nodes["BCGWarmupCapture"].execute(fast, "64x64", "", "1,2", positive, negative).args
+    print(text)
+    return fast, text, session_of(fast).last_warmup["records"]
+
+
+def test_fast_mode_leaves_the_shared_model_as_loaded_and_compiles_only_under_capture(pack, model, standin_graphs):
+    from torch._dynamo.utils import counters
+
     _, nodes = pack
     positive, negative = conds(FAMILY)
     dit = model.model.diffusion_model
@@ -23,31 +37,38 @@ def test_fast_mode_replays_its_compiled_graphs_and_says_it_is_not_bit_exact(pack
     assert set(blocks) >= {"layers", "noise_refiner", "context_refiner"}, set(blocks)
     _, eager_before = sample_both(FAMILY, model, model, 64, 64, 2, 2.0, positive, negative, seed=3)
 
-    (fast,) = nodes["BCGApply"].execute(model, "fast", capture=WARMUP_ONLY).args
-    fast, text = nodes["BCGWarmupCapture"].execute(fast, "64x64", "", "1,2", positive, negative).args
-    report = session_of(fast).last_warmup
-    print(text)
-    captured = [r for r in report["records"] if r["status"] == "captured"]
-    assert len(captured) == 2 and all(r["exact"] for r in report["records"]), text  # cond 40 and uncond 17 tokens
+    graphs_before_warmup = counters["stats"]["unique_graphs"]
+    fast, _, records = warm_fast(nodes, model)
+    assert counters["stats"]["unique_graphs"] > graphs_before_warmup, "the warm-up compiled nothing"
+    assert {r["label"] for r in records} == {"64x64 txt40 b1", "64x64 txt17 b1"}, records
+
+    # The model every other node shares is as loaded: its own blocks, and eager sampling bit-equal
+    # to eager sampling before fast mode ran.
+    _, eager = sample_both(FAMILY, fast, model, 64, 64, 2, 2.0, positive, negative, seed=3)
+    assert all(list(members) == blocks[name] for name, members in repeated_block_lists(dit))
+    assert torch.equal(eager, eager_before)
+
+    # An unwarmed shape runs the plain forward with its reason: no compile during sampling.
+    graphs_before = counters["stats"]["unique_graphs"]
+    sample_both(FAMILY, fast, model, 64, 96, 1, 1.0, positive, negative, seed=4)
+    last = session_of(fast).last_run
+    assert last["state"] == "off" and any("not captured: 64x96" in r for r in last["eager"]), last
+    assert counters["stats"]["unique_graphs"] == graphs_before, "dynamo compiled during sampling"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200")
+def test_fast_mode_replays_its_compiled_graphs_and_says_it_is_not_bit_exact(pack, model):
+    _, nodes = pack
+    positive, negative = conds(FAMILY)
+    fast, text, records = warm_fast(nodes, model)
+    captured = [r for r in records if r["status"] == "captured"]
+    assert len(captured) == 2 and all(r["exact"] for r in records), text  # cond 40 and uncond 17 tokens
     assert all(r["eager_diff"] is not None for r in captured), captured
     assert f"{NOT_BIT_EXACT}: max abs diff" in text
 
     out, eager = sample_both(FAMILY, fast, model, 64, 64, 2, 2.0, positive, negative, seed=3)
-    session = session_of(fast)
-    assert session.last_run["state"] == "replayed", session.last_run
+    assert session_of(fast).last_run["state"] == "replayed", session_of(fast).last_run
     assert out.shape == eager.shape and torch.isfinite(out).all()
-    # The shared model is left as loaded: its blocks are the originals, and eager sampling is
-    # bit-equal to eager sampling before fast mode ran.
-    assert all(list(members) == blocks[name] for name, members in repeated_block_lists(dit))
-    assert torch.equal(eager, eager_before)
-
-    # an unwarmed shape runs the plain forward with its reason: no compile outside a capture
-    from torch._dynamo.utils import counters
-
-    graphs_before = counters["stats"]["unique_graphs"]
-    sample_both(FAMILY, fast, model, 64, 96, 1, 1.0, positive, negative, seed=4)
-    assert session.last_run["state"] == "off" and any("not captured" in r for r in session.last_run["eager"]), session.last_run
-    assert counters["stats"]["unique_graphs"] == graphs_before, "dynamo compiled during sampling"
 
 
 def test_a_mode_that_does_not_exist_names_the_accepted_ones(pack, model):
