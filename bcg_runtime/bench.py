@@ -32,6 +32,9 @@ from .comfy.models import RECIPES
 log = logging.getLogger("bcg_runtime.bench")
 
 MODES = ("eager", "bcg", "bcg-full", "fast", "compile-cudagraphs", "compile-inductor")
+#: Attention backends a mode may stack in front of it (``sage+bcg-full``): ComfyUI's registered
+#: attention functions, put where ``--use-sage-attention`` / ``--use-flash-attention`` would.
+ATTENTION_STACK = ("sage", "flash")
 #: UNETLoader's weight_dtype choices -> the torch dtype the loader stores weights in (None: the checkpoint's).
 WEIGHT_DTYPES = {"default": None, "fp8_e4m3fn": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
 #: Bench mode -> BCG Apply mode.
@@ -58,6 +61,8 @@ class Row:
     exact: bool | None = None
     max_abs_diff: float | None = None
     replayed: str | None = None
+    #: A stacked BCG mode's output ``torch.equal`` to the same stack without BCG (``without_bcg``).
+    equals_without_bcg: bool | None = None
     error: str | None = None
     runs_s: list[float] = field(default_factory=list)
 
@@ -72,7 +77,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--prompt-lengths", default=None, help="cond,uncond token counts (default 256,256 for flux; 100,12 otherwise)")
     p.add_argument("--references", default=None, help="edit workflow: reference images as WIDTHxHEIGHT list (e.g. 1024x1024 for Qwen-Image-Edit or FLUX.1 Kontext), each a random latent in cond and uncond's reference_latents")
     p.add_argument("--weight-dtype", default="default", choices=sorted(WEIGHT_DTYPES), help="UNETLoader's weight_dtype: fp8_e4m3fn / fp8_e5m2 store the weights in fp8 and cast them in every forward (every mode runs that model)")
-    p.add_argument("--modes", default=None, help=f"comma list of {','.join(MODES)} (default eager,bcg,bcg-full,compile-cudagraphs; eager without CUDA)")
+    p.add_argument("--modes", default=None, help=f"comma list of {','.join(MODES)} (default eager,bcg,bcg-full,compile-cudagraphs; eager without CUDA); a mode may stack an attention backend in front: {', '.join(a + '+bcg-full' for a in ATTENTION_STACK)}, or {' / '.join(ATTENTION_STACK)} alone (= eager with it)")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per mode after one warm run (median reported)")
     p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: full on CUDA, 1 without)")
     p.add_argument("--json", default=None, help="write every row (and the environment) as JSON here")
@@ -151,6 +156,52 @@ def kernel_seconds(model, family, res, steps, cfg, positive, negative) -> tuple[
     return total_us / 1e6, wall
 
 
+def split_mode(mode: str) -> tuple[str | None, str]:
+    """``"sage+bcg-full"`` -> ``("sage", "bcg-full")``; ``"sage"`` -> ``("sage", "eager")``;
+    ``"bcg"`` -> ``(None, "bcg")``. Raises SystemExit naming the field for anything else."""
+    head, _, tail = mode.partition("+")
+    attention, base = (head, tail or "eager") if head in ATTENTION_STACK else (None, mode)
+    if base not in MODES:
+        stacks = ", ".join(f"{a}, {a}+MODE" for a in ATTENTION_STACK)
+        raise SystemExit(f"--modes: unknown mode '{mode}'; accepted: {', '.join(MODES)}, and {stacks}")
+    return attention, base
+
+
+@contextlib.contextmanager
+def attention_backend(name: str | None) -> Iterator[None]:
+    """ComfyUI's attention function ``name`` (a registered one: ``sage``, ``flash``) in every model
+    module for the duration, as the launch flag would have bound it at import; None: unchanged.
+
+    The model modules copy ``optimized_attention`` when imported, so each copy is replaced (the ones
+    equal to the default, which is what the flag changes) and restored after."""
+    if name is None:
+        yield
+        return
+    import comfy.ldm.modules.attention as attention
+
+    try:
+        chosen = attention.get_attention_function(name)
+    except KeyError:
+        chosen = None
+    if chosen is None:
+        raise RuntimeError(f"attention '{name}' is not available in this ComfyUI (install its package: pip install sageattention / flash-attn)")
+    default = attention.optimized_attention
+    swapped = [
+        (module, attr)
+        for module_name, module in list(sys.modules.items())
+        if module_name.startswith("comfy.ldm.") and module is not None
+        for attr in ("optimized_attention", "optimized_attention_masked")
+        if getattr(module, attr, None) is default
+    ]
+    for module, attr in swapped:
+        setattr(module, attr, chosen)
+    try:
+        yield
+    finally:
+        for module, attr in swapped:
+            setattr(module, attr, default)
+
+
 def prepare_mode(mode: str, model, family, res, positive, negative) -> tuple[Any, float, Any]:
     """(model to sample, first-run seconds, session or None) for one mode."""
     from .comfy import api
@@ -195,8 +246,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
         raise SystemExit("--references: " + str(e).split(": ", 1)[1]) from None
     modes = (args.modes or ("eager,bcg,bcg-full,compile-cudagraphs" if cuda else "eager")).split(",")
     for mode in modes:
-        if mode not in MODES:
-            raise SystemExit(f"--modes: unknown mode '{mode}'; accepted: {', '.join(MODES)}")
+        split_mode(mode)
     if not cuda:
         log.warning("[BCG] %s", CPU_NOTE)
         modes = ["eager"]
@@ -234,6 +284,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
     for res in resolutions:
         reference = None
         eager_median = None
+        outputs: dict[str, Any] = {}
         for mode in modes:
             row = Row(args.family, size_text(res), mode, steps, cfg)
             rows.append(row)
@@ -252,23 +303,44 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
                 row.max_abs_diff = 0.0 if row.exact else float((out.float() - reference.float()).abs().max())
             if eager_median:
                 row.speedup = eager_median / row.denoise_s
+            outputs[mode] = out
+            without = without_bcg(mode)
+            if without is not None and without in outputs:
+                row.equals_without_bcg = bool(torch.equal(out, outputs[without]))
     return rows, env
 
 
+def without_bcg(mode: str) -> str | None:
+    """The mode that is ``mode`` minus an exact BCG mode (``sage+bcg-full`` -> ``sage``,
+    ``bcg`` -> ``eager``): what its output must equal bit for bit. None for the others (fast is
+    not exact by design; compile modes have no BCG)."""
+    attention, base = split_mode(mode)
+    if base not in ("bcg", "bcg-full"):
+        return None
+    return attention or "eager"
+
+
 def _measure(row: Row, mode, model, args, res, positive, negative, cuda) -> None:
+    """One mode's row; a stacked attention backend (``sage+...``) is in place for all of it."""
+    attention, base = split_mode(mode)
+    with attention_backend(attention):
+        _measure_mode(row, base, model, args, res, positive, negative, cuda)
+
+
+def _measure_mode(row: Row, mode, model, args, res, positive, negative, cuda) -> None:
     import torch
 
     from tqdm import tqdm
 
     family, steps, cfg = row.family, row.steps, row.cfg
-    with phase(f"{row.resolution} {mode}: preparing (warm-up capture / compile on the first run)"):
+    with phase(f"{row.resolution} {row.mode}: preparing (warm-up capture / compile on the first run)"):
         m, first_run, session = prepare_mode(mode, model, family, res, positive, negative)
         _, warm = timed_sample(m, family, res, steps, cfg, positive, negative)  # also the compile run
     row.first_run_s = warm if first_run < 0 else first_run
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     out = None
-    for _ in tqdm(range(max(1, args.repeats)), desc=f"{row.resolution} {mode}", unit="run", file=sys.stderr):
+    for _ in tqdm(range(max(1, args.repeats)), desc=f"{row.resolution} {row.mode}", unit="run", file=sys.stderr):
         out, seconds = timed_sample(m, family, res, steps, cfg, positive, negative)
         row.runs_s.append(seconds)
     row.denoise_s = statistics.median(row.runs_s)
@@ -300,18 +372,19 @@ def _comfy_kitchen_version() -> str | None:
 
 
 def format_table(rows: list[Row]) -> str:
-    head = ["model", "res", "mode", "denoise s", "vs eager", "kernel s", "busy", "first run s", "peak alloc GiB", "exact", "replayed"]
+    head = ["model", "res", "mode", "denoise s", "vs eager", "kernel s", "busy", "first run s", "peak alloc GiB", "exact", "= w/o BCG", "replayed"]
     lines = [head]
     for r in rows:
         if r.error:
-            lines.append([r.family, r.resolution, r.mode, "error: " + r.error[:60], "", "", "", "", "", "", ""])
+            lines.append([r.family, r.resolution, r.mode, "error: " + r.error[:60], "", "", "", "", "", "", "", ""])
             continue
         exact = "yes" if r.exact else (f"no ({r.max_abs_diff:.3g})" if r.exact is False else "-")
         lines.append([
             r.family, r.resolution, r.mode, f"{r.denoise_s:.3f}", f"{r.speedup:.2f}x" if r.speedup else "-",
             f"{r.kernel_s:.3f}" if r.kernel_s else "-", f"{r.busy:.2f}" if r.busy else "-",
             f"{r.first_run_s:.1f}" if r.first_run_s else "-",
-            f"{r.peak_allocated_gib:.1f}" if r.peak_allocated_gib is not None else "-", exact, r.replayed or "-",
+            f"{r.peak_allocated_gib:.1f}" if r.peak_allocated_gib is not None else "-", exact,
+            {True: "yes", False: "NO"}.get(r.equals_without_bcg, "-"), r.replayed or "-",
         ])  # fmt: skip
     widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
     return "\n".join(" | ".join(str(c).ljust(w) for c, w in zip(line, widths)) for line in lines)
