@@ -8,6 +8,8 @@ does not compile under it). So the replay test runs on real CUDA graphs only; th
 shared model left as loaded, nothing compiled outside a capture, the report) is checked on any
 device. The benchmark (``--modes fast``) measures the speed."""
 
+import logging
+
 import pytest
 import torch
 from bcg_testing import WARMUP_ONLY, conds, sample_both, session_of
@@ -18,10 +20,10 @@ pytestmark = pytest.mark.comfy
 FAMILY = "zimage"
 
 
-def warm_fast(nodes, model):
+def warm_fast(nodes, model, verify=False):
     """BCG Apply mode fast, warmed for 64x64 at cfg 1 and 2: (model, warm-up text, its records)."""
     positive, negative = conds(FAMILY)
-    (fast,) = nodes["BCGApply"].execute(model, "fast", capture=WARMUP_ONLY).args
+    (fast,) = nodes["BCGApply"].execute(model, "fast", verify=verify, capture=WARMUP_ONLY).args
     fast, text = nodes["BCGWarmupCapture"].execute(fast, "64x64", "", "1,2", positive, negative).args
     print(text)
     return fast, text, session_of(fast).last_warmup["records"]
@@ -57,10 +59,11 @@ def test_fast_mode_leaves_the_shared_model_as_loaded_and_compiles_only_under_cap
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200")
-def test_fast_mode_replays_its_compiled_graphs_and_says_it_is_not_bit_exact(pack, model):
+def test_fast_mode_replays_its_compiled_graphs_and_says_it_is_not_bit_exact(pack, model, caplog):
+    caplog.set_level(logging.INFO)
     _, nodes = pack
     positive, negative = conds(FAMILY)
-    fast, text, records = warm_fast(nodes, model)
+    fast, text, records = warm_fast(nodes, model, verify=True)
     captured = [r for r in records if r["status"] == "captured"]
     assert len(captured) == 2 and all(r["exact"] for r in records), text  # cond 40 and uncond 17 tokens
     assert all(r["eager_diff"] is not None for r in captured), captured
@@ -69,6 +72,8 @@ def test_fast_mode_replays_its_compiled_graphs_and_says_it_is_not_bit_exact(pack
     out, eager = sample_both(FAMILY, fast, model, 64, 64, 2, 2.0, positive, negative, seed=3)
     assert session_of(fast).last_run["state"] == "replayed", session_of(fast).last_run
     assert out.shape == eager.shape and torch.isfinite(out).all()
+    # verify measures fast mode's difference from eager; it does not drop the graphs for it
+    assert any(f"verify 64x64 txt40 b1: {NOT_BIT_EXACT}, max abs diff" in r.getMessage() for r in caplog.records)
 
 
 def test_a_mode_that_does_not_exist_names_the_accepted_ones(pack, model):
