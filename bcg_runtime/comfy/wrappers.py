@@ -16,7 +16,6 @@ import inspect
 import logging
 from typing import Any
 
-
 from ..core import CaptureStatus
 from ..core.trees import outputs_equal
 from . import guards
