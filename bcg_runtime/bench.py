@@ -397,9 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"env": env, "rows": [asdict(r) for r in rows]}, f, indent=2)
-    refs = f" references={','.join(env['references'])}" if env.get("references") else ""
-    refs += f" weights={env['weight_dtype']}" if env.get("weight_dtype", "default") != "default" else ""
-    print(f"\n{env['family']} depth={env['depth']} steps={env['steps']} cfg={env['cfg']}{refs} on {env['gpu']}, torch {env['torch']}, ComfyUI {env['comfyui']}")  # noqa: T201
+    workflow = f" references={','.join(env['references'])}" if env.get("references") else ""
+    workflow += f" weights={env['weight_dtype']}" if env.get("weight_dtype", "default") != "default" else ""
+    print(f"\n{env['family']} depth={env['depth']} steps={env['steps']} cfg={env['cfg']}{workflow} on {env['gpu']}, torch {env['torch']}, ComfyUI {env['comfyui']}")  # noqa: T201
     if env["note"]:
         print(env["note"])  # noqa: T201
     print(format_table(rows))  # noqa: T201
