@@ -35,6 +35,9 @@ MODES = ("eager", "bcg", "bcg-full", "fast", "compile-cudagraphs", "compile-indu
 #: Attention backends a mode may stack in front of it (``sage+bcg-full``): ComfyUI's registered
 #: attention functions, put where ``--use-sage-attention`` / ``--use-flash-attention`` would.
 ATTENTION_STACK = ("sage", "flash")
+#: Step caches a mode may stack in front of it (``easycache+bcg-full``): core's nodes with their
+#: defaults, applied to the model before the mode (BCG Apply after the cache node).
+CACHE_STACK = ("easycache", "lazycache")
 #: UNETLoader's weight_dtype choices -> the torch dtype the loader stores weights in (None: the checkpoint's).
 WEIGHT_DTYPES = {"default": None, "fp8_e4m3fn": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
 #: Bench mode -> BCG Apply mode.
@@ -77,7 +80,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--prompt-lengths", default=None, help="cond,uncond token counts (default 256,256 for flux; 100,12 otherwise)")
     p.add_argument("--references", default=None, help="edit workflow: reference images as WIDTHxHEIGHT list (e.g. 1024x1024 for Qwen-Image-Edit or FLUX.1 Kontext), each a random latent in cond and uncond's reference_latents")
     p.add_argument("--weight-dtype", default="default", choices=sorted(WEIGHT_DTYPES), help="UNETLoader's weight_dtype: fp8_e4m3fn / fp8_e5m2 store the weights in fp8 and cast them in every forward (every mode runs that model)")
-    p.add_argument("--modes", default=None, help=f"comma list of {','.join(MODES)} (default eager,bcg,bcg-full,compile-cudagraphs; eager without CUDA); a mode may stack an attention backend in front: {', '.join(a + '+bcg-full' for a in ATTENTION_STACK)}, or {' / '.join(ATTENTION_STACK)} alone (= eager with it)")
+    p.add_argument("--modes", default=None, help=f"comma list of {','.join(MODES)} (default eager,bcg,bcg-full,compile-cudagraphs; eager without CUDA); a mode may stack an attention backend ({', '.join(ATTENTION_STACK)}) and a step cache ({', '.join(CACHE_STACK)}) in front: sage+bcg-full, easycache+bcg-full, sage+easycache (= eager with both)")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per mode after one warm run (median reported)")
     p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: full on CUDA, 1 without)")
     p.add_argument("--json", default=None, help="write every row (and the environment) as JSON here")
@@ -156,15 +159,30 @@ def kernel_seconds(model, family, res, steps, cfg, positive, negative) -> tuple[
     return total_us / 1e6, wall
 
 
-def split_mode(mode: str) -> tuple[str | None, str]:
-    """``"sage+bcg-full"`` -> ``("sage", "bcg-full")``; ``"sage"`` -> ``("sage", "eager")``;
-    ``"bcg"`` -> ``(None, "bcg")``. Raises SystemExit naming the field for anything else."""
-    head, _, tail = mode.partition("+")
-    attention, base = (head, tail or "eager") if head in ATTENTION_STACK else (None, mode)
-    if base not in MODES:
-        stacks = ", ".join(f"{a}, {a}+MODE" for a in ATTENTION_STACK)
-        raise SystemExit(f"--modes: unknown mode '{mode}'; accepted: {', '.join(MODES)}, and {stacks}")
-    return attention, base
+def split_mode(mode: str) -> tuple[tuple[str, ...], str]:
+    """``"sage+easycache+bcg-full"`` -> ``(("sage", "easycache"), "bcg-full")``; ``"sage"`` ->
+    ``(("sage",), "eager")``; ``"bcg"`` -> ``((), "bcg")``: the stacked tools (at most one attention
+    backend and one cache, in any order) and the base mode. SystemExit naming the field otherwise."""
+    *stack, last = mode.split("+")
+    if last in ATTENTION_STACK or last in CACHE_STACK:
+        stack, last = [*stack, last], "eager"
+    kinds = [ATTENTION_STACK if tool in ATTENTION_STACK else CACHE_STACK if tool in CACHE_STACK else None for tool in stack]
+    if last not in MODES or None in kinds or len(set(map(id, kinds))) != len(kinds):
+        tools = ", ".join(ATTENTION_STACK + CACHE_STACK)
+        raise SystemExit(
+            f"--modes: unknown mode '{mode}'; accepted: {', '.join(MODES)}, each after at most one attention "
+            f"backend and one step cache ({tools}), e.g. sage+bcg-full, easycache+fast, sage alone"
+        )
+    return tuple(stack), last
+
+
+def with_cache(model: Any, name: str) -> Any:
+    """``model`` through core's EasyCache / LazyCache node with its defaults."""
+    from comfy_extras import nodes_easycache
+
+    node = {"easycache": nodes_easycache.EasyCacheNode, "lazycache": nodes_easycache.LazyCacheNode}[name]
+    (cached,) = node.execute(model, reuse_threshold=0.2, start_percent=0.15, end_percent=0.95, verbose=False).args
+    return cached
 
 
 @contextlib.contextmanager
@@ -314,15 +332,19 @@ def without_bcg(mode: str) -> str | None:
     """The mode that is ``mode`` minus an exact BCG mode (``sage+bcg-full`` -> ``sage``,
     ``bcg`` -> ``eager``): what its output must equal bit for bit. None for the others (fast is
     not exact by design; compile modes have no BCG)."""
-    attention, base = split_mode(mode)
+    stack, base = split_mode(mode)
     if base not in ("bcg", "bcg-full"):
         return None
-    return attention or "eager"
+    return "+".join(stack) or "eager"
 
 
 def _measure(row: Row, mode, model, args, res, positive, negative, cuda) -> None:
-    """One mode's row; a stacked attention backend (``sage+...``) is in place for all of it."""
-    attention, base = split_mode(mode)
+    """One mode's row; a stacked attention backend (``sage+...``) is in place for all of it, a
+    stacked cache is applied to the model the mode starts from."""
+    stack, base = split_mode(mode)
+    attention = next((tool for tool in stack if tool in ATTENTION_STACK), None)
+    for cache in (tool for tool in stack if tool in CACHE_STACK):
+        model = with_cache(model, cache)
     with attention_backend(attention):
         _measure_mode(row, base, model, args, res, positive, negative, cuda)
 

@@ -1,14 +1,16 @@
-"""The benchmark's attention stack (``sage+bcg-full``): ComfyUI's registered attention function put
-where the launch flag would bind it, in every model module, and restored after. ``split`` stands in
-for sage / flash here (their packages need a GPU); the H200 run measures ``sage``."""
+"""The benchmark's stacked tools. An attention backend (``sage+bcg-full``): ComfyUI's registered
+attention function put where the launch flag would bind it, in every model module, and restored
+after; ``split`` stands in for sage / flash here (their packages need a GPU), the H200 run
+measures ``sage``. A step cache (``easycache+bcg-full``): core's node applied to the model."""
 
 import sys
 
 import pytest
 
-from bcg_runtime.bench import attention_backend
+from bcg_runtime.bench import attention_backend, with_cache
 
 pytestmark = pytest.mark.comfy
+FAMILY = "zimage"
 
 
 def bound_attention():
@@ -41,3 +43,11 @@ def test_a_backend_this_comfyui_lacks_says_what_to_install(pack):
     with pytest.raises(RuntimeError, match="attention 'nonexistent' is not available in this ComfyUI \\(install its package"):
         with attention_backend("nonexistent"):
             pass
+
+
+@pytest.mark.parametrize("cache", ["easycache", "lazycache"])
+def test_a_stacked_cache_is_core_s_node_on_a_clone(pack, model, cache):
+    cached = with_cache(model, cache)
+    assert cached is not model and "easycache" not in model.model_options["transformer_options"]
+    holder = cached.model_options["transformer_options"]["easycache"]  # both nodes keep their state there
+    assert type(holder).__name__ == {"easycache": "EasyCacheHolder", "lazycache": "LazyCacheHolder"}[cache]
