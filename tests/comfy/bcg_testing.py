@@ -106,15 +106,22 @@ def skip_unless_host_builds(family):
                     "ComfyUI 0.8.0 gives every FLUX.2 48 heads, so klein-shaped FLUX.2 runs from 0.33.0 on")
 
 
-def check_gpu_verification_state(nodes, model, family, sample):
-    """BCG Apply without ``BCG_UNVERIFIED_FAMILIES`` (the caller removes it): a family whose
-    adapter says ``gpu_verified`` is served (the first call captured, the next replayed), any
-    other runs unchanged with the reason and the opt-in. ``sample(model)`` samples 2 steps at
-    cfg > 1 (the test's own sizes and prompts); BCG's output equals eager's either way."""
+def check_gpu_verification_state(nodes, model, family, monkeypatch, sample=None):
+    """BCG Apply without ``BCG_UNVERIFIED_FAMILIES`` (removed here): a family whose adapter says
+    ``gpu_verified`` is served (the first call captured, the next replayed), any other runs
+    unchanged with the reason and the opt-in. ``sample(model)`` samples 2 steps at cfg > 1; by
+    default 64x64 px (5 frames for a video family) with the family's test prompts. BCG's output
+    equals eager's either way."""
     import torch
 
+    from bcg_runtime.comfy import synthetic
     from bcg_runtime.comfy.models import by_family
 
+    monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
+    if sample is None:
+        positive, negative = conds(family)
+        frames = 5 if synthetic.family_info(family).temporal_downscale else None
+        sample = lambda m: synthetic.sample(m, family, 64, 64, 2, 2.0, positive, negative, seed=3, frames=frames)  # noqa: E731
     adapter = by_family(family)
     eager = sample(model)
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args

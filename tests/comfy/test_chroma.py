@@ -43,9 +43,8 @@ def sample(model, family, cfg, positive, negative, seed, steps=3, width=64, heig
 def test_served_without_opt_in_once_verified_on_the_h200(pack, family_model, standin_graphs, monkeypatch):
     _, nodes = pack
     family, model = family_model
-    monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
     positive, negative = conds(family)
-    check_gpu_verification_state(nodes, model, family, lambda m: sample(m, family, 2.0, positive, negative, seed=3, steps=2))
+    check_gpu_verification_state(nodes, model, family, monkeypatch, lambda m: sample(m, family, 2.0, positive, negative, seed=3, steps=2))
 
 
 def test_each_prompt_length_is_its_own_graph_and_replays_exactly(pack, family_model, standin_graphs):

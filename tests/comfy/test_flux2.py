@@ -19,10 +19,7 @@ FIRST = "first call, captured"
 
 
 def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
-    _, nodes = pack
-    monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
-    positive, negative = conds(FAMILY)
-    check_gpu_verification_state(nodes, model, FAMILY, lambda m: synthetic.sample(m, FAMILY, 64, 64, 2, 2.0, positive, negative, seed=3))
+    check_gpu_verification_state(pack[1], model, FAMILY, monkeypatch)
 
 
 def test_prompts_up_to_512_tokens_share_one_graph_and_replay_exactly(pack, model, standin_graphs):

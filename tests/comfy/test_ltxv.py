@@ -65,9 +65,8 @@ def both(bcg_model, model, positive, negative, cfg, seed, frames=FRAMES):
 
 def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
     _, nodes = pack
-    monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
     positive, negative = conds()
-    check_gpu_verification_state(nodes, model, FAMILY, lambda m: sample(m, positive, negative, 3.0, seed=3))
+    check_gpu_verification_state(nodes, model, FAMILY, monkeypatch, lambda m: sample(m, positive, negative, 3.0, seed=3))
 
 
 def test_prompts_up_to_128_tokens_share_one_graph_and_replay_exactly(pack, model, standin_graphs):
