@@ -32,14 +32,32 @@ from .comfy.models import RECIPES
 log = logging.getLogger("bcg_runtime.bench")
 
 MODES = ("eager", "bcg", "bcg-full", "fast", "compile-cudagraphs", "compile-inductor")
-#: Attention backends a mode may stack in front of it (``sage+bcg-full``): ComfyUI's registered
-#: attention functions, put where ``--use-sage-attention`` / ``--use-flash-attention`` would.
-ATTENTION_STACK = ("sage", "flash")
+#: Attention backends a mode may stack in front of it (``sage+bcg-full``) -> ComfyUI's registered
+#: attention function, put where its launch flag would (``--use-sage-attention``,
+#: ``--use-flash-attention``, ``--use-ck-attention`` = comfy-kitchen's int8 attention); ``cudnn``
+#: keeps ComfyUI's PyTorch attention and puts cuDNN first in SDPA's backend order.
+ATTENTION_STACK = {"sage": "sage", "flash": "flash", "ck": "comfy_kitchen_int8", "cudnn": None}
 #: Step caches a mode may stack in front of it (``easycache+bcg-full``): core's nodes with their
 #: defaults, applied to the model before the mode (BCG Apply after the cache node).
 CACHE_STACK = ("easycache", "lazycache")
-#: UNETLoader's weight_dtype choices -> the torch dtype the loader stores weights in (None: the checkpoint's).
-WEIGHT_DTYPES = {"default": None, "fp8_e4m3fn": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
+#: --weight-dtype -> ``synthetic.load_model`` keywords: UNETLoader's weight_dtype choices (the torch
+#: dtype the loader stores weights in, cast in every forward), and ``comfy_quant_fp8``: a
+#: mixed-precision checkpoint whose blocks' Linear layers are float8_e4m3fn with a scale, which
+#: ComfyUI runs as fp8 matmuls (comfy-kitchen / ``torch._scaled_mm``) where the GPU computes fp8.
+WEIGHT_DTYPES = {
+    "default": {},
+    "fp8_e4m3fn": {"dtype": "float8_e4m3fn"},
+    "fp8_e5m2": {"dtype": "float8_e5m2"},
+    "comfy_quant_fp8": {"quant": "float8_e4m3fn"},
+}
+#: Kernel name fragments -> the kind of work, first match wins (attention before GEMM: some
+#: attention kernels are GEMM templates; triton templates named ``mm`` are GEMMs).
+KERNEL_KINDS = (
+    ("attention", ("flash", "fmha", "attn", "attention", "sdpa", "sage")),
+    ("gemm", ("gemm", "cutlass", "nvjet", "xmma", "cublas", "scaled_mm", "_mm_", "tem_fused_mm", "matmul")),
+    ("triton fused", ("triton",)),
+    ("copy", ("memcpy", "memset")),
+)
 #: Bench mode -> BCG Apply mode.
 BCG_MODES = {"bcg": "breakable", "bcg-full": "full", "fast": "fast"}
 #: family -> (steps, cfg): each family's recipe (``comfy/models/<family>.py``), as in shared/BASELINE.md.
@@ -61,6 +79,8 @@ class Row:
     first_run_s: float | None = None
     peak_allocated_gib: float | None = None
     peak_reserved_gib: float | None = None
+    #: GPU seconds of one denoise by kind of kernel (:data:`KERNEL_KINDS`, else "elementwise/other").
+    kernel_split: dict[str, float] | None = None
     exact: bool | None = None
     max_abs_diff: float | None = None
     replayed: str | None = None
@@ -79,12 +99,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's)")
     p.add_argument("--prompt-lengths", default=None, help="cond,uncond token counts (default 256,256 for flux; 100,12 otherwise)")
     p.add_argument("--references", default=None, help="edit workflow: reference images as WIDTHxHEIGHT list (e.g. 1024x1024 for Qwen-Image-Edit or FLUX.1 Kontext), each a random latent in cond and uncond's reference_latents")
-    p.add_argument("--weight-dtype", default="default", choices=sorted(WEIGHT_DTYPES), help="UNETLoader's weight_dtype: fp8_e4m3fn / fp8_e5m2 store the weights in fp8 and cast them in every forward (every mode runs that model)")
+    p.add_argument("--weight-dtype", default="default", choices=sorted(WEIGHT_DTYPES), help="UNETLoader's weight_dtype: fp8_e4m3fn / fp8_e5m2 store the weights in fp8 and cast them in every forward; comfy_quant_fp8: a mixed-precision checkpoint, the blocks' Linear layers in scaled fp8, run as fp8 matmuls where the GPU has them (every mode runs that model)")
     p.add_argument("--modes", default=None, help=f"comma list of {','.join(MODES)} (default eager,bcg,bcg-full,compile-cudagraphs; eager without CUDA); a mode may stack an attention backend ({', '.join(ATTENTION_STACK)}) and a step cache ({', '.join(CACHE_STACK)}) in front: sage+bcg-full, easycache+bcg-full, sage+easycache (= eager with both)")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per mode after one warm run (median reported)")
     p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: full on CUDA, 1 without)")
     p.add_argument("--json", default=None, help="write every row (and the environment) as JSON here")
     p.add_argument("--no-profile", action="store_true", help="skip the profiler run (no kernel time / busy)")
+    p.add_argument("--warmup-cost", default=None, metavar="RESOLUTIONS:TEXT_BUCKETS", help="for each BCG mode in --modes, also time one BCG Apply warm-up of this whole plan on a fresh model (e.g. 512x512,1024x1024:128,256 = 2 sizes x 2 prompt lengths): compile + capture seconds and graphs captured")
     return p.parse_args(argv)
 
 
@@ -145,18 +166,29 @@ def size_text(res) -> str:
     return "x".join(str(v) for v in res if v is not None)
 
 
-def kernel_seconds(model, family, res, steps, cfg, positive, negative) -> tuple[float, float]:
-    """(kernel seconds, wall seconds) of one profiled denoise."""
+def kernel_kind(name: str) -> str:
+    """The kind of work a CUDA kernel named ``name`` does (:data:`KERNEL_KINDS`)."""
+    lowered = name.lower()
+    for kind, fragments in KERNEL_KINDS:
+        if any(fragment in lowered for fragment in fragments):
+            return kind
+    return "elementwise/other"
+
+
+def kernel_seconds(model, family, res, steps, cfg, positive, negative) -> tuple[float, dict[str, float]]:
+    """(kernel seconds, kernel seconds by :func:`kernel_kind`) of one profiled denoise."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        _, wall = timed_sample(model, family, res, steps, cfg, positive, negative)
-    total_us = 0.0
+        timed_sample(model, family, res, steps, cfg, positive, negative)
+    split: dict[str, float] = {}
     for evt in prof.key_averages():
         if evt.device_type == torch.autograd.DeviceType.CUDA:
-            total_us += getattr(evt, "self_device_time_total", None) or getattr(evt, "self_cuda_time_total", 0.0)
-    return total_us / 1e6, wall
+            us = getattr(evt, "self_device_time_total", None) or getattr(evt, "self_cuda_time_total", 0.0)
+            kind = kernel_kind(evt.key)
+            split[kind] = split.get(kind, 0.0) + us / 1e6
+    return sum(split.values()), split
 
 
 def split_mode(mode: str) -> tuple[tuple[str, ...], str]:
@@ -168,7 +200,7 @@ def split_mode(mode: str) -> tuple[tuple[str, ...], str]:
         stack, last = [*stack, last], "eager"
     kinds = [ATTENTION_STACK if tool in ATTENTION_STACK else CACHE_STACK if tool in CACHE_STACK else None for tool in stack]
     if last not in MODES or None in kinds or len(set(map(id, kinds))) != len(kinds):
-        tools = ", ".join(ATTENTION_STACK + CACHE_STACK)
+        tools = ", ".join((*ATTENTION_STACK, *CACHE_STACK))
         raise SystemExit(
             f"--modes: unknown mode '{mode}'; accepted: {', '.join(MODES)}, each after at most one attention "
             f"backend and one step cache ({tools}), e.g. sage+bcg-full, easycache+fast, sage alone"
@@ -187,22 +219,28 @@ def with_cache(model: Any, name: str) -> Any:
 
 @contextlib.contextmanager
 def attention_backend(name: str | None) -> Iterator[None]:
-    """ComfyUI's attention function ``name`` (a registered one: ``sage``, ``flash``) in every model
-    module for the duration, as the launch flag would have bound it at import; None: unchanged.
+    """The stacked attention backend ``name`` for the duration (None: unchanged): ``cudnn`` puts
+    cuDNN first in SDPA's backend order (:func:`cudnn_first`); any other name is a registered
+    ComfyUI attention function (:data:`ATTENTION_STACK`'s value, or the name itself: ``split``),
+    bound in every model module as its launch flag would have bound it at import.
 
     The model modules copy ``optimized_attention`` when imported, so each copy is replaced (the ones
     equal to the default, which is what the flag changes) and restored after."""
     if name is None:
         yield
         return
+    if name == "cudnn":
+        with cudnn_first():
+            yield
+        return
     import comfy.ldm.modules.attention as attention
 
     try:
-        chosen = attention.get_attention_function(name)
+        chosen = attention.get_attention_function(ATTENTION_STACK.get(name) or name)
     except KeyError:
         chosen = None
     if chosen is None:
-        raise RuntimeError(f"attention '{name}' is not available in this ComfyUI (install its package: pip install sageattention / flash-attn)")
+        raise RuntimeError(f"attention '{name}' is not available in this ComfyUI (install its package: pip install sageattention / flash-attn; ck needs comfy-kitchen's CUDA int8 attention)")
     default = attention.optimized_attention
     swapped = [
         (module, attr)
@@ -218,6 +256,21 @@ def attention_backend(name: str | None) -> Iterator[None]:
     finally:
         for module, attr in swapped:
             setattr(module, attr, default)
+
+
+@contextlib.contextmanager
+def cudnn_first() -> Iterator[None]:
+    """SDPA tries cuDNN's attention first (then flash, memory-efficient, math) for the duration.
+
+    PyTorch's default order puts flash attention first; on Hopper cuDNN's fused attention is
+    faster at long sequences. Inductor reads the same order when it traces, so compiled blocks get
+    it too. Not bit-equal to the default backend (another kernel); exact BCG rows are compared with
+    ``cudnn`` alone."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    order = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+    with sdpa_kernel(order, set_priority=True):
+        yield
 
 
 def prepare_mode(mode: str, model, family, res, positive, negative) -> tuple[Any, float, Any]:
@@ -265,6 +318,8 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
     modes = (args.modes or ("eager,bcg,bcg-full,compile-cudagraphs" if cuda else "eager")).split(",")
     for mode in modes:
         split_mode(mode)
+    if args.warmup_cost:
+        split_warmup_plan(args.warmup_cost)
     if not cuda:
         log.warning("[BCG] %s", CPU_NOTE)
         modes = ["eager"]
@@ -287,9 +342,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
     }
     t0 = time.perf_counter()
     with phase(f"building a random-weight {args.family} (depth {depth or 'full'})"):
-        weight_dtype = WEIGHT_DTYPES[args.weight_dtype]
-        options = {"dtype": getattr(torch, weight_dtype)} if weight_dtype else None
-        model = synthetic.load_model(args.family, depth=depth, seed=0, device="cuda" if cuda else None, model_options=options)
+        model = load_bench_model(args.family, depth, args.weight_dtype, "cuda" if cuda else None)
     env["model_build_s"] = round(time.perf_counter() - t0, 2)
     positive = synthetic.make_conditioning(args.family, cond_len, seed=1)
     negative = synthetic.make_conditioning(args.family, uncond_len, seed=2)
@@ -325,7 +378,55 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
             without = without_bcg(mode)
             if without is not None and without in outputs:
                 row.equals_without_bcg = bool(torch.equal(out, outputs[without]))
+    if args.warmup_cost:
+        env["warmup_cost"] = []
+        for mode in (m for m in modes if split_mode(m)[1] in BCG_MODES):
+            with phase(f"{mode}: warm-up of {args.warmup_cost} on a fresh BCG model"):
+                try:
+                    env["warmup_cost"].append(warmup_cost(model, mode, args.warmup_cost))
+                except Exception as e:
+                    env["warmup_cost"].append({"mode": mode, "plan": args.warmup_cost, "error": f"{type(e).__name__}: {e}"[:300]})
     return rows, env
+
+
+def load_bench_model(family: str, depth, weight_dtype: str, device):
+    """The synthetic ``family`` model in the ``--weight-dtype`` format (:data:`WEIGHT_DTYPES`)."""
+    import torch
+
+    from .comfy import synthetic
+
+    fmt = WEIGHT_DTYPES[weight_dtype]
+    options = {"dtype": getattr(torch, fmt["dtype"])} if "dtype" in fmt else None
+    return synthetic.load_model(family, depth=depth, seed=0, device=device, model_options=options, quant=fmt.get("quant"))
+
+
+def split_warmup_plan(plan: str) -> tuple[str, str]:
+    """``"512x512,1024x1024:128,256"`` -> ``("512x512,1024x1024", "128,256")``; SystemExit naming
+    ``--warmup-cost`` otherwise (BCG Apply's parser checks each part when the warm-up runs)."""
+    resolutions, _, buckets = plan.partition(":")
+    if not resolutions.strip() or not buckets.strip():
+        raise SystemExit(f"--warmup-cost: '{plan}' is not RESOLUTIONS:TEXT_BUCKETS (e.g. 512x512,1024x1024:128,256)")
+    return resolutions, buckets
+
+
+def warmup_cost(model, mode: str, plan: str) -> dict:
+    """Seconds and graphs of one BCG Apply warm-up of ``plan`` (``RESOLUTIONS:TEXT_BUCKETS``) in
+    ``mode`` (a BCG bench mode, optionally stacked) on a fresh BCG model; the graphs go after."""
+    resolutions, buckets = split_warmup_plan(plan)
+    import torch
+
+    from .comfy import api
+    from .comfy.wrappers import session_of
+
+    torch._dynamo.reset()  # mode fast compiles from scratch, as in a fresh process
+    with stacked(mode, model) as (model, base):
+        m = api.apply(model, BCG_MODES[base])
+        report = api.warm_up(m, resolutions, buckets, "1")
+    session_of(m).runner.reset()
+    torch._dynamo.reset()
+    if report.refusal:
+        raise RuntimeError(report.refusal)
+    return {"mode": mode, "plan": plan, "seconds": round(report.seconds, 1), "captured": report.captured, "report": report.text()}
 
 
 def without_bcg(mode: str) -> str | None:
@@ -338,14 +439,20 @@ def without_bcg(mode: str) -> str | None:
     return "+".join(stack) or "eager"
 
 
-def _measure(row: Row, mode, model, args, res, positive, negative, cuda) -> None:
-    """One mode's row; a stacked attention backend (``sage+...``) is in place for all of it, a
-    stacked cache is applied to the model the mode starts from."""
+@contextlib.contextmanager
+def stacked(mode: str, model: Any) -> Iterator[tuple[Any, str]]:
+    """``(model, base mode)`` for ``mode`` (:func:`split_mode`): a stacked cache applied to the model
+    the mode starts from, a stacked attention backend in place for the duration."""
     stack, base = split_mode(mode)
-    attention = next((tool for tool in stack if tool in ATTENTION_STACK), None)
     for cache in (tool for tool in stack if tool in CACHE_STACK):
         model = with_cache(model, cache)
-    with attention_backend(attention):
+    with attention_backend(next((tool for tool in stack if tool in ATTENTION_STACK), None)):
+        yield model, base
+
+
+def _measure(row: Row, mode, model, args, res, positive, negative, cuda) -> None:
+    """One mode's row, its stacked tools in place for all of it."""
+    with stacked(mode, model) as (model, base):
         _measure_mode(row, base, model, args, res, positive, negative, cuda)
 
 
@@ -370,15 +477,15 @@ def _measure_mode(row: Row, mode, model, args, res, positive, negative, cuda) ->
         row.peak_allocated_gib = torch.cuda.max_memory_allocated() / 2**30
         row.peak_reserved_gib = torch.cuda.max_memory_reserved() / 2**30
         if not args.no_profile:
-            kernel, wall = kernel_seconds(m, family, res, steps, cfg, positive, negative)
-            row.kernel_s, row.busy = kernel, kernel / row.denoise_s
+            row.kernel_s, row.kernel_split = kernel_seconds(m, family, res, steps, cfg, positive, negative)
+            row.busy = row.kernel_s / row.denoise_s
     if session is not None and session.last_run:
         row.replayed = f"{session.last_run['replayed']}/{session.last_run['calls']}"
     row.__dict__["_out"] = out.cpu()
     # Give the next mode a clean device: this mode's graphs and compiled code go.
     if session is not None:
         session.runner.reset()
-    if mode.startswith("compile-"):
+    if mode.startswith("compile-") or mode == "fast":
         torch._dynamo.reset()
     if cuda:
         torch.cuda.empty_cache()
@@ -408,8 +515,24 @@ def format_table(rows: list[Row]) -> str:
             f"{r.peak_allocated_gib:.1f}" if r.peak_allocated_gib is not None else "-", exact,
             {True: "yes", False: "NO"}.get(r.equals_without_bcg, "-"), r.replayed or "-",
         ])  # fmt: skip
-    widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
+    return render_columns(lines)
+
+
+def render_columns(lines: list[list[Any]]) -> str:
+    """``lines`` (a header first) as ``|``-separated columns padded to their widest cell."""
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(lines[0]))]
     return "\n".join(" | ".join(str(c).ljust(w) for c, w in zip(line, widths)) for line in lines)
+
+
+def format_kernel_split(rows: list[Row]) -> str:
+    """One line per profiled row: GPU seconds of one denoise per kernel kind, kinds as columns."""
+    profiled = [r for r in rows if r.kernel_split]
+    kinds = [k for k, _ in KERNEL_KINDS if any(k in r.kernel_split for r in profiled)]
+    kinds += sorted({k for r in profiled for k in r.kernel_split} - set(kinds))
+    lines = [["res", "mode", *kinds, "total"]]
+    for r in profiled:
+        lines.append([r.resolution, r.mode, *(f"{r.kernel_split.get(k, 0.0):.3f}" for k in kinds), f"{r.kernel_s:.3f}"])
+    return render_columns(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -425,7 +548,12 @@ def main(argv: list[str] | None = None) -> int:
     if env["note"]:
         print(env["note"])  # noqa: T201
     print(format_table(rows))  # noqa: T201
-    return 1 if any(r.error for r in rows) else 0
+    if any(r.kernel_split for r in rows):
+        print("\nGPU seconds per denoise by kernel kind\n" + format_kernel_split(rows))  # noqa: T201
+    for cost in env.get("warmup_cost", []):
+        outcome = cost.get("error") or f"{cost['seconds']} s, {cost['captured']} graphs captured"
+        print(f"warm-up {cost['mode']} of {cost['plan']}: {outcome}")  # noqa: T201
+    return 1 if any(r.error for r in rows) or any("error" in c for c in env.get("warmup_cost", [])) else 0
 
 
 if __name__ == "__main__":

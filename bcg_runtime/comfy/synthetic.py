@@ -42,6 +42,7 @@ __all__ = [
     "detected_config",
     "load_model",
     "linear_weight_keys",
+    "block_linear_layers",
     "fp8_checkpoint",
     "scaled_fp8_checkpoint",
     "comfy_quant_checkpoint",
@@ -214,15 +215,19 @@ def _verify_detection(info: FamilyInfo, sd: Mapping[str, torch.Tensor], prefix: 
         raise RuntimeError(f"[BCG] detected config of synthetic {info.name!r} differs (ours, detected): {diff}")
 
 
-def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch.dtype | None = None, model_options=None):
+def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch.dtype | None = None, model_options=None, quant: str | None = None):
     """A ``comfy.model_patcher.ModelPatcher`` for a synthetic ``family`` checkpoint.
 
     Weights are generated in bf16 (or ``dtype``) on ``device`` (default: ComfyUI's torch device, so
     full-size models are generated on the GPU) and loaded through
     ``comfy.sd.load_diffusion_model_state_dict``, which picks the inference dtype as for a real
     checkpoint: bf16 on a bf16-capable GPU, fp32 under ``--cpu``. Passing ``dtype`` also forces that
-    dtype through ``model_options["dtype"]``. Checks the detected classes, the loaded keys, the block
-    counts and the weight dtype; raises RuntimeError when one is off.
+    dtype through ``model_options["dtype"]``. ``quant`` (a ``comfy_quant`` format such as
+    ``float8_e4m3fn``) writes every Linear of the repeated blocks in that format first
+    (:func:`block_linear_layers`, :func:`comfy_quant_checkpoint`): a mixed-precision checkpoint as the
+    quantized releases ship. Checks the detected classes, the loaded keys, the block counts and the
+    weight dtype (for ``quant``: that each quantized layer loaded in its format); raises RuntimeError
+    when one is off.
     """
     import comfy.model_management
     import comfy.sd
@@ -237,6 +242,9 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
         options.setdefault("dtype", dtype)
     sd = build_state_dict(info.name, depth=depth, seed=seed, dtype=dtype or torch.bfloat16, device=device)
     shapes = {k: tuple(v.shape) for k, v in sd.items()}
+    quantized = {layer: quant for layer in block_linear_layers(info.name, depth)} if quant else {}
+    if quantized:
+        sd = comfy_quant_checkpoint(sd, quantized)
     t0 = time.perf_counter()
     with _depth_set_at_load(info, depth):
         patcher = comfy.sd.load_diffusion_model_state_dict(sd, model_options=options)
@@ -251,7 +259,11 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
             f"expected {info.supported_model} / {info.model_base}"
         )
     dm = base.diffusion_model
-    loaded = {k: tuple(v.shape) for k, v in dm.state_dict().items()}
+    if quantized:
+        _check_quantized_layers(info.name, dm, quantized)
+        # A quantized layer's state dict holds its scales too: the layout check covers the rest.
+        shapes = {k: v for k, v in shapes.items() if k.rsplit(".", 1)[0] not in quantized}
+    loaded = {k: tuple(v.shape) for k, v in dm.state_dict().items() if k.rsplit(".", 1)[0] not in quantized}
     if loaded != shapes:
         missing = sorted(set(shapes) - set(loaded))[:5]
         extra = sorted(set(loaded) - set(shapes))[:5]
@@ -259,7 +271,7 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
     blocks = tuple(len(getattr(dm, attr)) for attr in info.block_attrs)
     if blocks != counts:
         raise RuntimeError(f"[BCG] synthetic {info.name!r} has blocks {blocks}, expected {counts}")
-    weight_dtypes = {p.dtype for p in dm.parameters()}
+    weight_dtypes = {p.dtype for name, p in dm.named_parameters() if name.rsplit(".", 1)[0] not in quantized}
     # The dtype ComfyUI chose for this model (the caller's, else from the family's supported
     # inference dtypes: fp16 first for SD3 and Wan, bf16 for most); some classes keep a few
     # parameters in float32 on purpose (Wan's modulation, Chroma Radiance's NeRF head).
@@ -281,6 +293,22 @@ def linear_weight_keys(family: str, depth=None) -> list[str]:
     fp8 and quantized checkpoints store in low precision), in checkpoint order."""
     model = _meta_model(family_info(family), depth, torch.bfloat16)
     return [f"{name}.weight" for name, mod in model.named_modules() if isinstance(mod, torch.nn.Linear)]
+
+
+def block_linear_layers(family: str, depth=None) -> list[str]:
+    """Names (without ``.weight``) of the ``Linear`` layers inside the family's repeated blocks, the
+    layers quantized releases store in fp8 / nvfp4; embedders, final layer and the model-level
+    modulation stay in bf16 there, and here."""
+    info = family_info(family)
+    prefixes = tuple(f"{attr}." for attr in info.block_attrs)
+    return [key[: -len(".weight")] for key in linear_weight_keys(family, depth) if key.startswith(prefixes)]
+
+
+def _check_quantized_layers(family: str, model: torch.nn.Module, layers: Mapping[str, str]) -> None:
+    """RuntimeError unless every layer of ``layers`` loaded with its ``comfy_quant`` format."""
+    wrong = [layer for layer, fmt in layers.items() if getattr(model.get_submodule(layer), "quant_format", None) != fmt]
+    if wrong:
+        raise RuntimeError(f"[BCG] synthetic {family!r}: {len(wrong)} of {len(layers)} layers did not load quantized (first: {wrong[0]})")
 
 
 def _fp8_absmax(weight: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:

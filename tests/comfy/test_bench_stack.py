@@ -6,8 +6,9 @@ measures ``sage``. A step cache (``easycache+bcg-full``): core's node applied to
 import sys
 
 import pytest
+import torch
 
-from bcg_runtime.bench import attention_backend, with_cache
+from bcg_runtime.bench import attention_backend, warmup_cost, with_cache
 
 pytestmark = pytest.mark.comfy
 FAMILY = "zimage"
@@ -51,3 +52,13 @@ def test_a_stacked_cache_is_core_s_node_on_a_clone(pack, model, cache):
     assert cached is not model and "easycache" not in model.model_options["transformer_options"]
     holder = cached.model_options["transformer_options"]["easycache"]  # both nodes keep their state there
     assert type(holder).__name__ == {"easycache": "EasyCacheHolder", "lazycache": "LazyCacheHolder"}[cache]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="captures real CUDA graphs (the bench's BCG modes need CUDA); run by scripts/gpu_suite.sh")
+@pytest.mark.parametrize("mode", ["bcg-full", "fast"])
+def test_warmup_cost_captures_the_whole_plan_on_a_fresh_model_and_leaves_no_graph(pack, model, mode):
+    """``--warmup-cost``: 2 sizes x 2 prompt lengths at batch 1 are 4 graphs, each proven, timed."""
+    cost = warmup_cost(model, mode, "64x64,96x96:16,32")
+    assert cost["captured"] == 4 and cost["seconds"] > 0, cost["report"]
+    assert "4 new captures" in cost["report"] and "replay exact" in cost["report"], cost["report"]

@@ -74,11 +74,7 @@ def mixed_layers() -> dict[str, str]:
     where this ComfyUI knows nvfp4); embedders, modulation and the final layer stay bf16."""
     import comfy.quant_ops
 
-    layers = {}
-    for key in synthetic.linear_weight_keys(FAMILY, DEPTH):
-        layer = key[: -len(".weight")]
-        if layer.startswith(("double_blocks.", "single_blocks.")) and "mod" not in layer:
-            layers[layer] = "float8_e4m3fn"
+    layers = {layer: "float8_e4m3fn" for layer in synthetic.block_linear_layers(FAMILY, DEPTH) if "mod" not in layer}
     if "nvfp4" in getattr(comfy.quant_ops, "QUANT_ALGOS", {}):
         layers[NVFP4_LAYER] = "nvfp4"
     return layers
@@ -360,3 +356,22 @@ def test_this_comfyui_still_patches_quantized_layers_out_of_place():
     assert "def set_weight" in source and "assert inplace_update is False" in source, (
         "ComfyUI's mixed-precision Linear changed how it takes patches: revisit guards.inplace_lora_refusal"
     )
+
+
+def test_a_synthetic_model_loads_with_its_block_layers_quantized(pack):
+    """``synthetic.load_model(quant=...)`` (the bench's ``--weight-dtype comfy_quant_fp8``): every
+    Linear of the repeated blocks loads as a ``float8_e4m3fn`` comfy_quant layer, the rest of the
+    model keeps ComfyUI's dtype, and the model samples."""
+    import comfy.model_management
+
+    model = synthetic.load_model("zimage", depth=1, seed=0, quant="float8_e4m3fn")
+    dm = model.model.diffusion_model
+    layers = synthetic.block_linear_layers("zimage", 1)
+    assert layers and all(name.startswith("layers.") for name in layers), layers
+    assert {dm.get_submodule(name).quant_format for name in layers} == {"float8_e4m3fn"}
+    assert {dm.get_submodule(name).weight.storage_dtype for name in layers} == {torch.float8_e4m3fn}
+    assert dm.x_embedder.weight.dtype == model.model.get_dtype()
+    positive = synthetic.make_conditioning("zimage", 12, seed=1)
+    out = synthetic.sample(model, "zimage", 64, 64, 1, 1.0, positive, positive, seed=0)
+    assert torch.isfinite(out).all()
+    comfy.model_management.unload_all_models()

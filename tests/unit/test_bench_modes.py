@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from bcg_runtime.bench import split_mode, without_bcg
+from bcg_runtime.bench import Row, format_kernel_split, kernel_kind, split_mode, warmup_cost, without_bcg
 
 pytestmark = pytest.mark.unit
 
@@ -19,11 +19,13 @@ def test_modes_split_into_the_stacked_tools_and_the_base():
     assert split_mode("easycache+bcg-full") == (("easycache",), "bcg-full")
     assert split_mode("sage+easycache") == (("sage", "easycache"), "eager")
     assert split_mode("lazycache+sage+bcg") == (("lazycache", "sage"), "bcg")
+    assert split_mode("ck+fast") == (("ck",), "fast")
+    assert split_mode("cudnn+easycache+bcg-full") == (("cudnn", "easycache"), "bcg-full")
 
 
-@pytest.mark.parametrize("mode", ["sage+turbo", "xformers+bcg", "bcg+sage", "sage+flash+bcg", "easycache+lazycache", ""])
+@pytest.mark.parametrize("mode", ["sage+turbo", "xformers+bcg", "bcg+sage", "sage+flash+bcg", "ck+cudnn", "easycache+lazycache", ""])
 def test_an_unknown_mode_names_the_field_and_what_is_accepted(mode):
-    with pytest.raises(SystemExit, match=f"--modes: unknown mode '{re.escape(mode)}'; accepted: eager, .*one attention backend and one step cache \\(sage, flash, easycache, lazycache\\)"):
+    with pytest.raises(SystemExit, match=f"--modes: unknown mode '{re.escape(mode)}'; accepted: eager, .*one attention backend and one step cache \\(sage, flash, ck, cudnn, easycache, lazycache\\)"):
         split_mode(mode)
 
 
@@ -36,3 +38,37 @@ def test_exact_bcg_modes_are_compared_with_the_same_stack_without_bcg():
     assert without_bcg("sage+fast") is None
     assert without_bcg("compile-inductor") is None
     assert without_bcg("sage") is None
+
+
+@pytest.mark.parametrize(
+    "name, kind",
+    [
+        ("flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>>", "attention"),
+        ("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16", "attention"),
+        ("_attn_fwd", "attention"),  # sageattention's triton kernel
+        ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64", "gemm"),
+        ("nvjet_tst_256x128_64x4_1x2_h_bz_coopB_TNT", "gemm"),
+        ("triton_tem_fused_mm_3", "gemm"),  # an inductor GEMM template
+        ("triton_per_fused_add_mul_native_layer_norm_4", "triton fused"),
+        ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>", "elementwise/other"),
+        ("Memcpy DtoD (Device -> Device)", "copy"),
+    ],
+)
+def test_kernels_are_sorted_by_the_work_they_do(name, kind):
+    assert kernel_kind(name) == kind
+
+
+def test_the_kernel_split_table_has_a_column_per_kind_seen_and_the_total():
+    a = Row("zimage", "1024x1024", "eager", 8, 1.0, kernel_s=0.9, kernel_split={"gemm": 0.6, "attention": 0.2, "elementwise/other": 0.1})
+    b = Row("zimage", "1024x1024", "fast", 8, 1.0, kernel_s=0.8, kernel_split={"gemm": 0.6, "attention": 0.15, "triton fused": 0.05})
+    unprofiled = Row("zimage", "1024x1024", "bcg", 8, 1.0)
+    header, *lines = format_kernel_split([a, unprofiled, b]).splitlines()
+    assert [c.strip() for c in header.split("|")] == ["res", "mode", "attention", "gemm", "triton fused", "elementwise/other", "total"]
+    assert [c.strip() for c in lines[1].split("|")] == ["1024x1024", "fast", "0.150", "0.600", "0.050", "0.000", "0.800"]
+    assert len(lines) == 2
+
+
+@pytest.mark.parametrize("plan", ["512x512,1024x1024", ":128", "512x512:"])
+def test_a_warmup_cost_plan_without_both_parts_names_the_option(plan):
+    with pytest.raises(SystemExit, match=f"--warmup-cost: '{re.escape(plan)}' is not RESOLUTIONS:TEXT_BUCKETS"):
+        warmup_cost(None, "fast", plan)
