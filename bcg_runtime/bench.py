@@ -535,6 +535,15 @@ def format_kernel_split(rows: list[Row]) -> str:
     return render_columns(lines)
 
 
+def format_warmup_costs(env: dict) -> list[str]:
+    """One line per ``--warmup-cost`` measurement of a run's ``env``."""
+    lines = []
+    for cost in env.get("warmup_cost", []):
+        outcome = cost.get("error") or f"{cost['seconds']} s, {cost['captured']} graphs captured"
+        lines.append(f"{env['family']} warm-up {cost['mode']} of {cost['plan']}: {outcome}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     args = parse_args(argv)
@@ -550,9 +559,8 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(rows))  # noqa: T201
     if any(r.kernel_split for r in rows):
         print("\nGPU seconds per denoise by kernel kind\n" + format_kernel_split(rows))  # noqa: T201
-    for cost in env.get("warmup_cost", []):
-        outcome = cost.get("error") or f"{cost['seconds']} s, {cost['captured']} graphs captured"
-        print(f"warm-up {cost['mode']} of {cost['plan']}: {outcome}")  # noqa: T201
+    for line in format_warmup_costs(env):
+        print(line)  # noqa: T201
     return 1 if any(r.error for r in rows) or any("error" in c for c in env.get("warmup_cost", [])) else 0
 
 

@@ -3,7 +3,7 @@
 import json
 import sys
 
-from .bench import Row, format_table
+from .bench import Row, format_kernel_split, format_table, format_warmup_costs
 
 
 def main(paths: list[str]) -> int:
@@ -18,6 +18,10 @@ def main(paths: list[str]) -> int:
     env = envs[0]
     sys.stdout.write(f"{env['gpu']}, torch {env['torch']}, ComfyUI {env['comfyui']}, comfy-kitchen {env['comfy_kitchen']}, {env['date']}\n")
     sys.stdout.write(format_table(rows) + "\n")
+    if any(r.kernel_split for r in rows):
+        sys.stdout.write("GPU seconds per denoise by kernel kind\n" + format_kernel_split(rows) + "\n")
+    for line in (line for env in envs for line in format_warmup_costs(env)):
+        sys.stdout.write(line + "\n")
     return 0
 
 
