@@ -135,30 +135,99 @@ def check_gpu_verification_state(nodes, model, family, monkeypatch, sample=None)
         assert "BCG_UNVERIFIED_FAMILIES=1" in reason, reason
 
 
-def check_each_prompt_length_is_its_own_graph(nodes, model, family):
-    """An exact-length family (40- and 17-token prompts, 64² px, mode full) through BCG Apply's
-    defaults: cfg 2 runs cond and uncond as two batch-1 calls, each captured on first sight and
-    replayed after, equal to eager; another prompt pair of the same lengths and another seed
-    replays with no new capture; cfg 1 replays the positive's graph alone."""
+def _size_label(frames):
+    """How a label names a 64x64 px sample: ``64x64`` for an image (``frames`` None), else
+    ``64x64x{frames}f`` (pixel frames)."""
+    return "64x64" if frames is None else f"64x64x{frames}f"
+
+
+def _check_prompt_signatures(nodes, model, family, lengths, batched, frames, shapes):
+    """The run both public prompt checks below describe: BCG Apply's defaults (mode full), prompts
+    of ``lengths`` tokens (positive, negative), 64x64 px, 3 steps, each sample equal to eager. At
+    each of ``frames`` (None: an image) cfg 2 issues one call a step of each signature (``txt512
+    b2`` when ``batched``, else ``txt{n} b1`` for each length), each captured on its first call and
+    replayed after; the output is ``shapes[i]`` where given. At the last frame count another prompt
+    pair of those lengths and another seed replays every call with no new capture; cfg 1 replays
+    the positive's batch-1 graph if one was captured, else captures it on its first call."""
     import torch
 
     from bcg_runtime.comfy import synthetic
 
-    def both(m, cfg, pos, neg, seed):
-        out = synthetic.sample(m, family, 64, 64, 3, cfg, pos, neg, seed=seed)
-        assert torch.equal(out, synthetic.sample(model, family, 64, 64, 3, cfg, pos, neg, seed=seed)), (cfg, seed)
-
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
     session = session_of(bcg_model)
     assert session.config.mode.value == "full"
-    positive, negative = conds(family)
-    both(bcg_model, 2.0, positive, negative, 3)
-    run = session.last_run
-    assert run["calls"] == 6 and run["replayed"] == 4, run
+
+    def both(cfg, pos, neg, seed, n):
+        out = synthetic.sample(bcg_model, family, 64, 64, 3, cfg, pos, neg, seed=seed, frames=n)
+        assert torch.equal(out, synthetic.sample(model, family, 64, 64, 3, cfg, pos, neg, seed=seed, frames=n)), (cfg, seed, n)
+        return out
+
     first = "first call, captured"
-    assert run["eager"] == {f"{first}: 64x64 txt40 b1": 1, f"{first}: 64x64 txt17 b1": 1}, run
-    other_pos, other_neg = synthetic.make_conditioning(family, 40, seed=5), synthetic.make_conditioning(family, 17, seed=6)
-    both(bcg_model, 2.0, other_pos, other_neg, 4)
-    assert session.last_run["replayed"] == 6 and session.runner.stats.captures == 2, session.last_run
-    both(bcg_model, 1.0, other_pos, other_neg, 5)
-    assert session.last_run["calls"] == 3 and session.last_run["replayed"] == 3, session.last_run
+    signatures = [f"txt{lengths[0]} b2"] if batched else [f"txt{n} b1" for n in lengths]
+    positive, negative = conds(family)
+    assert tuple(synthetic.family_info(family).prompt_lengths) == tuple(lengths), (family, lengths)  # what conds() sent
+    for i, n in enumerate(frames):
+        out = both(2.0, positive, negative, 3, n)
+        assert shapes is None or out.shape == shapes[i], (n, out.shape)
+        run = session.last_run
+        assert run["calls"] == 3 * len(signatures) and run["replayed"] == 2 * len(signatures), run
+        assert run["eager"] == {f"{first}: {_size_label(n)} {sig}": 1 for sig in signatures}, run
+    captures = len(signatures) * len(frames)
+    assert session.runner.stats.captures == captures, session.last_run
+    other_pos, other_neg = (synthetic.make_conditioning(family, n, seed=seed) for n, seed in zip(lengths, (5, 6)))
+    both(2.0, other_pos, other_neg, 4, frames[-1])
+    assert session.last_run["replayed"] == 3 * len(signatures) and session.runner.stats.captures == captures, session.last_run
+    both(1.0, other_pos, other_neg, 5, frames[-1])
+    positive_b1 = f"txt{lengths[0]} b1"
+    new = {} if positive_b1 in signatures else {f"{first}: {_size_label(frames[-1])} {positive_b1}": 1}
+    run = session.last_run
+    assert run["calls"] == 3 and run["replayed"] == 3 - len(new) and run["eager"] == new, run
+    return bcg_model
+
+
+def check_each_prompt_length_is_its_own_graph(nodes, model, family, frames=(None,), shapes=None):
+    """An exact-length family (40- and 17-token prompts, 64² px, mode full) through BCG Apply's
+    defaults: at each of ``frames`` (None: an image, sampled without frames; a video's frame counts
+    in pixel frames, labelled ``64x64x{n}f``) cfg 2 runs cond and uncond as two batch-1 calls
+    (``txt40 b1``, ``txt17 b1``), each captured on first sight and replayed after, equal to eager,
+    the output of ``shapes[i]`` where given: two graphs a frame count. At the last frame count
+    another prompt pair of the same lengths and another seed replays with no new capture, and cfg 1
+    replays the positive's graph alone. Returns the BCG model (its session holds those graphs)."""
+    return _check_prompt_signatures(nodes, model, family, (40, 17), False, frames, shapes)
+
+
+def check_padded_prompts_batch_cond_and_uncond(nodes, model, family, frames=(None,), shapes=None):
+    """A family whose text encoder pads every prompt to 512 tokens (64² px, mode full) through BCG
+    Apply's defaults: at each of ``frames`` (None: an image, sampled without frames; a video's frame
+    counts in pixel frames, labelled ``64x64x{n}f``) cfg 2 batches cond and uncond into one call
+    (``txt512 b2``), captured on first sight and replayed after, equal to eager, the output of
+    ``shapes[i]`` where given: one graph a frame count. At the last frame count another pair of
+    512-token prompts and another seed replays with no new capture, and cfg 1 sends the positive
+    alone: a batch-1 signature (``txt512 b1``) of its own, captured on its first call, replayed
+    after, equal to eager."""
+    _check_prompt_signatures(nodes, model, family, (512, 512), True, frames, shapes)
+
+
+def check_an_unwarmed_size_falls_back_with_its_label(nodes, model, family, tokens, batch=1, shape=None):
+    """BCG Apply capturing only what a warm-up takes; BCG Warmup Capture at 64x64 and batch
+    ``batch``: the report's line for ``64x64 txt{tokens} b{batch}`` says captured, replay exact.
+    Sampling 64x64 (2 steps, cfg 1 for batch 1, else cfg 2) replays both calls, equal to eager, the
+    output of ``shape`` where given; 96x64, which the warm-up did not take, runs both calls eager
+    labelled ``not captured: 96x64 txt{tokens} b{batch}``, equal to eager."""
+    import torch
+
+    signature = f"txt{tokens} b{batch}"
+    cfg = 1.0 if batch == 1 else 2.0
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
+    positive, negative = conds(family)
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", str(batch), positive, negative).args
+    lines = [line for line in report.splitlines() if line.startswith(f"64x64 {signature}: captured")]
+    assert len(lines) == 1 and lines[0].endswith("replay exact"), report
+    out, eager = sample_both(family, warmed, model, 64, 64, 2, cfg, positive, negative, seed=3)
+    assert torch.equal(out, eager)
+    if shape is not None:
+        assert out.shape == shape, out.shape
+    assert session_of(warmed).last_run["replayed"] == 2, session_of(warmed).last_run
+    out, eager = sample_both(family, warmed, model, 96, 64, 2, cfg, positive, negative, seed=3)
+    assert torch.equal(out, eager)
+    assert session_of(warmed).last_run["eager"] == {f"not captured: 96x64 {signature}": 2}, session_of(warmed).last_run

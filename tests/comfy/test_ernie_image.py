@@ -10,8 +10,7 @@ the full model. ComfyUI 0.8.0 has no ERNIE-Image: these tests skip there.
 """
 
 import pytest
-import torch
-from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, session_of
+from bcg_testing import check_an_unwarmed_size_falls_back_with_its_label, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state
 
 from bcg_runtime.comfy import synthetic
 
@@ -37,14 +36,4 @@ def test_each_caption_length_is_its_own_graph_and_replays_exactly(pack, model, s
 
 
 def test_an_unwarmed_size_falls_back_with_its_label(pack, model, standin_graphs):
-    _, nodes = pack
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
-    positive, negative = conds(FAMILY)
-    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
-    assert "replay exact" in report, report
-    out = synthetic.sample(warmed, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3)
-    assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3))
-    assert session_of(warmed).last_run["replayed"] == 2, session_of(warmed).last_run
-    out = synthetic.sample(warmed, FAMILY, 96, 64, 2, 1.0, positive, negative, seed=3)
-    assert torch.equal(out, synthetic.sample(model, FAMILY, 96, 64, 2, 1.0, positive, negative, seed=3))
-    assert session_of(warmed).last_run["eager"] == {"not captured: 96x64 txt40 b1": 2}, session_of(warmed).last_run
+    check_an_unwarmed_size_falls_back_with_its_label(pack[1], model, FAMILY, tokens=40)

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, release_cuda_memory, sample_both, session_of, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, release_cuda_memory, sample_both, session_of, skip_unless_host_builds
 
 from bcg_runtime.comfy import synthetic
 
@@ -32,33 +32,14 @@ def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_gr
 
 
 def test_each_frame_count_and_prompt_length_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
-    _, nodes = pack
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    bcg_model = check_each_prompt_length_is_its_own_graph(
+        pack[1], model, FAMILY, frames=(1, 5), shapes=((1, 32, 1, 4, 4), (1, 32, 2, 4, 4))
+    )
     session = session_of(bcg_model)
-    assert session.config.mode.value == "full"
-    positive, negative = conds(FAMILY)  # 40 and 17 tokens: exact lengths, two batch-1 calls per step
-    for frames, latent_frames in ((1, 1), (5, 2)):
-        out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3, frames=frames)
-        assert out.shape == (1, 32, latent_frames, 4, 4) and torch.equal(out, eager)
-        run = session.last_run
-        assert run["calls"] == 6 and run["replayed"] == 4, run
-        assert run["eager"] == {f"{FIRST}: 64x64x{frames}f txt40 b1": 1, f"{FIRST}: 64x64x{frames}f txt17 b1": 1}, run
-    assert session.runner.stats.captures == 4
-
-    # cfg 1: the positive alone, its graph already captured.
-    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 1.0, positive, negative, seed=4, frames=5)
-    assert torch.equal(out, eager)
-    assert session.last_run["calls"] == 3 and session.last_run["replayed"] == 3, session.last_run
-
-    # Another prompt and seed of the same lengths: replayed, nothing new captured.
-    other_pos, other_neg = synthetic.make_conditioning(FAMILY, 40, seed=5), synthetic.make_conditioning(FAMILY, 17, seed=6)
-    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4, frames=5)
-    assert torch.equal(out, eager)
-    assert session.last_run["replayed"] == 6 and session.runner.stats.captures == 4, session.last_run
 
     # Another length is another signature.
-    longer = synthetic.make_conditioning(FAMILY, 41, seed=7)
-    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, longer, other_neg, seed=4, frames=5)
+    longer, negative = synthetic.make_conditioning(FAMILY, 41, seed=7), synthetic.make_conditioning(FAMILY, 17, seed=6)
+    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, longer, negative, seed=4, frames=5)
     assert torch.equal(out, eager)
     assert session.last_run["eager"] == {f"{FIRST}: 64x64x5f txt41 b1": 1}, session.last_run
 

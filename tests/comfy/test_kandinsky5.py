@@ -13,9 +13,7 @@ the same in ComfyUI 0.8.0 and 0.33.0: these tests run on both.
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, sample_both, session_of
-
-from bcg_runtime.comfy import synthetic
+from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, sample_both, session_of
 
 pytestmark = pytest.mark.comfy
 FAMILY = "kandinsky5"
@@ -27,24 +25,7 @@ def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_gr
 
 
 def test_each_frame_count_and_prompt_length_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
-    _, nodes = pack
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
-    session = session_of(bcg_model)
-    assert session.config.mode.value == "full"
-    positive, negative = conds(FAMILY)
-    for frames, latent_frames in ((1, 1), (5, 2)):
-        out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3, frames=frames)
-        assert out.shape == (1, 16, latent_frames, 8, 8) and torch.equal(out, eager)
-        run = session.last_run
-        assert run["calls"] == 6 and run["replayed"] == 4, run
-        assert run["eager"] == {f"{FIRST}: 64x64x{frames}f txt40 b1": 1, f"{FIRST}: 64x64x{frames}f txt17 b1": 1}, run
-    other_pos, other_neg = synthetic.make_conditioning(FAMILY, 40, seed=5), synthetic.make_conditioning(FAMILY, 17, seed=6)
-    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4, frames=5)
-    assert torch.equal(out, eager)
-    assert session.last_run["replayed"] == 6 and session.runner.stats.captures == 4, session.last_run
-    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 1.0, other_pos, other_neg, seed=5, frames=5)
-    assert torch.equal(out, eager)
-    assert session.last_run["calls"] == 3 and session.last_run["replayed"] == 3, session.last_run
+    check_each_prompt_length_is_its_own_graph(pack[1], model, FAMILY, frames=(1, 5), shapes=((1, 16, 1, 8, 8), (1, 16, 2, 8, 8)))
 
 
 def test_image_to_video_start_frames_replay_exactly(pack, model, standin_graphs):

@@ -10,7 +10,7 @@ ComfyUI 0.8.0 has no Krea 2: these tests skip there.
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, sample_both, session_of
+from bcg_testing import check_an_unwarmed_size_falls_back_with_its_label, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, sample_both, session_of
 
 from bcg_runtime.comfy import synthetic
 
@@ -28,17 +28,7 @@ def test_each_prompt_length_is_its_own_graph_and_replays_exactly(pack, model, st
 
 
 def test_an_unwarmed_size_falls_back_with_its_label(pack, model, standin_graphs):
-    _, nodes = pack
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
-    positive, negative = conds(FAMILY)
-    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
-    assert "64x64 txt40 b1: captured" in report and "replay exact" in report, report
-    out, eager = sample_both(FAMILY, warmed, model, 64, 64, 2, 1.0, positive, negative, seed=3)
-    assert out.shape == (1, 16, 1, 8, 8) and torch.equal(out, eager)
-    assert session_of(warmed).last_run["replayed"] == 2, session_of(warmed).last_run
-    out, eager = sample_both(FAMILY, warmed, model, 96, 64, 2, 1.0, positive, negative, seed=3)
-    assert torch.equal(out, eager)
-    assert session_of(warmed).last_run["eager"] == {"not captured: 96x64 txt40 b1": 2}, session_of(warmed).last_run
+    check_an_unwarmed_size_falls_back_with_its_label(pack[1], model, FAMILY, tokens=40, shape=(1, 16, 1, 8, 8))
 
 
 def test_a_reference_latent_is_a_signature_named_by_its_size(pack, model, standin_graphs):

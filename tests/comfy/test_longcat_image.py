@@ -9,7 +9,7 @@ samples the full-depth model. ComfyUI 0.8.0 has no LongCatImage: these tests ski
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, sample_both, session_of
+from bcg_testing import check_an_unwarmed_size_falls_back_with_its_label, check_gpu_verification_state, check_padded_prompts_batch_cond_and_uncond, conds, sample_both, session_of
 
 from bcg_runtime.comfy import synthetic
 
@@ -23,40 +23,11 @@ def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_gr
 
 
 def test_every_prompt_is_512_tokens_so_cond_and_uncond_share_one_graph(pack, model, standin_graphs):
-    _, nodes = pack
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
-    session = session_of(bcg_model)
-    assert session.config.mode.value == "full"
-    positive, negative = conds(FAMILY)
-    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3)
-    assert torch.equal(out, eager)
-    run = session.last_run
-    assert run["calls"] == 3 and run["replayed"] == 2 and run["eager"] == {f"{FIRST}: 64x64 txt512 b2": 1}, run
-
-    # Other prompts and another seed: the same signature, replayed, nothing new captured.
-    other_pos, other_neg = synthetic.make_conditioning(FAMILY, 512, seed=5), synthetic.make_conditioning(FAMILY, 512, seed=6)
-    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4)
-    assert torch.equal(out, eager)
-    assert session.last_run["replayed"] == 3 and session.runner.stats.captures == 1, session.last_run
-
-    # cfg 1: the positive alone, a batch-1 signature of its own.
-    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 1.0, other_pos, other_neg, seed=5)
-    assert torch.equal(out, eager)
-    assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt512 b1": 1} and session.last_run["replayed"] == 2, session.last_run
+    check_padded_prompts_batch_cond_and_uncond(pack[1], model, FAMILY)
 
 
 def test_an_unwarmed_size_falls_back_with_its_label(pack, model, standin_graphs):
-    _, nodes = pack
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
-    positive, negative = conds(FAMILY)
-    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "2", positive, negative).args
-    assert "64x64 txt512 b2: captured" in report and "replay exact" in report, report
-    out, eager = sample_both(FAMILY, warmed, model, 64, 64, 2, 2.0, positive, negative, seed=3)
-    assert torch.equal(out, eager)
-    assert session_of(warmed).last_run["replayed"] == 2, session_of(warmed).last_run
-    out, eager = sample_both(FAMILY, warmed, model, 96, 64, 2, 2.0, positive, negative, seed=3)
-    assert torch.equal(out, eager)
-    assert session_of(warmed).last_run["eager"] == {"not captured: 96x64 txt512 b2": 2}, session_of(warmed).last_run
+    check_an_unwarmed_size_falls_back_with_its_label(pack[1], model, FAMILY, tokens=512, batch=2)
 
 
 def test_an_edit_reference_latent_is_a_signature_named_by_its_size(pack, model, standin_graphs):

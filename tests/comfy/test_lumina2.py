@@ -9,14 +9,10 @@ Lumina2 exists in ComfyUI 0.8.0 and 0.33.0: these tests run on both.
 """
 
 import pytest
-import torch
-from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, session_of
-
-from bcg_runtime.comfy import synthetic
+from bcg_testing import check_an_unwarmed_size_falls_back_with_its_label, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state
 
 pytestmark = pytest.mark.comfy
 FAMILY = "lumina2"
-FIRST = "first call, captured"
 
 
 def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
@@ -28,14 +24,4 @@ def test_each_caption_length_is_its_own_graph_and_replays_exactly(pack, model, s
 
 
 def test_an_unwarmed_size_falls_back_with_its_label(pack, model, standin_graphs):
-    _, nodes = pack
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
-    positive, negative = conds(FAMILY)
-    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
-    assert "replay exact" in report, report
-    out = synthetic.sample(warmed, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3)
-    assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3))
-    assert session_of(warmed).last_run["replayed"] == 2, session_of(warmed).last_run
-    out = synthetic.sample(warmed, FAMILY, 96, 64, 2, 1.0, positive, negative, seed=3)
-    assert torch.equal(out, synthetic.sample(model, FAMILY, 96, 64, 2, 1.0, positive, negative, seed=3))
-    assert session_of(warmed).last_run["eager"] == {"not captured: 96x64 txt40 b1": 2}, session_of(warmed).last_run
+    check_an_unwarmed_size_falls_back_with_its_label(pack[1], model, FAMILY, tokens=40)

@@ -13,6 +13,7 @@ import torch
 from bcg_testing import (
     WARMUP_ONLY,
     check_gpu_verification_state,
+    check_padded_prompts_batch_cond_and_uncond,
     conds,
     release_cuda_memory,
     sample_both,
@@ -33,24 +34,7 @@ def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_gr
 
 
 def test_each_frame_count_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
-    _, nodes = pack
-    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
-    session = session_of(bcg_model)
-    assert session.config.mode.value == "full"
-    positive, negative = conds(FAMILY)  # umT5-shaped: both 512 tokens, so cond+uncond batch (b2)
-    for frames, latent_frames in ((1, 1), (5, 2)):
-        out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3, frames=frames)
-        assert out.shape == (1, 16, latent_frames, 8, 8) and torch.equal(out, eager)
-        run = session.last_run
-        assert run["calls"] == 3 and run["replayed"] == 2, run
-        assert run["eager"] == {f"{FIRST}: 64x64x{frames}f txt512 b2": 1}, run
-    assert session.runner.stats.captures == 2
-
-    # Another prompt and seed at a warmed frame count: replayed, nothing new captured.
-    other_pos, other_neg = synthetic.make_conditioning(FAMILY, 512, seed=5), synthetic.make_conditioning(FAMILY, 512, seed=6)
-    out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 3, 2.0, other_pos, other_neg, seed=4, frames=5)
-    assert torch.equal(out, eager)
-    assert session.last_run["replayed"] == 3 and session.runner.stats.captures == 2, session.last_run
+    check_padded_prompts_batch_cond_and_uncond(pack[1], model, FAMILY, frames=(1, 5), shapes=((1, 16, 1, 8, 8), (1, 16, 2, 8, 8)))
 
 
 def test_a_prompt_longer_than_512_tokens_keeps_its_length_and_runs_apart(pack, model, standin_graphs):
