@@ -27,7 +27,7 @@ from typing import Mapping
 import torch
 
 from .models import RECIPES
-from .models.recipe import FamilyInfo, same_config_value
+from .models.recipe import FamilyInfo, config_differences
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,15 @@ def _meta_model(info: FamilyInfo, depth, dtype):
     import comfy.ops
 
     cls = _ldm_class(info)
-    return cls(**info.unet_config(depth), device="meta", dtype=dtype, operations=comfy.ops.disable_weight_init)
+    config = info.unet_config(depth)
+    try:
+        return cls(**config, device="meta", dtype=dtype, operations=comfy.ops.disable_weight_init)
+    except TypeError:
+        # An older ComfyUI whose class predates keys the recipe sets to their older meaning.
+        older = {k: v for k, v in config.items() if k not in info.added_later}
+        if older == config:
+            raise
+        return cls(**older, device="meta", dtype=dtype, operations=comfy.ops.disable_weight_init)
 
 
 def _norm_gain_keys(model: torch.nn.Module) -> set[str]:
@@ -209,8 +217,7 @@ def _verify_detection(info: FamilyInfo, sd: Mapping[str, torch.Tensor], prefix: 
             f"[BCG] ComfyUI detected the synthetic {info.name!r} checkpoint as {cls_name!r}, "
             f"expected {info.supported_model!r}"
         )
-    keys = (set(want) | set(cfg)) - DETECTED_FROM_VALUES
-    diff = {k: (want.get(k), cfg.get(k)) for k in keys if not same_config_value(want.get(k), cfg.get(k))}
+    diff = config_differences(info, want, cfg, (set(want) | set(cfg)) - DETECTED_FROM_VALUES)
     if diff:
         raise RuntimeError(f"[BCG] detected config of synthetic {info.name!r} differs (ours, detected): {diff}")
 

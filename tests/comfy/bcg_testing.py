@@ -81,14 +81,13 @@ def first_weight_moved(model, scale=1.5):
 
 def skip_unless_host_builds(family):
     """Skip when this ComfyUI's detection builds ``family``'s test model otherwise than its recipe
-    says (read from the layout on the meta device, before any weight is made). ComfyUI 0.8.0 gives
-    every FLUX.2 48 heads, FLUX.2 dev's: a klein-shaped model (hidden 3072, 24 heads of 128) needs
-    the later detection (num_heads = hidden / 128), which 0.33.0 has."""
+    says (read from the layout on the meta device, before any weight is made), naming the keys and,
+    where known, why (:data:`HOST_DETECTION_LIMITS`)."""
     import pytest
     import torch
 
     from bcg_runtime.comfy import synthetic
-    from bcg_runtime.comfy.models.recipe import same_config_value
+    from bcg_runtime.comfy.models.recipe import config_differences
 
     try:
         shapes = synthetic.state_dict_shapes(family, depth=1)
@@ -99,11 +98,17 @@ def skip_unless_host_builds(family):
     sd = {k: torch.empty(shape, device="meta") for k, shape in shapes.items()}
     _, detected = synthetic.detected_config(family, sd, depth=1)
     want = synthetic.unet_config(family, depth=1)
-    diff = {k: (want[k], (detected or {}).get(k)) for k in want if not same_config_value((detected or {}).get(k), want[k])}
-    diff = {k: v for k, v in diff.items() if k not in synthetic.DETECTED_FROM_VALUES}
+    diff = config_differences(synthetic.family_info(family), want, detected or {}, set(want) - synthetic.DETECTED_FROM_VALUES)
     if diff:
-        pytest.skip(f"this ComfyUI detects the {family} test model otherwise (recipe, detected): {diff}; "
-                    "ComfyUI 0.8.0 gives every FLUX.2 48 heads, so klein-shaped FLUX.2 runs from 0.33.0 on")
+        why = HOST_DETECTION_LIMITS.get(family, "")
+        pytest.skip(f"this ComfyUI detects the {family} test model otherwise (recipe, detected): {diff}{'; ' + why if why else ''}")
+
+
+#: Why a host's detection builds a family's test model otherwise, where known.
+HOST_DETECTION_LIMITS = {
+    "flux2": "ComfyUI 0.8.0 gives every FLUX.2 48 heads (FLUX.2 dev's); a klein-shaped model (hidden 3072, "
+    "24 heads of 128) needs the later detection (num_heads = hidden / 128), which 0.33.0 has",
+}
 
 
 def check_gpu_verification_state(nodes, model, family, monkeypatch, sample=None):

@@ -29,8 +29,8 @@ and one cached tensor:
   (``misses > currsize``), rather than replay a graph that may read freed memory.
 
 The forward is ``Chroma.forward`` (the ``WrapperExecutor`` over ``_forward``) in 0.8.0 and 0.33.0.
-ComfyUI 0.8.0's Radiance predates ``use_sequential_txt_ids`` (so it cannot build this recipe's
-0.33.0 config): its tests skip there.
+ComfyUI 0.8.0's Radiance predates ``use_sequential_txt_ids``; the recipe's value (False) is what
+0.8.0 does, so the recipe builds there without it (``FamilyInfo.added_later``).
 """
 
 import sys
@@ -133,6 +133,8 @@ RECIPE = FamilyInfo(
             "use_sequential_txt_ids": False,
         }
     ),
+    # 0.8.0's Radiance predates it (its text ids are the non-sequential ones: the same model).
+    added_later=frozen_config({"use_sequential_txt_ids": False}),
     conditioning_extras=chroma_extras,
     latent_downscale=ADAPTER.latent_scale,
     # As Chroma: two double and four single blocks at the real width. 1024² is 4096 tokens (Chroma's

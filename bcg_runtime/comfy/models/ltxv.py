@@ -121,11 +121,12 @@ RECIPE = FamilyInfo(
             "num_layers": 28,
             "attention_head_dim": 64,
             "cross_attention_dim": 2048,
-            # 0.33 detection reads it from the layout (LTX-2.3 checkpoints have the parameter);
-            # 0.8.0's detection has no such key, so its tests skip there.
+            # 0.33 detection reads it from the layout (LTX-2.3 checkpoints have the parameter).
             "use_keyframes_abs_pos_embedding": False,
         }
     ),
+    # 0.8.0's class and detection have no such key (no keyframe embedding: the same model).
+    added_later=frozen_config({"use_keyframes_abs_pos_embedding": False}),
     conditioning_extras=_ltxv_extras,
     latent_downscale=ADAPTER.latent_scale,
     temporal_downscale=ADAPTER.temporal_scale,

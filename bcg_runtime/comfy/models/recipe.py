@@ -7,7 +7,7 @@ touches one file (and its tests). Importing this module needs neither torch nor 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence
 
@@ -59,6 +59,11 @@ class FamilyInfo:
     #: synthetic model gets its ``depth_keys`` through the ``supported_models`` class's
     #: ``unet_extra_config`` while it loads (``synthetic._depth_set_at_load``).
     depth_fixed_by_detection: bool = False
+    #: ``config`` keys a later ComfyUI added to the class and its detection, each with the value
+    #: that means what an older ComfyUI does without the key (the feature off): on a ComfyUI whose
+    #: class does not take the key it is left out (``synthetic``), and a detection without it is
+    #: the same config. E.g. LTX-Video's ``use_keyframes_abs_pos_embedding: False``.
+    added_later: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def unet_config(self, depth=None) -> dict:
         """The detection config with block counts set by :meth:`depth_counts`."""
@@ -91,6 +96,19 @@ class FamilyInfo:
             if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= real:
                 raise ValueError(f"depth {key}={count!r} for {self.name!r} must be an int in 1..{real}")
         return counts
+
+
+def config_differences(recipe: "FamilyInfo", want: Mapping[str, Any], detected: Mapping[str, Any], keys) -> dict[str, tuple[Any, Any]]:
+    """``{key: (want, detected)}`` for each of ``keys`` whose values differ as detection means them
+    (:func:`same_config_value`); a key of ``recipe.added_later`` that the detection does not give,
+    at its older value, is no difference (that ComfyUI builds the same model without it)."""
+    older = recipe.added_later
+    return {
+        k: (want.get(k), detected.get(k))
+        for k in keys
+        if not same_config_value(want.get(k), detected.get(k))
+        and not (k in older and k not in detected and same_config_value(want.get(k), older[k]))
+    }
 
 
 def same_config_value(a: Any, b: Any) -> bool:
