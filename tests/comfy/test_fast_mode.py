@@ -29,9 +29,26 @@ def warm_fast(nodes, model, verify=False):
     return fast, text, session_of(fast).last_warmup["records"]
 
 
-def test_fast_mode_leaves_the_shared_model_as_loaded_and_compiles_only_under_capture(pack, model, standin_graphs):
+@pytest.fixture(params=["checkpoint dtype", "comfy_quant fp8"])
+def weights(request, model):
+    """The depth-1 model as loaded, and as a comfy_quant checkpoint whose blocks' Linear layers are
+    scaled float8_e4m3fn (their weights are QuantizedTensor subclasses that dynamo must trace
+    through: the model `bench --weight-dtype comfy_quant_fp8` runs mode fast on)."""
+    if request.param == "checkpoint dtype":
+        yield model
+        return
+    import comfy.model_management
+
+    from bcg_runtime.comfy import synthetic
+
+    yield synthetic.load_model(FAMILY, depth=1, seed=0, quant="float8_e4m3fn")
+    comfy.model_management.unload_all_models()
+
+
+def test_fast_mode_leaves_the_shared_model_as_loaded_and_compiles_only_under_capture(pack, weights, standin_graphs):
     from torch._dynamo.utils import counters
 
+    model = weights
     _, nodes = pack
     positive, negative = conds(FAMILY)
     dit = model.model.diffusion_model
@@ -59,7 +76,8 @@ def test_fast_mode_leaves_the_shared_model_as_loaded_and_compiles_only_under_cap
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200")
-def test_fast_mode_replays_its_compiled_graphs_and_says_it_is_not_bit_exact(pack, model, caplog):
+def test_fast_mode_replays_its_compiled_graphs_and_says_it_is_not_bit_exact(pack, weights, caplog):
+    model = weights
     caplog.set_level(logging.INFO)
     _, nodes = pack
     positive, negative = conds(FAMILY)
