@@ -375,10 +375,11 @@ def comfy_quant_checkpoint(sd: Mapping[str, torch.Tensor], layers: Mapping[str, 
     return out
 
 
-def make_conditioning(family: str, length: int | None = None, seed: int = 0, batch: int = 1, guidance: float | None = None):
+def make_conditioning(family: str, length: int | None = None, seed: int = 0, batch: int = 1, guidance: float | None = None, text_dim: int | None = None):
     """A CONDITIONING list ``[[context, extras]]`` shaped like ``CLIPTextEncode``'s output.
 
-    ``context`` is float32 on CPU, ``(batch, length, text_dim)``, ``N(0, 1)`` seeded by ``seed``.
+    ``context`` is float32 on CPU, ``(batch, length, text_dim)``, ``N(0, 1)`` seeded by ``seed``;
+    ``text_dim`` defaults to the recipe's (a model of another size passes its own, ``ModelAdapter.text_dim``).
     Extras mirror the family's text encoder: Flux ``{"pooled_output": (batch, 768) float32,
     "guidance": 3.5}`` (guidance as FluxGuidance/CLIPTextEncodeFlux add it); Z-Image (Qwen3-4B)
     ``{"pooled_output": None, "attention_mask": (batch, length) int64 ones}``; Qwen-Image
@@ -390,7 +391,7 @@ def make_conditioning(family: str, length: int | None = None, seed: int = 0, bat
     if length < 1 or batch < 1:
         raise ValueError(f"length and batch must be >= 1, got length={length} batch={batch}")
     gen = torch.Generator(device="cpu").manual_seed(int(seed))
-    context = torch.randn(batch, length, info.text_dim, generator=gen, dtype=torch.float32)
+    context = torch.randn(batch, length, text_dim or info.text_dim, generator=gen, dtype=torch.float32)
     return [[context, info.extras(batch, length, gen, guidance)]]
 
 

@@ -112,7 +112,7 @@ def plan_jobs(
         if seen != requested:
             notes.append(f"text bucket {requested} reaches the DiT as {seen} ({adapter.text_policy})")
         if seen not in prompts:
-            prompts[seen] = tuple(synthetic.make_conditioning(adapter.family, seen, seed=s) for s in (0, 1))
+            prompts[seen] = tuple(synthetic.make_conditioning(adapter.family, seen, seed=s, text_dim=adapter.text_dim) for s in (0, 1))
     jobs: list[WarmupJob] = []
     if latent is not None and positive is not None:
         h, w = (int(n) * session.adapter.latent_scale for n in latent.shape[-2:])

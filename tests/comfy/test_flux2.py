@@ -56,3 +56,36 @@ def test_an_unwarmed_size_falls_back_with_its_label(pack, model, standin_graphs)
     out = synthetic.sample(warmed, FAMILY, 96, 64, 2, 1.0, positive, negative, seed=3)
     assert torch.equal(out, synthetic.sample(model, FAMILY, 96, 64, 2, 1.0, positive, negative, seed=3))
     assert session_of(warmed).last_run["eager"] == {"not captured: 96x64 txt512 b1": 2}, session_of(warmed).last_run
+
+
+def test_a_zero_config_warmup_builds_prompts_as_wide_as_this_model_s_text_encoder(pack, standin_graphs, monkeypatch):
+    """FLUX.2 sizes differ in their context width (klein 4B 7680, klein 9B 12288, dev 15360): the
+    warm-up from text buckets alone (no conditioning connected) builds its prompts as wide as the
+    loaded model's ``txt_in`` takes, not the klein recipe's, so the shapes it captures are the ones
+    sampling then sends. A klein-width model with dev's context width stands in for dev here (dev's
+    own recipe, ``flux2_dev``, is 6144 wide: the full-size GPU test samples it)."""
+    import dataclasses
+
+    import comfy.model_management
+
+    from bcg_runtime.comfy.models import flux2
+    from bcg_runtime.comfy.models.recipe import frozen_config
+
+    wide = dataclasses.replace(
+        flux2.RECIPE, name="flux2_wide_text", text_dim=15360, config=frozen_config({**flux2.RECIPE.config, "context_in_dim": 15360})
+    )
+    monkeypatch.setitem(synthetic.FAMILIES, wide.name, wide)
+    _, nodes = pack
+    model = synthetic.load_model(wide.name, depth=1, seed=0)
+    assert model.model.diffusion_model.txt_in.in_features == 15360
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
+    assert session_of(bcg_model).adapter.text_dim == 15360
+    bcg_model, text = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "100", "1").args
+    assert "64x64 txt512 b1: captured" in text and "replay exact" in text, text
+
+    positive = synthetic.make_conditioning(wide.name, 100, seed=5)
+    out = synthetic.sample(bcg_model, FAMILY, 64, 64, 2, 1.0, positive, positive, seed=4)
+    assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, positive, seed=4))
+    assert session_of(bcg_model).last_run["replayed"] == 2, session_of(bcg_model).last_run
+    del bcg_model, model
+    comfy.model_management.unload_all_models()

@@ -31,7 +31,9 @@ FAMILY_MODULES = tuple(m for m in _MODULES if hasattr(m, "ADAPTER") and hasattr(
 UNSUPPORTED: dict[str, str] = {
     name: module.UNSUPPORTED_REASON for module in _MODULES if hasattr(module, "UNSUPPORTED_REASON") for name in module.CONFIG_CLASSES
 }
-ADAPTERS: tuple[ModelAdapter, ...] = tuple(m.ADAPTER for m in FAMILY_MODULES)
+#: Each adapter once: a family may have more than one recipe (FLUX.2 klein and dev), each in its
+#: own module naming the same adapter.
+ADAPTERS: tuple[ModelAdapter, ...] = tuple(dict.fromkeys(m.ADAPTER for m in FAMILY_MODULES))
 #: Each family's synthetic-checkpoint recipe by family name (``..synthetic`` builds from these).
 RECIPES: dict[str, FamilyInfo] = {m.RECIPE.name: m.RECIPE for m in FAMILY_MODULES}
 SUPPORTED = ", ".join(a.display_name for a in ADAPTERS)

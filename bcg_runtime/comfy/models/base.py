@@ -50,6 +50,10 @@ class ModelAdapter:
     #: (``bcg_runtime.core.host_copies``). Set only where the adapter's docstring names each such
     #: copy and why its value depends on nothing but shapes and the model's config.
     stage_host_copies: bool = False
+    #: Width of this very model's text context where a family's sizes differ in it (FLUX.2 klein
+    #: 4B 7680, klein 9B 12288, dev 15360; set by ``for_model``): zero-config warm-up prompts are
+    #: built this wide. None: the family recipe's ``text_dim``.
+    text_dim: int | None = None
 
     def for_model(self, model_patcher: Any) -> "ModelAdapter":
         """The adapter for this very model: itself, or a copy for a family whose members differ in

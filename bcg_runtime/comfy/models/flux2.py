@@ -10,6 +10,8 @@ latent is 128 channels at 1/16 of the image (``EmptyFlux2LatentImage``). Edit wo
 ``ref_latents``: their shapes are in the key like every tensor argument.
 """
 
+import dataclasses
+
 from .base import ModelAdapter
 from .recipe import FamilyInfo, frozen_config
 
@@ -19,6 +21,14 @@ class Flux2Adapter(ModelAdapter):
 
     def text_length_seen(self, tokens: int) -> int:
         return max(self.PADDED_LENGTH, tokens)
+
+    def for_model(self, model_patcher):
+        """FLUX.2's sizes differ in their text encoder, so in the context width (``context_in_dim``
+        of the detected config: klein 4B 7680, klein 9B 12288, dev 15360): this model's, for the
+        prompts a zero-config warm-up builds."""
+        config = getattr(getattr(getattr(model_patcher, "model", None), "model_config", None), "unet_config", None) or {}
+        width = config.get("context_in_dim")
+        return self if width is None or width == self.text_dim else dataclasses.replace(self, text_dim=width)
 
 
 ADAPTER = Flux2Adapter(
