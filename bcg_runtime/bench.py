@@ -262,15 +262,28 @@ def attention_backend(name: str | None) -> Iterator[None]:
 def cudnn_first() -> Iterator[None]:
     """SDPA tries cuDNN's attention first (then flash, memory-efficient, math) for the duration.
 
-    PyTorch's default order puts flash attention first; on Hopper cuDNN's fused attention is
-    faster at long sequences. Inductor reads the same order when it traces, so compiled blocks get
-    it too. Not bit-equal to the default backend (another kernel); exact BCG rows are compared with
-    ``cudnn`` alone."""
+    ComfyUI's own SDPA call (``comfy.ops.scaled_dot_product_attention`` on CUDA) sets its backend
+    order, ``comfy.ops.SDPA_BACKEND_PRIORITY`` (flash first), around every large attention, which
+    would override an order set outside it: so that list is what changes here, in place, and is
+    restored after. Where ComfyUI has no such list the order is set for the duration instead.
+    Inductor reads the order when it traces, so compiled blocks get it too. Not bit-equal to the
+    default backend (another kernel); exact BCG rows are compared with ``cudnn`` alone."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     order = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
-    with sdpa_kernel(order, set_priority=True):
+    import comfy.ops
+
+    comfy_order = getattr(comfy.ops, "SDPA_BACKEND_PRIORITY", None)
+    if comfy_order is None:
+        with sdpa_kernel(order, set_priority=True):
+            yield
+        return
+    before = list(comfy_order)
+    comfy_order[:] = order
+    try:
         yield
+    finally:
+        comfy_order[:] = before
 
 
 def prepare_mode(mode: str, model, family, res, positive, negative) -> tuple[Any, float, Any]:

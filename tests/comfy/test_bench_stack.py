@@ -40,6 +40,20 @@ def test_a_registered_backend_replaces_every_default_binding_and_is_restored(pac
     assert bound_attention() == before
 
 
+def test_cudnn_first_reorders_the_list_comfyui_s_sdpa_call_sets_and_restores_it(pack, monkeypatch):
+    """ComfyUI's SDPA call on CUDA (comfy/ops.py) wraps every large attention in its own backend
+    order, flash first, which an order set around it cannot change: the stack edits that list."""
+    import comfy.ops
+    from torch.nn.attention import SDPBackend
+
+    comfy_order = [SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+    monkeypatch.setattr(comfy.ops, "SDPA_BACKEND_PRIORITY", comfy_order, raising=False)  # defined on CUDA machines only
+    with attention_backend("cudnn"):
+        assert comfy.ops.SDPA_BACKEND_PRIORITY is comfy_order  # the list ComfyUI's call reads, changed in place
+        assert comfy_order[0] == SDPBackend.CUDNN_ATTENTION and len(comfy_order) == 4
+    assert comfy_order == [SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+
+
 def test_a_backend_this_comfyui_lacks_says_what_to_install(pack):
     with pytest.raises(RuntimeError, match="attention 'nonexistent' is not available in this ComfyUI \\(install its package"):
         with attention_backend("nonexistent"):
