@@ -107,7 +107,8 @@ def skip_unless_host_builds(family):
 #: Why a host's detection builds a family's test model otherwise, where known.
 HOST_DETECTION_LIMITS = {
     "flux2": "ComfyUI 0.8.0 gives every FLUX.2 48 heads (FLUX.2 dev's); a klein-shaped model (hidden 3072, "
-    "24 heads of 128) needs the later detection (num_heads = hidden / 128), which 0.33.0 has",
+    "24 heads of 128) needs the later detection (num_heads = hidden / 128), which 0.33.0 has; the flux2_dev "
+    "recipe (FLUX.2 dev's shape) covers FLUX.2 there",
 }
 
 
