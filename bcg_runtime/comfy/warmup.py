@@ -189,6 +189,16 @@ def run_warmup(
                 # itself stops capturing if the OOM hit inside a capture, and says so per shape.
                 report.notes.append(f"{job.size} {job.what}: out of memory, not captured")
                 _release_cached(device)
+            except mm.InterruptProcessingException:
+                raise  # Cancel ends the warm-up
+            except Exception as error:
+                # The model's own forward refused this job (its eager run failed too: the runner
+                # falls back to eager before anything reaches here), e.g. conditioning of another
+                # width than the model takes. The other jobs still run; sampling that shape later
+                # meets the same error from ComfyUI itself.
+                first_line = (str(error).splitlines() or [""])[0][:200]
+                report.notes.append(f"{job.size} {job.what}: the model's forward failed ({type(error).__name__}: {first_line}), not captured")
+                log.warning("[BCG] warm-up %s %s: the model's forward failed, not captured", job.size, job.what, exc_info=True)
             if progress:
                 progress(i + 1, len(jobs))
     finally:

@@ -108,6 +108,21 @@ def test_unwarmed_resolution_falls_back_and_names_it(pack, models, standin_graph
     assert run["eager"] == {"not captured: 80x64 txt40 b1": 2}
 
 
+def test_a_warmup_job_the_model_refuses_is_reported_and_the_others_still_capture(pack, models, standin_graphs):
+    """Conditioning the model cannot take (here 1024 wide, Z-Image's encoder gives 2560) fails in
+    the model's own forward: BCG Warmup Capture names that job and the error, raises nothing, and
+    still captures the text bucket's job."""
+    _, nodes = pack
+    family = "zimage"
+    model = models(family)
+    wrong = synthetic.make_conditioning(family, 40, seed=1, text_dim=1024)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "full", capture=WARMUP_ONLY).args
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "17", "1", wrong, None).args
+    assert "note: 64x64 workflow prompt, cfg 1: the model's forward failed (RuntimeError: " in report, report
+    assert "), not captured" in report and "64x64 txt17 b1: captured" in report, report
+    assert session_of(warmed).runner.stats.captures == 1
+
+
 def test_synthetic_text_buckets_and_flux_t5_padding_note(pack, models, standin_graphs, caplog):
     _, nodes = pack
     model = models("flux")
