@@ -71,7 +71,7 @@ def test_a_stacked_cache_is_core_s_node_on_a_clone(pack, model, cache):
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="captures real CUDA graphs (the bench's BCG modes need CUDA); run by scripts/gpu_suite.sh")
 @pytest.mark.parametrize("mode", ["bcg-full", "fast"])
-def test_warmup_cost_captures_the_whole_plan_on_a_fresh_model_and_leaves_no_graph(pack, model, mode):
+def test_warmup_cost_captures_and_proves_the_whole_plan_on_a_fresh_model(pack, model, mode):
     """``--warmup-cost``: 2 sizes x 2 prompt lengths at batch 1 are 4 graphs, each proven, timed."""
     cost = warmup_cost(model, mode, "64x64,96x96:16,32")
     assert cost["captured"] == 4 and cost["seconds"] > 0, cost["report"]
