@@ -90,3 +90,12 @@ def test_a_zero_config_warmup_builds_prompts_as_wide_as_this_model_s_text_encode
     assert session_of(bcg_model).last_run["replayed"] == 2, session_of(bcg_model).last_run
     del bcg_model, model
     comfy.model_management.unload_all_models()
+
+
+def test_the_flux2_dev_recipe_is_served_by_the_flux2_adapter():
+    """Tests and the benchmark name recipes; ``flux2_dev`` is a second recipe of the flux2 family."""
+    from bcg_runtime.comfy.models import by_family
+
+    assert by_family("flux2_dev") is by_family("flux2")
+    with pytest.raises(ValueError, match="'hidream' is not supported"):
+        by_family("hidream")

@@ -52,10 +52,17 @@ def adapter_for(model_patcher: Any) -> ModelAdapter | None:
     return None
 
 
+#: Each recipe's adapter: a recipe name (``flux2_dev``) may differ from its adapter's family (``flux2``).
+_ADAPTER_OF_RECIPE: dict[str, ModelAdapter] = {m.RECIPE.name: m.ADAPTER for m in FAMILY_MODULES}
+
+
 def by_family(family: str) -> ModelAdapter:
+    """The adapter of a family name or of a recipe name (tests and the benchmark speak recipes)."""
     for adapter in ADAPTERS:
         if adapter.family == family:
             return adapter
+    if family in _ADAPTER_OF_RECIPE:
+        return _ADAPTER_OF_RECIPE[family]
     raise ValueError(f"model family '{family}' is not supported; accepted: {', '.join(a.family for a in ADAPTERS)}")
 
 
