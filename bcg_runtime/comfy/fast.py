@@ -25,6 +25,12 @@ Contract, and what differs from the exact modes:
   workflow, which must keep running the model as loaded.
 * transformer_options entries are left out of dynamo's guards, as core's TorchCompileModel does
   (``block_index`` changes per block and would recompile each one).
+* Quantised layers (a comfy_quant checkpoint's Linear layers, whose weights are comfy-kitchen
+  ``QuantizedTensor`` subclasses) run opaque to dynamo, eagerly between the compiled pieces of a
+  block: dynamo cannot guard on a QuantizedTensor activation (torch 2.11 deep-copies its
+  metadata, reaching a fake tensor's data pointer), and their fp8 matmul is one cuBLAS kernel
+  inductor has nothing to fuse into. They are graph-safe, so the capture still holds the forward
+  whole.
 """
 
 from __future__ import annotations
@@ -48,6 +54,30 @@ def _skip_transformer_options(guard_entries) -> list[bool]:
     return ["transformer_options" not in entry.name for entry in guard_entries]
 
 
+def _is_quantized_layer(module: torch.nn.Module) -> bool:
+    """ComfyUI's mixed-precision ops mark a layer loaded from a comfy_quant checkpoint by its
+    ``layout_type`` (``comfy/ops.py``); plain layers have none."""
+    return getattr(module, "layout_type", None) is not None
+
+
+@contextlib.contextmanager
+def _opaque_to_dynamo(modules: list[torch.nn.Module]) -> Iterator[None]:
+    """Each module's forward wrapped in ``torch.compiler.disable`` for the duration (an instance
+    attribute, put back as it was after: the class, and every other user of the model, are
+    untouched)."""
+    own = [module.__dict__.get("forward") for module in modules]  # a forward someone set on the instance
+    for module in modules:
+        module.forward = torch.compiler.disable(module.forward)
+    try:
+        yield
+    finally:
+        for module, forward in zip(modules, own):
+            if forward is None:
+                del module.forward
+            else:
+                module.forward = forward
+
+
 def repeated_block_lists(diffusion_model: torch.nn.Module) -> list[tuple[str, torch.nn.ModuleList]]:
     """The DiT's direct ``ModuleList`` children whose members share one class (a reduced test
     model's list of one block counts: it is the same compiled graph)."""
@@ -68,13 +98,15 @@ class RegionalCompile:
                 f"mode: 'fast' compiles the DiT's repeated blocks, and {type(diffusion_model).__name__} has no "
                 "list of blocks; use 'auto'"
             )
+        self._opaque = [m for _, blocks in self.lists for block in blocks for m in block.modules() if _is_quantized_layer(m)]
         options = {"guard_filter_fn": _skip_transformer_options}
         self._compiled = [
             [torch.compile(block, dynamic=True, options=options) for block in blocks] for _, blocks in self.lists
         ]
         log.info(
-            "[BCG] fast: compiling %s on first use (one compiled graph per list and shape family)",
+            "[BCG] fast: compiling %s on first use (one compiled graph per list and shape family)%s",
             ", ".join(f"{name} ({len(blocks)})" for name, blocks in self.lists),
+            f"; {len(self._opaque)} quantised layers run eagerly between the compiled pieces" if self._opaque else "",
         )
 
     @contextlib.contextmanager
@@ -85,7 +117,8 @@ class RegionalCompile:
             for (_, blocks), compiled in zip(self.lists, self._compiled):
                 for i, block in enumerate(compiled):
                     blocks[i] = block
-            yield
+            with _opaque_to_dynamo(self._opaque):
+                yield
         finally:
             for (_, blocks), kept in zip(self.lists, originals):
                 for i, block in enumerate(kept):

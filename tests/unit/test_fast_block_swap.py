@@ -16,7 +16,7 @@ class Block(torch.nn.Module):
         self.proj = torch.nn.Linear(4, 4)
 
     def forward(self, x):
-        return self.proj(x)
+        return self.proj(torch.relu(x)) * 2
 
 
 class DiT(torch.nn.Module):
@@ -55,3 +55,35 @@ def test_compiled_blocks_are_in_place_only_under_capture_and_always_restored():
     with pytest.raises(RuntimeError, match="interrupted"):
         run(fail=True)
     assert list(dit.blocks) == originals  # an error mid-forward leaves the shared model as it was
+
+
+
+def test_quantised_layers_run_opaque_to_dynamo_only_under_capture():
+    """A comfy_quant layer (ComfyUI marks it with ``layout_type``) is a graph break in the compiled
+    block while fast mode captures; before and after, each layer's forward is what it was (the
+    plain class method, or a forward someone set on the instance)."""
+    dit = DiT()
+    for block in dit.blocks:
+        block.proj.layout_type = "TensorCoreFP8Layout"
+    plain, patched = dit.blocks[0].proj, dit.blocks[1].proj
+    own_forward = patched.forward = lambda x: x
+    fast = RegionalCompile(dit)
+    x = torch.randn(2, 4)
+    breaks = []
+
+    def executor():  # the blocks in place are compiled wrappers; explain traces the original
+        explained = torch._dynamo.explain(dit.blocks[0]._orig_mod)(x)
+        breaks.extend("torch.compiler.disable" in r.reason for r in explained.break_reasons)
+
+    run = fast.forward(executor, lambda: True)
+    run()
+    assert breaks == [True]
+    assert "forward" not in plain.__dict__ and patched.forward is own_forward
+    assert torch._dynamo.explain(Block.forward.__get__(dit.blocks[0]))(x).graph_break_count == 0
+
+    def interrupted():
+        raise RuntimeError("interrupted")
+
+    with pytest.raises(RuntimeError, match="interrupted"):
+        fast.forward(interrupted, lambda: True)()
+    assert "forward" not in plain.__dict__ and patched.forward is own_forward
