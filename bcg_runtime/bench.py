@@ -220,7 +220,7 @@ def with_cache(model: Any, name: str) -> Any:
 @contextlib.contextmanager
 def attention_backend(name: str | None) -> Iterator[None]:
     """The stacked attention backend ``name`` for the duration (None: unchanged): ``cudnn`` puts
-    cuDNN first in SDPA's backend order (:func:`cudnn_first`); any other name is a registered
+    cuDNN first in SDPA's backend order (``sdpa_order.cudnn_first``); any other name is a registered
     ComfyUI attention function (:data:`ATTENTION_STACK`'s value, or the name itself: ``split``),
     bound in every model module as its launch flag would have bound it at import.
 
@@ -230,6 +230,8 @@ def attention_backend(name: str | None) -> Iterator[None]:
         yield
         return
     if name == "cudnn":
+        from .comfy.sdpa_order import cudnn_first
+
         with cudnn_first():
             yield
         return
@@ -256,34 +258,6 @@ def attention_backend(name: str | None) -> Iterator[None]:
     finally:
         for module, attr in swapped:
             setattr(module, attr, default)
-
-
-@contextlib.contextmanager
-def cudnn_first() -> Iterator[None]:
-    """SDPA tries cuDNN's attention first (then flash, memory-efficient, math) for the duration.
-
-    ComfyUI's own SDPA call (``comfy.ops.scaled_dot_product_attention`` on CUDA) sets its backend
-    order, ``comfy.ops.SDPA_BACKEND_PRIORITY`` (flash first), around every large attention, which
-    would override an order set outside it: so that list is what changes here, in place, and is
-    restored after. Where ComfyUI has no such list the order is set for the duration instead.
-    Inductor reads the order when it traces, so compiled blocks get it too. Not bit-equal to the
-    default backend (another kernel); exact BCG rows are compared with ``cudnn`` alone."""
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    order = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
-    import comfy.ops
-
-    comfy_order = getattr(comfy.ops, "SDPA_BACKEND_PRIORITY", None)
-    if comfy_order is None:
-        with sdpa_kernel(order, set_priority=True):
-            yield
-        return
-    before = list(comfy_order)
-    comfy_order[:] = order
-    try:
-        yield
-    finally:
-        comfy_order[:] = before
 
 
 def prepare_mode(mode: str, model, family, res, positive, negative) -> tuple[Any, float, Any]:

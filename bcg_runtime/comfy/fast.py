@@ -25,6 +25,9 @@ Contract, and what differs from the exact modes:
   workflow, which must keep running the model as loaded.
 * transformer_options entries are left out of dynamo's guards, as core's TorchCompileModel does
   (``block_index`` changes per block and would recompile each one).
+* On Hopper and newer GPUs SDPA tries cuDNN's attention first while fast mode captures
+  (``sdpa_order``): about half of flash's time on the H200. Calls that do not replay keep
+  ComfyUI's order.
 * Quantised layers (a comfy_quant checkpoint's Linear layers, whose weights are comfy-kitchen
   ``QuantizedTensor`` subclasses) run opaque to dynamo, eagerly between the compiled pieces of a
   block: dynamo cannot guard on a QuantizedTensor activation (torch 2.11 deep-copies its
@@ -91,7 +94,8 @@ def repeated_block_lists(diffusion_model: torch.nn.Module) -> list[tuple[str, to
 class RegionalCompile:
     """The compiled twins of one DiT's repeated blocks, and the forward that runs through them."""
 
-    def __init__(self, diffusion_model: torch.nn.Module):
+    def __init__(self, diffusion_model: torch.nn.Module, cudnn_attention: bool = False):
+        self.cudnn_attention = cudnn_attention
         self.lists = repeated_block_lists(diffusion_model)
         if not self.lists:
             raise ValueError(
@@ -108,6 +112,8 @@ class RegionalCompile:
             ", ".join(f"{name} ({len(blocks)})" for name, blocks in self.lists),
             f"; {len(self._opaque)} quantised layers run eagerly between the compiled pieces" if self._opaque else "",
         )
+        if cudnn_attention:
+            log.info("[BCG] fast: SDPA tries cuDNN's attention first while capturing")
 
     @contextlib.contextmanager
     def swapped_in(self) -> Iterator[None]:
@@ -124,13 +130,20 @@ class RegionalCompile:
                 for i, block in enumerate(kept):
                     blocks[i] = block
 
+    def _attention_order(self) -> contextlib.AbstractContextManager:
+        if not self.cudnn_attention:
+            return contextlib.nullcontext()
+        from .sdpa_order import cudnn_first  # reads ComfyUI's list: only where there is a GPU to capture on
+
+        return cudnn_first()
+
     def forward(self, executor: Callable, is_capturing: Callable[[], bool]) -> Callable:
         """``executor`` through the compiled blocks while ``is_capturing()``, plain otherwise."""
 
         def run(*args: Any, **kwargs: Any) -> Any:
             if not is_capturing():
                 return executor(*args, **kwargs)
-            with self.swapped_in(), torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT):
+            with self.swapped_in(), self._attention_order(), torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT):
                 return executor(*args, **kwargs)
 
         return run

@@ -21,6 +21,7 @@ from ..core.trees import outputs_equal
 from . import guards
 from .fast import NOT_BIT_EXACT, RegionalCompile
 from .options import options_key
+from .sdpa_order import cudnn_attention_preferred
 from .session import BCGConfig, BCGSession, BreakingAttention, CaptureRecord, Mode
 
 log = logging.getLogger(__name__)
@@ -219,7 +220,7 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
         session.attention = BreakingAttention(previous)
         options["optimized_attention_override"] = session.attention
     if config.mode is Mode.FAST and permanent_refusal is None:
-        session.fast = RegionalCompile(diffusion_model)
+        session.fast = RegionalCompile(diffusion_model, cudnn_attention=cudnn_attention_preferred(model_patcher.load_device))
     if permanent_refusal is None:
         not_inplace = guards.inplace_lora_refusal(model_patcher.model.diffusion_model)
         if not_inplace is None:

@@ -87,11 +87,37 @@ def test_fast_mode_replays_its_compiled_graphs_and_says_it_is_not_bit_exact(pack
     assert all(r["eager_diff"] is not None for r in captured), captured
     assert f"{NOT_BIT_EXACT}: max abs diff" in text
 
+    major, minor = torch.cuda.get_device_capability()
+    assert session_of(fast).fast.cudnn_attention == ((major, minor) >= (9, 0))  # the H200: cuDNN's attention captured
+
     out, eager = sample_both(FAMILY, fast, model, 64, 64, 2, 2.0, positive, negative, seed=3)
     assert session_of(fast).last_run["state"] == "replayed", session_of(fast).last_run
     assert out.shape == eager.shape and torch.isfinite(out).all()
     # verify measures fast mode's difference from eager; it does not drop the graphs for it
     assert any(f"verify 64x64 txt40 b1: {NOT_BIT_EXACT}, max abs diff" in r.getMessage() for r in caplog.records)
+
+
+def test_cudnn_attention_comes_first_only_while_fast_mode_captures(model, monkeypatch):
+    """ComfyUI's SDPA call reads ``comfy.ops.SDPA_BACKEND_PRIORITY`` (flash first) at every large
+    attention: fast mode puts cuDNN first in that list for its compiled capture, and every other
+    call (eager, replay, the rest of the workflow) sees ComfyUI's order."""
+    import comfy.ops
+    from torch.nn.attention import SDPBackend
+
+    from bcg_runtime.comfy.fast import RegionalCompile
+    from bcg_runtime.comfy.sdpa_order import cudnn_attention_preferred
+
+    comfy_order = [SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+    monkeypatch.setattr(comfy.ops, "SDPA_BACKEND_PRIORITY", comfy_order, raising=False)  # defined on CUDA machines only
+    assert not cudnn_attention_preferred(torch.device("cpu"))
+    first = []
+    capturing = True
+    run = RegionalCompile(model.model.diffusion_model, cudnn_attention=True).forward(lambda: first.append(comfy_order[0]), lambda: capturing)
+    run()
+    capturing = False
+    run()
+    assert first == [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION]
+    assert comfy_order[0] == SDPBackend.FLASH_ATTENTION and len(comfy_order) == 4
 
 
 def test_a_mode_that_does_not_exist_names_the_accepted_ones(pack, model):
