@@ -365,6 +365,10 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
             without = without_bcg(mode)
             if without is not None and without in outputs:
                 row.equals_without_bcg = bool(torch.equal(out, outputs[without]))
+            # Each row as it completes: a run cut short by a time limit keeps the rows it measured.
+            log.info("[BCG] row: %s", format_table([row]).splitlines()[-1])
+            if args.json:
+                write_json(args.json, env, rows)
     if args.warmup_cost:
         env["warmup_cost"] = []
         for mode in (m for m in modes if split_mode(m)[1] in BCG_MODES):
@@ -531,13 +535,17 @@ def format_warmup_costs(env: dict) -> list[str]:
     return lines
 
 
+def write_json(path: str, env: dict, rows: list[Row]) -> None:
+    with open(path, "w") as f:
+        json.dump({"env": env, "rows": [asdict(r) for r in rows]}, f, indent=2)
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     args = parse_args(argv)
     rows, env = run(args)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"env": env, "rows": [asdict(r) for r in rows]}, f, indent=2)
+        write_json(args.json, env, rows)
     workflow = f" references={','.join(env['references'])}" if env.get("references") else ""
     workflow += f" weights={env['weight_dtype']}" if env.get("weight_dtype", "default") != "default" else ""
     print(f"\n{env['family']} depth={env['depth']} steps={env['steps']} cfg={env['cfg']}{workflow} on {env['gpu']}, torch {env['torch']}, ComfyUI {env['comfyui']}")  # noqa: T201

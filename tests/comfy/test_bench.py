@@ -24,6 +24,7 @@ def test_default_benchmark_on_cpu_reports_eager_and_says_why(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "no CUDA: eager only, on a reduced model" in proc.stdout
     assert "denoise s" in proc.stdout.splitlines()[-2]  # the table is printed last
+    assert "[BCG] row: zimage | 128x128 | eager |" in proc.stderr  # logged as measured: a timeout keeps it
 
     report = json.loads(out.read_text())
     env = report["env"]
