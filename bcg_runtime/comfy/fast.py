@@ -20,6 +20,10 @@ Contract, and what differs from the exact modes:
   stock eager the output differs (fused kernels round differently): the warm-up report and the
   badge say ``fast (not bit-exact)`` with the max abs difference from eager measured per shape at
   warm-up.
+* A proven graph serves only if its output is a rounding difference away from the plain forward's
+  (:meth:`RegionalCompile.check`, the runner's ``accept``): NaN or Inf where the plain forward has
+  none, or a difference as large as the output itself, is a miscompiled or broken kernel, and that
+  shape runs eager with the reason. Measured fused-kernel differences are far below that bound.
 * The compiled blocks are swapped into the DiT's lists only for the duration of a compiled call
   and swapped back after (also on error): the model module is shared with every other node of the
   workflow, which must keep running the model as loaded.
@@ -40,14 +44,19 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import torch
+from torch.utils._pytree import tree_leaves
 
 log = logging.getLogger(__name__)
 
 #: What the report and the badge say about a fast-mode graph.
 NOT_BIT_EXACT = "fast (not bit-exact)"
+#: A fast graph whose output differs from the plain forward's by this fraction of the plain
+#: output's norm (L2) is refused: a difference as large as the output is no rounding difference.
+MAX_RELATIVE_DIFFERENCE = 1.0
 #: dynamo's recompile limit while compiling blocks: each list compiles a few graphs (static first
 #: shape, then dynamic; 0/1 specialisations), and the default 8 would silently fall back to eager.
 RECOMPILE_LIMIT = 64
@@ -55,6 +64,31 @@ RECOMPILE_LIMIT = 64
 
 def _skip_transformer_options(guard_entries) -> list[bool]:
     return ["transformer_options" not in entry.name for entry in guard_entries]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """How far a fast graph's output is from the plain forward's (every tensor of the output)."""
+
+    max_abs: float
+    #: ``||captured - plain|| / ||plain||`` over all elements (L2).
+    relative: float
+    #: NaN or Inf in the captured output where the plain output is finite.
+    new_nonfinite: bool
+
+    @classmethod
+    def of(cls, captured: Any, plain: Any) -> "Difference":
+        pairs = [
+            (a.double(), b.double())
+            for a, b in zip(tree_leaves(captured), tree_leaves(plain))
+            if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.is_floating_point()
+        ]
+        new_nonfinite = any(bool((~a.isfinite() & b.isfinite()).any()) for a, b in pairs)
+        finite = [(a.nan_to_num(), b.nan_to_num()) for a, b in pairs]
+        max_abs = max(((a - b).abs().max().item() for a, b in finite if a.numel()), default=0.0)
+        error = sum(((a - b) ** 2).sum().item() for a, b in finite) ** 0.5
+        norm = sum((b**2).sum().item() for _, b in finite) ** 0.5
+        return cls(max_abs, error / norm if norm else (0.0 if error == 0 else float("inf")), new_nonfinite)
 
 
 def _is_quantized_layer(module: torch.nn.Module) -> bool:
@@ -96,6 +130,8 @@ class RegionalCompile:
 
     def __init__(self, diffusion_model: torch.nn.Module, cudnn_attention: bool = False):
         self.cudnn_attention = cudnn_attention
+        #: The difference :meth:`check` measured last (the latest capture's).
+        self.last_difference: Difference | None = None
         self.lists = repeated_block_lists(diffusion_model)
         if not self.lists:
             raise ValueError(
@@ -129,6 +165,19 @@ class RegionalCompile:
             for (_, blocks), kept in zip(self.lists, originals):
                 for i, block in enumerate(kept):
                     blocks[i] = block
+
+    def check(self, captured: Any, plain: Any) -> str | None:
+        """The runner's ``accept``: None for a graph that may serve, else why not. Keeps the
+        difference in :attr:`last_difference` for the warm-up report."""
+        self.last_difference = difference = Difference.of(captured, plain)
+        if difference.new_nonfinite:
+            return "fast: the compiled forward gave NaN or Inf where the plain forward did not"
+        if difference.relative > MAX_RELATIVE_DIFFERENCE:
+            return (
+                f"fast: the compiled forward differs from the plain one by {difference.relative:.0%} of its norm "
+                f"(over {MAX_RELATIVE_DIFFERENCE:.0%}: not a rounding difference)"
+            )
+        return None
 
     def _attention_order(self) -> contextlib.AbstractContextManager:
         if not self.cudnn_attention:

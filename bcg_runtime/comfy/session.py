@@ -126,8 +126,10 @@ class CaptureRecord:
     pool_mib: float = 0.0
     exact: bool | None = None
     max_abs_diff: float | None = None
-    #: Mode fast: max abs difference of the captured (compiled) output from the plain forward.
+    #: Mode fast: max abs difference of the captured (compiled) output from the plain forward,
+    #: and that difference's L2 norm relative to the plain output's.
     eager_diff: float | None = None
+    eager_relative: float | None = None
 
 
 @dataclass

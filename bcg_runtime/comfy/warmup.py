@@ -86,6 +86,7 @@ class WarmupReport:
             if r.status in ("captured", "already captured"):
                 exact = "exact" if r.exact else "unchecked"  # an entry that is not exact is never kept
                 fast = f"; {NOT_BIT_EXACT}: max abs diff {r.eager_diff:g} from eager" if r.eager_diff is not None else ""
+                fast += f" ({r.eager_relative:.2%} of its norm)" if r.eager_relative is not None else ""
                 lines.append(
                     f"{r.label}: {r.status}, {r.segments} segments, {r.breaks} breaks, "
                     f"{r.seconds:.2f}s, graphs {r.pool_mib:.0f} MiB, replay {exact}{fast}"

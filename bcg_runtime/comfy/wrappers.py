@@ -19,7 +19,7 @@ from typing import Any
 from ..core import CaptureStatus
 from ..core.trees import outputs_equal
 from . import guards
-from .fast import NOT_BIT_EXACT, RegionalCompile
+from .fast import NOT_BIT_EXACT, Difference, RegionalCompile
 from .options import options_key
 from .sdpa_order import cudnn_attention_preferred
 from .session import BCGConfig, BCGSession, BreakingAttention, CaptureRecord, Mode
@@ -118,10 +118,14 @@ class DiffusionModelHook(_SessionHook):
         record = CaptureRecord(
             label=result.label, status=result.status.value, reason=result.reason, exact=result.exact, max_abs_diff=result.max_abs_diff
         )
-        if session.fast is not None and result.output is not None:
+        if session.fast is not None and result.status is CaptureStatus.CAPTURED:
             # What fast mode costs in exactness, per shape: the captured (compiled) output against
-            # the plain forward (the executor runs plain outside a capture).
-            record.eager_diff = outputs_equal(result.output, executor(**call))[1]
+            # the plain forward, as the runner's accept check measured it.
+            record.eager_diff = session.fast.last_difference.max_abs
+            record.eager_relative = session.fast.last_difference.relative
+        elif session.fast is not None and result.output is not None:  # already captured: measure it now
+            difference = Difference.of(result.output, executor(**call))  # the executor runs plain outside a capture
+            record.eager_diff, record.eager_relative = difference.max_abs, difference.relative
         if result.entry is not None:
             record.segments, record.breaks = result.entry.segments, result.entry.breaks
             record.seconds = result.entry.capture_seconds if result.status is CaptureStatus.CAPTURED else 0.0
@@ -221,6 +225,7 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
         options["optimized_attention_override"] = session.attention
     if config.mode is Mode.FAST and permanent_refusal is None:
         session.fast = RegionalCompile(diffusion_model, cudnn_attention=cudnn_attention_preferred(model_patcher.load_device))
+        session.runner.accept = session.fast.check
     if permanent_refusal is None:
         not_inplace = guards.inplace_lora_refusal(model_patcher.model.diffusion_model)
         if not_inplace is None:

@@ -202,6 +202,11 @@ class GraphRunner:
         #: Signatures put off: (calls left when last seen, runs seen in).
         self._deferred: dict[CallKey, tuple[int, int]] = {}
         self._capturing = False
+        #: The owner's own check of a proven entry before it serves: ``accept(captured_output,
+        #: plain_output)`` returns None or the reason to refuse it. The plain output is the
+        #: callable run with :attr:`capturing` False (mode fast: the uncompiled forward), so a
+        #: callable that differs from itself under capture by design is still held to a bound.
+        self.accept: Callable[[Any, Any], str | None] | None = None
 
     # ------------------------------------------------------------------ dispatch
     def __call__(
@@ -428,6 +433,8 @@ class GraphRunner:
         )
         entry = _Entry(graph, static_leaves, output, entry_stats, state, staging.buffers if staging else [])
         result = self._prove(entry, call, fn, args, kwargs)
+        if result.status is CaptureStatus.CAPTURED and self.accept is not None:
+            result = self._owner_check(call, result, fn, args, kwargs)
         if result.status is not CaptureStatus.CAPTURED:
             graph.reset()  # never stored: nothing unproven can serve
             self._release_unused_pools()
@@ -471,6 +478,18 @@ class GraphRunner:
             reason = self._reject(call, not_exact_reason(diff))
             return CaptureResult(CaptureStatus.NOT_EXACT, call.label, reason, output=truth, exact=False, max_abs_diff=diff)
         return CaptureResult(CaptureStatus.CAPTURED, call.label, entry=entry.stats, output=truth, exact=True, max_abs_diff=0.0)
+
+    def _owner_check(self, call: _Call, result: CaptureResult, fn: Callable, args: tuple, kwargs: dict) -> CaptureResult:
+        """:attr:`accept` on a proven entry, with ``fn`` run outside the capture for the plain output."""
+        self._capturing = False
+        try:
+            plain = fn(*args, **kwargs)
+        finally:
+            self._capturing = True
+        refusal = self.accept(result.output, plain)
+        if refusal is None:
+            return result
+        return CaptureResult(CaptureStatus.FAILED, call.label, self._reject(call, refusal), output=plain)
 
     def _capture_failed(self, call: _Call, error: Exception, fn: Callable, args: tuple, kwargs: dict) -> CaptureResult:
         """Record why a capture failed and run the call eagerly for the caller."""

@@ -202,6 +202,36 @@ def test_capture_failure_blocks_only_that_signature(device, make_runner):
     assert n == 1 and reason == bad.reason
 
 
+def test_the_owner_s_accept_check_sees_the_plain_output_and_can_refuse_a_proven_entry(device, make_runner):
+    """``accept(captured, plain)``: the plain output comes from the callable run with ``capturing``
+    False (mode fast's uncompiled forward); a refusal drops the proven entry, blocks its key with
+    the reason, and the caller gets the plain output."""
+    runner = make_runner()
+
+    def fn(x):  # differs from itself under capture, as mode fast's compiled forward does
+        return x * (3 if runner.capturing else 2)
+
+    seen = []
+
+    def accept(captured, plain):
+        seen.append((captured.clone(), plain.clone()))
+        return "too far from plain" if captured.shape[0] == 3 else None
+
+    runner.accept = accept
+    with torch.inference_mode():
+        refused = runner.capture(fn, (torch.ones(3, device=device),))
+        kept = runner.capture(fn, (torch.ones(4, device=device),))
+        assert refused.status is CaptureStatus.FAILED and refused.reason == "too far from plain"
+        assert torch.equal(refused.output, torch.full((3,), 2.0, device=device))  # the plain forward's
+        assert [(c.tolist(), p.tolist()) for c, p in seen] == [([3.0] * 3, [2.0] * 3), ([3.0] * 4, [2.0] * 4)]
+        assert kept.status is CaptureStatus.CAPTURED and runner.capturing is False
+        x3, x4 = torch.arange(3.0, device=device), torch.arange(4.0, device=device)
+        assert torch.equal(runner(fn, (x3,)), x3 * 2)  # refused: plain, counted with the reason
+        assert torch.equal(runner(fn, (x4,)), x4 * 3)  # the captured (compiled) graph serves
+    assert runner.stats.misses == {"too far from plain": 1} and runner.stats.hits == 1 and runner.stats.captures == 1
+    assert list(runner.blocked().values()) == ["too far from plain"]
+
+
 def test_replay_failure_drops_the_entry_and_reruns_eager(device, make_runner):
     state = {"calls": 0}
 
