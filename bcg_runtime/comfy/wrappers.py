@@ -19,7 +19,7 @@ from typing import Any
 from ..core import CaptureStatus
 from ..core.trees import outputs_equal
 from . import guards
-from .fast import NOT_BIT_EXACT, Difference, RegionalCompile
+from .fast import NOT_BIT_EXACT, RegionalCompile
 from .options import options_key
 from .sdpa_order import cudnn_attention_preferred
 from .session import BCGConfig, BCGSession, BreakingAttention, CaptureRecord, Mode
@@ -123,9 +123,6 @@ class DiffusionModelHook(_SessionHook):
             # the plain forward, as the runner's accept check measured it.
             record.eager_diff = session.fast.last_difference.max_abs
             record.eager_relative = session.fast.last_difference.relative
-        elif session.fast is not None and result.output is not None:  # already captured: measure it now
-            difference = Difference.of(result.output, executor(**call))  # the executor runs plain outside a capture
-            record.eager_diff, record.eager_relative = difference.max_abs, difference.relative
         if result.entry is not None:
             record.segments, record.breaks = result.entry.segments, result.entry.breaks
             record.seconds = result.entry.capture_seconds if result.status is CaptureStatus.CAPTURED else 0.0
