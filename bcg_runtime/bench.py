@@ -35,7 +35,8 @@ MODES = ("eager", "bcg", "bcg-full", "fast", "compile-cudagraphs", "compile-indu
 #: Attention backends a mode may stack in front of it (``sage+bcg-full``) -> ComfyUI's registered
 #: attention function, put where its launch flag would (``--use-sage-attention``,
 #: ``--use-flash-attention``, ``--use-ck-attention`` = comfy-kitchen's int8 attention); ``cudnn``
-#: keeps ComfyUI's PyTorch attention and puts cuDNN first in SDPA's backend order.
+#: keeps ComfyUI's PyTorch attention and puts cuDNN first in SDPA's backend order (mode fast does
+#: that itself on Hopper and newer, so there ``cudnn+fast`` is ``fast``).
 ATTENTION_STACK = {"sage": "sage", "flash": "flash", "ck": "comfy_kitchen_int8", "cudnn": None}
 #: Step caches a mode may stack in front of it (``easycache+bcg-full``): core's nodes with their
 #: defaults, applied to the model before the mode (BCG Apply after the cache node).
