@@ -44,12 +44,15 @@ CACHE_STACK = ("easycache", "lazycache")
 #: --weight-dtype -> ``synthetic.load_model`` keywords: UNETLoader's weight_dtype choices (the torch
 #: dtype the loader stores weights in, cast in every forward), and ``comfy_quant_fp8``: a
 #: mixed-precision checkpoint whose blocks' Linear layers are float8_e4m3fn with a scale, which
-#: ComfyUI runs as fp8 matmuls (comfy-kitchen / ``torch._scaled_mm``) where the GPU computes fp8.
+#: ComfyUI runs as fp8 matmuls (comfy-kitchen / ``torch._scaled_mm``) where the GPU computes fp8;
+#: ``comfy_quant_nvfp4`` the same layers in nvfp4 (fp4 matmuls on Blackwell; other GPUs dequantize
+#: them in every forward, which is what an nvfp4 release costs there).
 WEIGHT_DTYPES = {
     "default": {},
     "fp8_e4m3fn": {"dtype": "float8_e4m3fn"},
     "fp8_e5m2": {"dtype": "float8_e5m2"},
     "comfy_quant_fp8": {"quant": "float8_e4m3fn"},
+    "comfy_quant_nvfp4": {"quant": "nvfp4"},
 }
 #: Kernel name fragments -> the kind of work, first match wins (attention before GEMM: some
 #: attention kernels are GEMM templates; triton templates named ``mm`` are GEMMs).
@@ -100,7 +103,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's)")
     p.add_argument("--prompt-lengths", default=None, help="cond,uncond token counts (default 256,256 for flux; 100,12 otherwise)")
     p.add_argument("--references", default=None, help="edit workflow: reference images as WIDTHxHEIGHT list (e.g. 1024x1024 for Qwen-Image-Edit or FLUX.1 Kontext), each a random latent in cond and uncond's reference_latents")
-    p.add_argument("--weight-dtype", default="default", choices=sorted(WEIGHT_DTYPES), help="UNETLoader's weight_dtype: fp8_e4m3fn / fp8_e5m2 store the weights in fp8 and cast them in every forward; comfy_quant_fp8: a mixed-precision checkpoint, the blocks' Linear layers in scaled fp8, run as fp8 matmuls where the GPU has them (every mode runs that model)")
+    p.add_argument("--weight-dtype", default="default", choices=sorted(WEIGHT_DTYPES), help="UNETLoader's weight_dtype: fp8_e4m3fn / fp8_e5m2 store the weights in fp8 and cast them in every forward; comfy_quant_fp8 / comfy_quant_nvfp4: a mixed-precision checkpoint, the blocks' Linear layers in scaled fp8 / nvfp4, run as fp8 / fp4 matmuls where the GPU has them (every mode runs that model)")
     p.add_argument("--modes", default=None, help=f"comma list of {','.join(MODES)} (default eager,bcg,bcg-full,compile-cudagraphs; eager without CUDA); a mode may stack an attention backend ({', '.join(ATTENTION_STACK)}) and a step cache ({', '.join(CACHE_STACK)}) in front: sage+bcg-full, easycache+bcg-full, sage+easycache (= eager with both)")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per mode after one warm run (median reported)")
     p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: full on CUDA, 1 without)")

@@ -358,18 +358,24 @@ def test_this_comfyui_still_patches_quantized_layers_out_of_place():
     )
 
 
-def test_a_synthetic_model_loads_with_its_block_layers_quantized(pack):
-    """``synthetic.load_model(quant=...)`` (the bench's ``--weight-dtype comfy_quant_fp8``): every
-    Linear of the repeated blocks loads as a ``float8_e4m3fn`` comfy_quant layer, the rest of the
-    model keeps ComfyUI's dtype, and the model samples."""
+@pytest.mark.parametrize("weight_dtype,quant,storage", [("comfy_quant_fp8", "float8_e4m3fn", torch.float8_e4m3fn), ("comfy_quant_nvfp4", "nvfp4", torch.uint8)])
+def test_a_synthetic_model_loads_with_its_block_layers_quantized(pack, weight_dtype, quant, storage):
+    """The bench's ``--weight-dtype comfy_quant_fp8 / comfy_quant_nvfp4``: every Linear of the
+    repeated blocks loads as a comfy_quant layer of that format (nvfp4 packs two values per uint8),
+    the rest of the model keeps ComfyUI's dtype, and the model samples."""
     import comfy.model_management
+    import comfy.quant_ops
 
-    model = synthetic.load_model("zimage", depth=1, seed=0, quant="float8_e4m3fn")
+    from bcg_runtime.bench import load_bench_model
+
+    if quant not in getattr(comfy.quant_ops, "QUANT_ALGOS", {}):
+        pytest.skip(f"this ComfyUI has no {quant} comfy_quant format")
+    model = load_bench_model("zimage", 1, weight_dtype, None)
     dm = model.model.diffusion_model
     layers = synthetic.block_linear_layers("zimage", 1)
     assert layers and all(name.startswith("layers.") for name in layers), layers
-    assert {dm.get_submodule(name).quant_format for name in layers} == {"float8_e4m3fn"}
-    assert {dm.get_submodule(name).weight.storage_dtype for name in layers} == {torch.float8_e4m3fn}
+    assert {dm.get_submodule(name).quant_format for name in layers} == {quant}
+    assert {dm.get_submodule(name).weight.storage_dtype for name in layers} == {storage}
     assert dm.x_embedder.weight.dtype == model.model.get_dtype()
     positive = synthetic.make_conditioning("zimage", 12, seed=1)
     out = synthetic.sample(model, "zimage", 64, 64, 1, 1.0, positive, positive, seed=0)
