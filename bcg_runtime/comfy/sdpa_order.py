@@ -25,8 +25,8 @@ CUDNN_MIN_CAPABILITY = (9, 0)
 
 def cudnn_attention_preferred(device: torch.device) -> bool:
     """Whether mode fast puts cuDNN's attention first when it captures on ``device``."""
-    if device.type != "cuda" or not torch.backends.cudnn.is_available():
-        return False
+    if device.type != "cuda" or torch.version.hip or not torch.backends.cudnn.is_available():
+        return False  # ROCm reports its GPUs as "cuda" and has no cuDNN attention
     return torch.cuda.get_device_capability(device) >= CUDNN_MIN_CAPABILITY
 
 
