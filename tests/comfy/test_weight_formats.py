@@ -358,7 +358,10 @@ def test_this_comfyui_still_patches_quantized_layers_out_of_place():
     )
 
 
-@pytest.mark.parametrize("weight_dtype,quant,storage", [("comfy_quant_fp8", "float8_e4m3fn", torch.float8_e4m3fn), ("comfy_quant_nvfp4", "nvfp4", torch.uint8)])
+@pytest.mark.parametrize(
+    "weight_dtype,quant,storage",
+    [("comfy_quant_fp8", "float8_e4m3fn", torch.float8_e4m3fn), ("comfy_quant_nvfp4", "nvfp4", torch.uint8)],
+)
 def test_a_synthetic_model_loads_with_its_block_layers_quantized(pack, weight_dtype, quant, storage):
     """The bench's ``--weight-dtype comfy_quant_fp8 / comfy_quant_nvfp4``: every Linear of the
     repeated blocks loads as a comfy_quant layer of that format (nvfp4 packs two values per uint8),

@@ -57,7 +57,6 @@ def test_compiled_blocks_are_in_place_only_under_capture_and_always_restored():
     assert list(dit.blocks) == originals  # an error mid-forward leaves the shared model as it was
 
 
-
 def test_quantised_layers_run_opaque_to_dynamo_only_under_capture():
     """A comfy_quant layer (ComfyUI marks it with ``layout_type``) is a graph break in the compiled
     block while fast mode captures; before and after, each layer's forward is what it was (the
