@@ -486,7 +486,10 @@ class GraphRunner:
             plain = fn(*args, **kwargs)
         finally:
             self._capturing = True
-        refusal = self.accept(result.output, plain)
+        try:
+            refusal = self.accept(result.output, plain)
+        except Exception as e:  # a check that cannot judge this output does not let it serve
+            refusal = f"check failed: {_one_line(e)}"
         if refusal is None:
             return result
         return CaptureResult(CaptureStatus.FAILED, call.label, self._reject(call, refusal), output=plain)

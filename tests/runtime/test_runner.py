@@ -231,6 +231,14 @@ def test_the_owner_s_accept_check_sees_the_plain_output_and_can_refuse_a_proven_
     assert runner.stats.misses == {"too far from plain": 1} and runner.stats.hits == 1 and runner.stats.captures == 1
     assert list(runner.blocked().values()) == ["too far from plain"]
 
+    def broken_check(captured, plain):
+        raise ValueError("cannot compare")
+
+    runner.accept = broken_check  # a check that raises refuses, it does not fail the caller's call
+    with torch.inference_mode():
+        result = runner.capture(fn, (torch.ones(5, device=device),))
+    assert result.status is CaptureStatus.FAILED and result.reason == "check failed: ValueError: cannot compare"
+
 
 def test_replay_failure_drops_the_entry_and_reruns_eager(device, make_runner):
     state = {"calls": 0}
