@@ -290,6 +290,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
     import torch
 
     from .comfy import synthetic
+    from .core import one_line
     from .plan import PlanError, parse_sizes
 
     comfy_version = setup_comfyui(args.comfyui)
@@ -353,7 +354,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
             try:
                 _measure(row, mode, model, args, res, positive, negative, cuda)
             except Exception as e:  # one broken mode must not hide the others' numbers
-                row.error = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+                row.error = one_line(e)
                 log.error("[BCG] bench %s %s failed: %s", mode, row.resolution, row.error)
                 continue
             out = row.__dict__.pop("_out")

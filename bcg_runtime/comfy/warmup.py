@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import torch
 
+from ..core import one_line
 from ..plan import WarmupPlan, check_frames
 from . import guards, synthetic
 from .fast import NOT_BIT_EXACT
@@ -197,8 +198,7 @@ def run_warmup(
                 # falls back to eager before anything reaches here), e.g. conditioning of another
                 # width than the model takes. The other jobs still run; sampling that shape later
                 # meets the same error from ComfyUI itself.
-                first_line = (str(error).splitlines() or [""])[0][:200]
-                report.notes.append(f"{job.size} {job.what}: the model's forward failed ({type(error).__name__}: {first_line}), not captured")
+                report.notes.append(f"{job.size} {job.what}: the model's forward failed ({one_line(error)}), not captured")
                 log.warning("[BCG] warm-up %s %s: the model's forward failed, not captured", job.size, job.what, exc_info=True)
             if progress:
                 progress(i + 1, len(jobs))

@@ -10,7 +10,7 @@
 
 from .breaks import breakable, graph_break, is_capturing
 from .graph import BreakableGraph, BreakRecord, SegmentLimitExceeded
-from .runner import CaptureResult, CaptureStatus, GraphRunner, RunnerLimits
+from .runner import CaptureResult, CaptureStatus, GraphRunner, RunnerLimits, one_line
 from .stats import RunnerStats, summarize_run
 
 __all__ = [
@@ -25,5 +25,6 @@ __all__ = [
     "breakable",
     "graph_break",
     "is_capturing",
+    "one_line",
     "summarize_run",
 ]

@@ -256,7 +256,7 @@ class GraphRunner:
         try:
             out = clone_tree(self._replay(entry, call.leaves))
         except Exception as e:  # a poisoned entry must never be replayed again
-            reason = self._reject(call, f"replay failed: {_one_line(e)}")
+            reason = self._reject(call, f"replay failed: {one_line(e)}")
             return self.run_eager(fn, args, kwargs, reason)
         if verify:
             truth = fn(*args, **kwargs)
@@ -470,7 +470,7 @@ class GraphRunner:
             replay_s = time.perf_counter() - start - eager_s
             exact, diff = outputs_equal(replayed, truth)
         except Exception as e:
-            reason = self._reject(call, f"replay failed: {_one_line(e)}")
+            reason = self._reject(call, f"replay failed: {one_line(e)}")
             return CaptureResult(CaptureStatus.FAILED, call.label, reason, output=truth)
         if call.device in self._captured_on:  # a device's first capture carries lazy init: not a cost sample
             self.stats.costs.record(entry.stats.capture_seconds, eager_s, replay_s)
@@ -489,7 +489,7 @@ class GraphRunner:
         try:
             refusal = self.accept(result.output, plain)
         except Exception as e:  # a check that cannot judge this output does not let it serve
-            refusal = f"check failed: {_one_line(e)}"
+            refusal = f"check failed: {one_line(e)}"
         if refusal is None:
             return result
         return CaptureResult(CaptureStatus.FAILED, call.label, self._reject(call, refusal), output=plain)
@@ -503,7 +503,7 @@ class GraphRunner:
             self._capture_stopped = "out of memory during capture"
             self._retry[call.key] = reason
         else:
-            reason = self._blocked[call.key] = f"capture failed: {_one_line(error)}"
+            reason = self._blocked[call.key] = f"capture failed: {one_line(error)}"
         log.warning("[BCG] %s: %s for %s; this shape runs eager", self.name, reason, call.label)
         return CaptureResult(CaptureStatus.FAILED, call.label, reason, output=fn(*args, **kwargs))
 
@@ -736,6 +736,8 @@ def not_exact_reason(diff: float) -> str:
     return f"replay not exact (max abs diff {diff:g})"
 
 
-def _one_line(e: BaseException) -> str:
+def one_line(e: BaseException) -> str:
+    """``'TypeName: first line of the message'`` (at most 300 characters): an error as a reason a
+    user reads in a report or a counter."""
     text = str(e).strip().splitlines()
     return f"{type(e).__name__}: {text[0] if text else ''}"[:300]

@@ -52,17 +52,18 @@ def adapter_for(model_patcher: Any) -> ModelAdapter | None:
     return None
 
 
-#: Each recipe's adapter: a recipe name (``flux2_dev``) may differ from its adapter's family (``flux2``).
-_ADAPTER_OF_RECIPE: dict[str, ModelAdapter] = {m.RECIPE.name: m.ADAPTER for m in FAMILY_MODULES}
+#: Adapters by family name and by recipe name (tests and the benchmark speak recipes: ``flux2_dev``
+#: is a recipe of the ``flux2`` family).
+_BY_NAME: dict[str, ModelAdapter] = {
+    **{m.RECIPE.name: m.ADAPTER for m in FAMILY_MODULES},
+    **{adapter.family: adapter for adapter in ADAPTERS},
+}
 
 
 def by_family(family: str) -> ModelAdapter:
-    """The adapter of a family name or of a recipe name (tests and the benchmark speak recipes)."""
-    for adapter in ADAPTERS:
-        if adapter.family == family:
-            return adapter
-    if family in _ADAPTER_OF_RECIPE:
-        return _ADAPTER_OF_RECIPE[family]
+    """The adapter of a family name or of a recipe name."""
+    if family in _BY_NAME:
+        return _BY_NAME[family]
     raise ValueError(f"model family '{family}' is not supported; accepted: {', '.join(a.family for a in ADAPTERS)}")
 
 
