@@ -46,13 +46,15 @@ CACHE_STACK = ("easycache", "lazycache")
 #: mixed-precision checkpoint whose blocks' Linear layers are float8_e4m3fn with a scale, which
 #: ComfyUI runs as fp8 matmuls (comfy-kitchen / ``torch._scaled_mm``) where the GPU computes fp8;
 #: ``comfy_quant_nvfp4`` the same layers in nvfp4 (fp4 matmuls on Blackwell; other GPUs dequantize
-#: them in every forward, which is what an nvfp4 release costs there).
+#: them in every forward, which is what an nvfp4 release costs there); ``comfy_quant_mixed`` an
+#: nvfp4/fp8 mixed release's layout (``synthetic.quantized_layers``).
 WEIGHT_DTYPES = {
     "default": {},
     "fp8_e4m3fn": {"dtype": "float8_e4m3fn"},
     "fp8_e5m2": {"dtype": "float8_e5m2"},
     "comfy_quant_fp8": {"quant": "float8_e4m3fn"},
     "comfy_quant_nvfp4": {"quant": "nvfp4"},
+    "comfy_quant_mixed": {"quant": "nvfp4+float8_e4m3fn"},
 }
 #: Kernel name fragments -> the kind of work, first match wins (attention before GEMM: some
 #: attention kernels are GEMM templates; triton templates named ``mm`` are GEMMs).
@@ -62,6 +64,8 @@ KERNEL_KINDS = (
     ("triton fused", ("triton",)),
     ("copy", ("memcpy", "memset")),
 )
+#: Kernels per profiled row kept by name in the JSON (``Row.top_kernels``).
+TOP_KERNELS = 15
 #: Bench mode -> BCG Apply mode.
 BCG_MODES = {"bcg": "breakable", "bcg-full": "full", "fast": "fast"}
 #: family -> (steps, cfg): each family's recipe (``comfy/models/<family>.py``), as in shared/BASELINE.md.
@@ -85,6 +89,9 @@ class Row:
     peak_reserved_gib: float | None = None
     #: GPU seconds of one denoise by kind of kernel (:data:`KERNEL_KINDS`, else "elementwise/other").
     kernel_split: dict[str, float] | None = None
+    #: The :data:`TOP_KERNELS` kernels with the most GPU time in that denoise: name (cut to 160
+    #: characters), kind, calls, seconds; JSON only, for reading where a mode's time went.
+    top_kernels: list[dict] | None = None
     exact: bool | None = None
     max_abs_diff: float | None = None
     replayed: str | None = None
@@ -103,7 +110,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's)")
     p.add_argument("--prompt-lengths", default=None, help="cond,uncond token counts (default 256,256 for flux; 100,12 otherwise)")
     p.add_argument("--references", default=None, help="edit workflow: reference images as WIDTHxHEIGHT list (e.g. 1024x1024 for Qwen-Image-Edit or FLUX.1 Kontext), each a random latent in cond and uncond's reference_latents")
-    p.add_argument("--weight-dtype", default="default", choices=sorted(WEIGHT_DTYPES), help="UNETLoader's weight_dtype: fp8_e4m3fn / fp8_e5m2 store the weights in fp8 and cast them in every forward; comfy_quant_fp8 / comfy_quant_nvfp4: a mixed-precision checkpoint, the blocks' Linear layers in scaled fp8 / nvfp4, run as fp8 / fp4 matmuls where the GPU has them (every mode runs that model)")
+    p.add_argument("--weight-dtype", default="default", choices=sorted(WEIGHT_DTYPES), help="UNETLoader's weight_dtype: fp8_e4m3fn / fp8_e5m2 store the weights in fp8 and cast them in every forward; comfy_quant_fp8 / comfy_quant_nvfp4: a mixed-precision checkpoint, the blocks' Linear layers in scaled fp8 / nvfp4 (comfy_quant_mixed: nvfp4, the first and last block fp8), run as fp8 / fp4 matmuls where the GPU has them (every mode runs that model)")
     p.add_argument("--modes", default=None, help=f"comma list of {','.join(MODES)} (default eager,bcg,bcg-full,compile-cudagraphs; eager without CUDA); a mode may stack an attention backend ({', '.join(ATTENTION_STACK)}) and a step cache ({', '.join(CACHE_STACK)}) in front: sage+bcg-full, easycache+bcg-full, sage+easycache (= eager with both)")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per mode after one warm run (median reported)")
     p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: full on CUDA, 1 without)")
@@ -179,20 +186,24 @@ def kernel_kind(name: str) -> str:
     return "elementwise/other"
 
 
-def kernel_seconds(model, family, res, steps, cfg, positive, negative) -> tuple[float, dict[str, float]]:
-    """(kernel seconds, kernel seconds by :func:`kernel_kind`) of one profiled denoise."""
+def kernel_seconds(model, family, res, steps, cfg, positive, negative) -> tuple[float, dict[str, float], list[dict]]:
+    """(kernel seconds, kernel seconds by :func:`kernel_kind`, the :data:`TOP_KERNELS` costliest
+    kernels) of one profiled denoise."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         timed_sample(model, family, res, steps, cfg, positive, negative)
     split: dict[str, float] = {}
+    kernels = []
     for evt in prof.key_averages():
         if evt.device_type == torch.autograd.DeviceType.CUDA:
             us = getattr(evt, "self_device_time_total", None) or getattr(evt, "self_cuda_time_total", 0.0)
             kind = kernel_kind(evt.key)
             split[kind] = split.get(kind, 0.0) + us / 1e6
-    return sum(split.values()), split
+            kernels.append({"name": evt.key[:160], "kind": kind, "calls": evt.count, "seconds": round(us / 1e6, 4)})
+    top = sorted(kernels, key=lambda k: k["seconds"], reverse=True)[:TOP_KERNELS]
+    return sum(split.values()), split, top
 
 
 def split_mode(mode: str) -> tuple[tuple[str, ...], str]:
@@ -473,7 +484,7 @@ def _measure_mode(row: Row, mode, model, args, res, positive, negative, cuda) ->
         row.peak_allocated_gib = torch.cuda.max_memory_allocated() / 2**30
         row.peak_reserved_gib = torch.cuda.max_memory_reserved() / 2**30
         if not args.no_profile:
-            row.kernel_s, row.kernel_split = kernel_seconds(m, family, res, steps, cfg, positive, negative)
+            row.kernel_s, row.kernel_split, row.top_kernels = kernel_seconds(m, family, res, steps, cfg, positive, negative)
             row.busy = row.kernel_s / row.denoise_s
     if session is not None and session.last_run:
         row.replayed = f"{session.last_run['replayed']}/{session.last_run['calls']}"
@@ -481,7 +492,7 @@ def _measure_mode(row: Row, mode, model, args, res, positive, negative, cuda) ->
     # Give the next mode a clean device: this mode's graphs and compiled code go.
     if session is not None:
         session.runner.reset()
-    if mode.startswith("compile-") or mode == "fast":
+    if mode.startswith("compile-") or split_mode(mode)[1] == "fast":
         torch._dynamo.reset()
     if cuda:
         torch.cuda.empty_cache()

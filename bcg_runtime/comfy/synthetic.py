@@ -43,6 +43,8 @@ __all__ = [
     "load_model",
     "linear_weight_keys",
     "block_linear_layers",
+    "quantized_layers",
+    "MIXED_NVFP4_FP8",
     "fp8_checkpoint",
     "scaled_fp8_checkpoint",
     "comfy_quant_checkpoint",
@@ -230,9 +232,9 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
     ``comfy.sd.load_diffusion_model_state_dict``, which picks the inference dtype as for a real
     checkpoint: bf16 on a bf16-capable GPU, fp32 under ``--cpu``. Passing ``dtype`` also forces that
     dtype through ``model_options["dtype"]``. ``quant`` (a ``comfy_quant`` format such as
-    ``float8_e4m3fn``) writes every Linear of the repeated blocks in that format first
-    (:func:`block_linear_layers`, :func:`comfy_quant_checkpoint`): a mixed-precision checkpoint as the
-    quantized releases ship. Checks the detected classes, the loaded keys, the block counts and the
+    ``float8_e4m3fn``, or :data:`MIXED_NVFP4_FP8`) writes the Linear layers of the repeated blocks
+    quantized first (:func:`quantized_layers`, :func:`comfy_quant_checkpoint`): a mixed-precision
+    checkpoint as the quantized releases ship. Checks the detected classes, the loaded keys, the block counts and the
     weight dtype (for ``quant``: that each quantized layer loaded in its format); raises RuntimeError
     when one is off.
     """
@@ -249,7 +251,7 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
         options.setdefault("dtype", dtype)
     sd = build_state_dict(info.name, depth=depth, seed=seed, dtype=dtype or torch.bfloat16, device=device)
     shapes = {k: tuple(v.shape) for k, v in sd.items()}
-    quantized = {layer: quant for layer in block_linear_layers(info.name, depth)} if quant else {}
+    quantized = quantized_layers(info.name, depth, quant) if quant else {}
     if quantized:
         sd = comfy_quant_checkpoint(sd, quantized)
     t0 = time.perf_counter()
@@ -309,6 +311,28 @@ def block_linear_layers(family: str, depth=None) -> list[str]:
     info = family_info(family)
     prefixes = tuple(f"{attr}." for attr in info.block_attrs)
     return [key[: -len(".weight")] for key in linear_weight_keys(family, depth) if key.startswith(prefixes)]
+
+
+#: ``quant`` for an nvfp4/fp8 mixed checkpoint (:func:`quantized_layers`).
+MIXED_NVFP4_FP8 = "nvfp4+float8_e4m3fn"
+
+
+def quantized_layers(family: str, depth, quant: str) -> dict[str, str]:
+    """Block Linear layer -> ``comfy_quant`` format: every layer of :func:`block_linear_layers` in
+    ``quant``, or for :data:`MIXED_NVFP4_FP8` the layout of the nvfp4 "mixed" releases: nvfp4,
+    except the first and the last block of each stack in float8_e4m3fn (the blocks those releases
+    keep at higher precision, where quantization error costs the most)."""
+    layers = block_linear_layers(family, depth)
+    if quant != MIXED_NVFP4_FP8:
+        return {layer: quant for layer in layers}
+    index = {}  # layer -> (stack, block number)
+    for layer in layers:
+        stack = next(a for a in family_info(family).block_attrs if layer.startswith(f"{a}."))
+        index[layer] = (stack, int(layer[len(stack) + 1 :].split(".", 1)[0]))
+    last = {}
+    for stack, number in index.values():
+        last[stack] = max(last.get(stack, 0), number)
+    return {layer: "float8_e4m3fn" if number in (0, last[stack]) else "nvfp4" for layer, (stack, number) in index.items()}
 
 
 def _check_quantized_layers(family: str, model: torch.nn.Module, layers: Mapping[str, str]) -> None:

@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from bcg_runtime.bench import attention_backend, warmup_cost, with_cache
+from bcg_runtime.bench import TOP_KERNELS, attention_backend, kernel_seconds, warmup_cost, with_cache
 
 pytestmark = pytest.mark.comfy
 FAMILY = "zimage"
@@ -76,3 +76,17 @@ def test_warmup_cost_captures_and_proves_the_whole_plan_on_a_fresh_model(pack, m
     cost = warmup_cost(model, mode, "64x64,96x96:16,32")
     assert cost["captured"] == 4 and cost["seconds"] > 0, cost["report"]
     assert "4 new captures" in cost["report"] and "replay exact" in cost["report"], cost["report"]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="profiles CUDA kernels; run by scripts/gpu_suite.sh")
+def test_the_profile_keeps_the_costliest_kernels_by_name(pack, model):
+    """``Row.top_kernels``: the kernels a mode's time went to, costliest first, within the total."""
+    from bcg_runtime.comfy import synthetic
+
+    positive, negative = synthetic.make_conditioning(FAMILY, 16, seed=1), synthetic.make_conditioning(FAMILY, 8, seed=2)
+    total, split, top = kernel_seconds(model, FAMILY, (64, 64), 2, 1.0, positive, negative)
+    assert 0 < len(top) <= TOP_KERNELS and total > 0
+    seconds = [k["seconds"] for k in top]
+    assert seconds == sorted(seconds, reverse=True) and sum(seconds) <= total + 1e-3
+    assert all(k["name"] and k["calls"] > 0 and k["kind"] in (*split, "elementwise/other") for k in top), top

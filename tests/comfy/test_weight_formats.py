@@ -384,3 +384,28 @@ def test_a_synthetic_model_loads_with_its_block_layers_quantized(pack, weight_dt
     out = synthetic.sample(model, "zimage", 64, 64, 1, 1.0, positive, positive, seed=0)
     assert torch.isfinite(out).all()
     comfy.model_management.unload_all_models()
+
+
+def test_the_mixed_checkpoint_keeps_the_first_and_last_block_in_fp8(pack):
+    """The bench's ``--weight-dtype comfy_quant_mixed`` (an nvfp4/fp8 mixed release): the blocks'
+    Linear layers nvfp4, the first and the last block's float8_e4m3fn, each loaded in its format."""
+    import comfy.model_management
+    import comfy.quant_ops
+
+    from bcg_runtime.bench import WEIGHT_DTYPES, load_bench_model
+
+    if "nvfp4" not in getattr(comfy.quant_ops, "QUANT_ALGOS", {}):
+        pytest.skip("this ComfyUI has no nvfp4 comfy_quant format")
+    assert WEIGHT_DTYPES["comfy_quant_mixed"]["quant"] == synthetic.MIXED_NVFP4_FP8
+    layers = synthetic.quantized_layers("zimage", 3, synthetic.MIXED_NVFP4_FP8)
+    by_block = {}
+    for name, fmt in layers.items():
+        by_block.setdefault(int(name.split(".")[1]), set()).add(fmt)
+    assert by_block == {0: {"float8_e4m3fn"}, 1: {"nvfp4"}, 2: {"float8_e4m3fn"}}, by_block
+    model = load_bench_model("zimage", 3, "comfy_quant_mixed", None)
+    dm = model.model.diffusion_model
+    assert {name: dm.get_submodule(name).quant_format for name in layers} == layers
+    positive = synthetic.make_conditioning("zimage", 12, seed=1)
+    out = synthetic.sample(model, "zimage", 64, 64, 1, 1.0, positive, positive, seed=0)
+    assert torch.isfinite(out).all()
+    comfy.model_management.unload_all_models()
