@@ -536,9 +536,9 @@ def format_kernel_split(rows: list[Row]) -> str:
     profiled = [r for r in rows if r.kernel_split]
     kinds = [k for k, _ in KERNEL_KINDS if any(k in r.kernel_split for r in profiled)]
     kinds += sorted({k for r in profiled for k in r.kernel_split} - set(kinds))
-    lines = [["res", "mode", *kinds, "total"]]
+    lines = [["model", "res", "mode", *kinds, "total"]]
     for r in profiled:
-        lines.append([r.resolution, r.mode, *(f"{r.kernel_split.get(k, 0.0):.3f}" for k in kinds), f"{r.kernel_s:.3f}"])
+        lines.append([r.family, r.resolution, r.mode, *(f"{r.kernel_split.get(k, 0.0):.3f}" for k in kinds), f"{r.kernel_s:.3f}"])
     return render_columns(lines)
 
 

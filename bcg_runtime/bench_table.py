@@ -6,13 +6,21 @@ import sys
 from .bench import Row, format_kernel_split, format_table, format_warmup_costs
 
 
+def model_label(family: str, env: dict) -> str:
+    """``flux``, or ``flux comfy_quant_fp8`` for a run with another ``--weight-dtype``: one table may
+    hold the same family in several weight formats."""
+    weight_dtype = env.get("weight_dtype", "default")
+    return family if weight_dtype == "default" else f"{family} {weight_dtype}"
+
+
 def main(paths: list[str]) -> int:
     rows, envs = [], []
     for path in paths:
         with open(path) as f:
             data = json.load(f)
-        envs.append(data["env"])
-        rows += [Row(**r) for r in data["rows"]]
+        env = data["env"]
+        envs.append(env)
+        rows += [Row(**{**r, "family": model_label(r["family"], env)}) for r in data["rows"]]
     if not rows:
         return 1
     env = envs[0]

@@ -10,7 +10,9 @@
 #            (noflags.json);
 #   e2e      the e2e layer on CUDA: real ComfyUI servers, soak, /free, /interrupt, default allocator;
 #   bench    the benchmark (eager vs BCG vs torch.compile) for each family (BENCH_FAMILIES;
-#            BENCH_ARGS_<family>="--resolutions 832x480x33 --steps 8" adds that family's own arguments);
+#            BENCH_ARGS_<family>="--resolutions 832x480x33 --steps 8" adds that family's own arguments;
+#            an entry NAME=FAMILY is its own process with BENCH_ARGS_<NAME>, so one call can measure a
+#            family twice: BENCH_FAMILIES="flux flux_fp8=flux" BENCH_ARGS_flux_fp8="--weight-dtype comfy_quant_fp8");
 #   batch    the batch benchmark (bcg_runtime.batch_bench): prompts of varied lengths over 3 sizes,
 #            no warm-up, BCG vs eager per job; BATCH_RUNS lists family:prompts[:seeds[:depth]]
 #            (default "zimage:100 qwen_image:100"; a depth reduces the model to fit the time).
@@ -175,17 +177,18 @@ stage_noflags() {
 }
 
 stage_bench() {
-  local family extra t0=$SECONDS n=0 failed="" families=${BENCH_FAMILIES:-zimage flux qwen_image flux2}
+  local entry name family extra t0=$SECONDS n=0 failed="" families=${BENCH_FAMILIES:-zimage flux qwen_image flux2}
   # This suite is how a family gets verified: families still awaiting it (FLUX.2) opt in here.
   export BCG_UNVERIFIED_FAMILIES=1
-  for family in $families; do
+  for entry in $families; do
+    name=${entry%%=*} family=${entry#*=}  # "flux_fp8=flux": run "flux_fp8" of family flux; "flux": both flux
     # Quick by default; BENCHMARKS.md runs use REPEATS=3 MODES=eager,bcg,bcg-full,compile-cudagraphs.
-    extra="BENCH_ARGS_${family}"  # per-family arguments after the shared ones (the last wins)
-    timed "bench $family" "$OUT_H/bench_${family}.log" python3 -m bcg_runtime.bench --family "$family" \
+    extra="BENCH_ARGS_${name}"  # this run's arguments after the shared ones (the last wins)
+    timed "bench $name" "$OUT_H/bench_${name}.log" python3 -m bcg_runtime.bench --family "$family" \
       --resolutions "$resolutions" --repeats "${REPEATS:-2}" --modes "${MODES:-eager,bcg-full,bcg}" ${!extra:-} \
-      --json "$OUT_H/bench_${family}.json"
-    grep -E "^\[BCG\] (replayed|captured)|error|Error" "$OUT_H/bench_${family}.log" | tail -3
-    if [ "$RC" = 0 ]; then n=$((n + 1)); else failed+=" $family(${RC/124/timeout})"; status=1; fi
+      --json "$OUT_H/bench_${name}.json"
+    grep -E "^\[BCG\] (replayed|captured)|error|Error" "$OUT_H/bench_${name}.log" | tail -3
+    if [ "$RC" = 0 ]; then n=$((n + 1)); else failed+=" $name(${RC/124/timeout})"; status=1; fi
   done
   row bench "$n/$(wc -w <<<"$families") families${failed:+; failed:$failed}" $((SECONDS - t0))
   if compgen -G "$OUT_H/bench_*.json" >/dev/null; then

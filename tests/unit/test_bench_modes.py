@@ -1,6 +1,7 @@
 """The benchmark's mode grammar: a base mode, optionally after an attention backend (``sage+bcg``),
 and which mode a stacked BCG row must equal bit for bit."""
 
+import json
 import re
 
 import pytest
@@ -60,11 +61,11 @@ def test_kernels_are_sorted_by_the_work_they_do(name, kind):
 
 def test_the_kernel_split_table_has_a_column_per_kind_seen_and_the_total():
     a = Row("zimage", "1024x1024", "eager", 8, 1.0, kernel_s=0.9, kernel_split={"gemm": 0.6, "attention": 0.2, "elementwise/other": 0.1})
-    b = Row("zimage", "1024x1024", "fast", 8, 1.0, kernel_s=0.8, kernel_split={"gemm": 0.6, "attention": 0.15, "triton fused": 0.05})
+    b = Row("flux", "1024x1024", "fast", 8, 1.0, kernel_s=0.8, kernel_split={"gemm": 0.6, "attention": 0.15, "triton fused": 0.05})
     unprofiled = Row("zimage", "1024x1024", "bcg", 8, 1.0)
     header, *lines = format_kernel_split([a, unprofiled, b]).splitlines()
-    assert [c.strip() for c in header.split("|")] == ["res", "mode", "attention", "gemm", "triton fused", "elementwise/other", "total"]
-    assert [c.strip() for c in lines[1].split("|")] == ["1024x1024", "fast", "0.150", "0.600", "0.050", "0.000", "0.800"]
+    assert [c.strip() for c in header.split("|")] == ["model", "res", "mode", "attention", "gemm", "triton fused", "elementwise/other", "total"]
+    assert [c.strip() for c in lines[1].split("|")] == ["flux", "1024x1024", "fast", "0.150", "0.600", "0.050", "0.000", "0.800"]
     assert len(lines) == 2
 
 
@@ -72,3 +73,16 @@ def test_the_kernel_split_table_has_a_column_per_kind_seen_and_the_total():
 def test_a_warmup_cost_plan_without_both_parts_names_the_option(plan):
     with pytest.raises(SystemExit, match=f"--warmup-cost: '{re.escape(plan)}' is not RESOLUTIONS:TEXT_BUCKETS"):
         warmup_cost(None, "fast", plan)
+
+
+def test_the_combined_table_names_each_run_s_weight_format(tmp_path, capsys):
+    """``bench_table`` over the suite's JSON files: the same family in two weight formats stays apart."""
+    from bcg_runtime import bench_table
+
+    env = {"gpu": "H200", "torch": "2.11", "comfyui": "0.33.0", "comfy_kitchen": None, "date": "2026-12-01"}
+    row = {"family": "flux", "resolution": "512x512", "mode": "eager", "steps": 20, "cfg": 1.0, "denoise_s": 1.0, "kernel_s": 0.5, "kernel_split": {"gemm": 0.5}}
+    for name, weight_dtype in (("bf16", "default"), ("fp8", "comfy_quant_fp8")):
+        (tmp_path / f"{name}.json").write_text(json.dumps({"env": {**env, "weight_dtype": weight_dtype}, "rows": [row]}))
+    assert bench_table.main([str(tmp_path / "bf16.json"), str(tmp_path / "fp8.json")]) == 0
+    models = [line.split("|")[0].strip() for line in capsys.readouterr().out.splitlines() if "512x512" in line]
+    assert models == ["flux", "flux comfy_quant_fp8", "flux", "flux comfy_quant_fp8"], models
