@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator
 
 from .comfy.models import RECIPES
+from .gpu_clocks import ClockSampler
 
 log = logging.getLogger("bcg_runtime.bench")
 
@@ -92,6 +93,10 @@ class Row:
     #: The :data:`TOP_KERNELS` kernels with the most GPU time in that denoise: name (cut to 160
     #: characters), kind, calls, seconds; JSON only, for reading where a mode's time went.
     top_kernels: list[dict] | None = None
+    #: Mean SM clock and board power over the timed runs (``gpu_clocks``; None without nvidia-smi):
+    #: a denser timeline can draw the GPU to its power limit and lower its clock, slowing every kernel.
+    sm_clock_mhz: float | None = None
+    power_w: float | None = None
     exact: bool | None = None
     max_abs_diff: float | None = None
     replayed: str | None = None
@@ -476,9 +481,12 @@ def _measure_mode(row: Row, mode, model, args, res, positive, negative, cuda) ->
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     out = None
-    for _ in tqdm(range(max(1, args.repeats)), desc=f"{row.resolution} {row.mode}", unit="run", file=sys.stderr):
-        out, seconds = timed_sample(m, family, res, steps, cfg, positive, negative)
-        row.runs_s.append(seconds)
+    with ClockSampler(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid if cuda else None) as clocks:
+        for _ in tqdm(range(max(1, args.repeats)), desc=f"{row.resolution} {row.mode}", unit="run", file=sys.stderr):
+            out, seconds = timed_sample(m, family, res, steps, cfg, positive, negative)
+            row.runs_s.append(seconds)
+    if cuda and clocks.reading is not None:
+        row.sm_clock_mhz, row.power_w = round(clocks.reading.sm_clock_mhz), round(clocks.reading.power_w)
     row.denoise_s = statistics.median(row.runs_s)
     if cuda:
         row.peak_allocated_gib = torch.cuda.max_memory_allocated() / 2**30
@@ -531,14 +539,21 @@ def render_columns(lines: list[list[Any]]) -> str:
     return "\n".join(" | ".join(str(c).ljust(w) for c, w in zip(line, widths)) for line in lines)
 
 
+def _or_dash(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
 def format_kernel_split(rows: list[Row]) -> str:
-    """One line per profiled row: GPU seconds of one denoise per kernel kind, kinds as columns."""
+    """One line per profiled row: GPU seconds of one denoise per kernel kind, kinds as columns, and
+    the SM clock and power of the timed runs where they were sampled."""
     profiled = [r for r in rows if r.kernel_split]
     kinds = [k for k, _ in KERNEL_KINDS if any(k in r.kernel_split for r in profiled)]
     kinds += sorted({k for r in profiled for k in r.kernel_split} - set(kinds))
-    lines = [["model", "res", "mode", *kinds, "total"]]
+    clocked = any(r.sm_clock_mhz is not None for r in profiled)
+    lines = [["model", "res", "mode", *kinds, "total", *(("SM MHz", "power W") if clocked else ())]]
     for r in profiled:
-        lines.append([r.family, r.resolution, r.mode, *(f"{r.kernel_split.get(k, 0.0):.3f}" for k in kinds), f"{r.kernel_s:.3f}"])
+        clock = (_or_dash(r.sm_clock_mhz), _or_dash(r.power_w)) if clocked else ()
+        lines.append([r.family, r.resolution, r.mode, *(f"{r.kernel_split.get(k, 0.0):.3f}" for k in kinds), f"{r.kernel_s:.3f}", *clock])
     return render_columns(lines)
 
 

@@ -69,6 +69,15 @@ def test_the_kernel_split_table_has_a_column_per_kind_seen_and_the_total():
     assert len(lines) == 2
 
 
+def test_the_kernel_split_gives_the_clock_and_power_where_they_were_sampled():
+    a = Row("zimage", "1024x1024", "eager", 8, 1.0, kernel_s=0.9, kernel_split={"gemm": 0.9}, sm_clock_mhz=1980, power_w=540)
+    b = Row("zimage", "1024x1024", "fast", 8, 1.0, kernel_s=0.8, kernel_split={"gemm": 0.8})
+    header, *lines = format_kernel_split([a, b]).splitlines()
+    assert [c.strip() for c in header.split("|")][-2:] == ["SM MHz", "power W"]
+    assert [c.strip() for c in lines[0].split("|")][-2:] == ["1980", "540"]
+    assert [c.strip() for c in lines[1].split("|")][-2:] == ["-", "-"]
+
+
 @pytest.mark.parametrize("plan", ["512x512,1024x1024", ":128", "512x512:"])
 def test_a_warmup_cost_plan_without_both_parts_names_the_option(plan):
     with pytest.raises(SystemExit, match=f"--warmup-cost: '{re.escape(plan)}' is not RESOLUTIONS:TEXT_BUCKETS"):
