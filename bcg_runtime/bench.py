@@ -481,7 +481,8 @@ def _measure_mode(row: Row, mode, model, args, res, positive, negative, cuda) ->
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     out = None
-    with ClockSampler(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid if cuda else None) as clocks:
+    clocks = ClockSampler(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid) if cuda else contextlib.nullcontext()
+    with clocks:
         for _ in tqdm(range(max(1, args.repeats)), desc=f"{row.resolution} {row.mode}", unit="run", file=sys.stderr):
             out, seconds = timed_sample(m, family, res, steps, cfg, positive, negative)
             row.runs_s.append(seconds)

@@ -234,9 +234,9 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
     dtype through ``model_options["dtype"]``. ``quant`` (a ``comfy_quant`` format such as
     ``float8_e4m3fn``, or :data:`MIXED_NVFP4_FP8`) writes the Linear layers of the repeated blocks
     quantized first (:func:`quantized_layers`, :func:`comfy_quant_checkpoint`): a mixed-precision
-    checkpoint as the quantized releases ship. Checks the detected classes, the loaded keys, the block counts and the
-    weight dtype (for ``quant``: that each quantized layer loaded in its format); raises RuntimeError
-    when one is off.
+    checkpoint as the quantized releases ship. Checks the detected classes, the loaded keys, the
+    block counts and the weight dtype (for ``quant``: that each quantized layer loaded in its
+    format); raises RuntimeError when one is off.
     """
     import comfy.model_management
     import comfy.sd
@@ -325,9 +325,10 @@ def quantized_layers(family: str, depth, quant: str) -> dict[str, str]:
     layers = block_linear_layers(family, depth)
     if quant != MIXED_NVFP4_FP8:
         return {layer: quant for layer in layers}
+    stacks = family_info(family).block_attrs
     index = {}  # layer -> (stack, block number)
     for layer in layers:
-        stack = next(a for a in family_info(family).block_attrs if layer.startswith(f"{a}."))
+        stack = next(a for a in stacks if layer.startswith(f"{a}."))
         index[layer] = (stack, int(layer[len(stack) + 1 :].split(".", 1)[0]))
     last = {}
     for stack, number in index.values():
