@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator
 
 from .comfy.models import RECIPES
+from .comfy.synthetic import MIXED_NVFP4_FP8
 from .gpu_clocks import ClockSampler
 
 log = logging.getLogger("bcg_runtime.bench")
@@ -55,7 +56,7 @@ WEIGHT_DTYPES = {
     "fp8_e5m2": {"dtype": "float8_e5m2"},
     "comfy_quant_fp8": {"quant": "float8_e4m3fn"},
     "comfy_quant_nvfp4": {"quant": "nvfp4"},
-    "comfy_quant_mixed": {"quant": "nvfp4+float8_e4m3fn"},
+    "comfy_quant_mixed": {"quant": MIXED_NVFP4_FP8},
 }
 #: Kernel name fragments -> the kind of work, first match wins (attention before GEMM: some
 #: attention kernels are GEMM templates; triton templates named ``mm`` are GEMMs).
