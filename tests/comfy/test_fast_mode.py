@@ -29,19 +29,24 @@ def warm_fast(nodes, model, verify=False):
     return fast, text, session_of(fast).last_warmup["records"]
 
 
-@pytest.fixture(params=["checkpoint dtype", "comfy_quant fp8"])
+@pytest.fixture(params=["checkpoint dtype", "comfy_quant fp8", "comfy_quant nvfp4"])
 def weights(request, model):
     """The depth-1 model as loaded, and as a comfy_quant checkpoint whose blocks' Linear layers are
-    scaled float8_e4m3fn (their weights are QuantizedTensor subclasses that dynamo must trace
-    through: the model `bench --weight-dtype comfy_quant_fp8` runs mode fast on)."""
+    scaled float8_e4m3fn or nvfp4 (their weights are QuantizedTensor subclasses, which run opaque
+    to dynamo: the models `bench --weight-dtype comfy_quant_fp8 / _nvfp4 / _mixed` run mode fast
+    on; nvfp4 dequantizes in every forward where the GPU has no fp4 matmul, the H200 included)."""
     if request.param == "checkpoint dtype":
         yield model
         return
     import comfy.model_management
+    import comfy.quant_ops
 
     from bcg_runtime.comfy import synthetic
 
-    yield synthetic.load_model(FAMILY, depth=1, seed=0, quant="float8_e4m3fn")
+    quant = request.param.removeprefix("comfy_quant ").replace("fp8", "float8_e4m3fn")
+    if quant not in getattr(comfy.quant_ops, "QUANT_ALGOS", {}):
+        pytest.skip(f"this ComfyUI has no {quant} comfy_quant format")
+    yield synthetic.load_model(FAMILY, depth=1, seed=0, quant=quant)
     comfy.model_management.unload_all_models()
 
 
