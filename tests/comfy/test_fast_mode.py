@@ -34,7 +34,12 @@ def weights(request, model):
     """The depth-1 model as loaded, and as a comfy_quant checkpoint whose blocks' Linear layers are
     scaled float8_e4m3fn or nvfp4 (their weights are QuantizedTensor subclasses, which run opaque
     to dynamo: the models `bench --weight-dtype comfy_quant_fp8 / _nvfp4 / _mixed` run mode fast
-    on; nvfp4 dequantizes in every forward where the GPU has no fp4 matmul, the H200 included)."""
+    on; nvfp4 dequantizes in every forward where the GPU has no fp4 matmul, the H200 included).
+
+    Dynamo starts empty for each case, as in a fresh process: the compiled pieces between the
+    quantised layers are the same for fp8 and nvfp4 (plain tensors of the same shapes), so the
+    second case would otherwise reuse the first one's and compile nothing."""
+    torch._dynamo.reset()
     if request.param == "checkpoint dtype":
         yield model
         return
