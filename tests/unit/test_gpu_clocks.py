@@ -22,9 +22,11 @@ def test_the_gpu_s_samples_are_averaged_and_unreadable_lines_skipped():
 
 
 def fake_nvidia_smi(folder, lines):
-    """An ``nvidia-smi`` that records its arguments, prints ``lines`` and keeps sampling until stopped."""
+    """An ``nvidia-smi`` that prints ``lines``, then records its arguments (so once they are there,
+    the lines are in the pipe) and keeps sampling until stopped."""
     exe = folder / "nvidia-smi"
-    exe.write_text("#!/bin/sh\necho \"$@\" > \"$(dirname \"$0\")/args\"\n" + "".join(f"echo '{line}'\n" for line in lines) + "exec sleep 30\n")
+    printed = "".join(f"echo '{line}'\n" for line in lines)
+    exe.write_text("#!/bin/sh\n" + printed + "echo \"$@\" > \"$(dirname \"$0\")/args\"\nexec sleep 30\n")
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
     return folder / "args"
 
@@ -33,11 +35,10 @@ def test_the_sampler_reads_the_gpu_it_is_given_until_the_block_ends(tmp_path, mo
     args = fake_nvidia_smi(tmp_path, ["GPU-8c1f, 1500, 400", "GPU-other, 100, 50", "GPU-8c1f, 1700, 600"])
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     with ClockSampler("8c1f") as sampler:
-        for _ in range(200):  # until the fake has printed (it starts asynchronously)
-            if args.exists():
+        for _ in range(1000):  # until the fake has printed (it starts asynchronously)
+            if args.exists() and args.read_text():
                 break
             time.sleep(0.01)
-        time.sleep(0.2)
     assert (sampler.reading.sm_clock_mhz, sampler.reading.power_w, sampler.reading.samples) == (1600.0, 500.0, 2)
     called = args.read_text().split()
     assert "--query-gpu=uuid,clocks.sm,power.draw" in called and "--loop-ms=100" in called, called
