@@ -13,12 +13,15 @@ import logging
 import shutil
 import signal
 import subprocess
+import threading
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
 #: Sampling period in milliseconds (``nvidia-smi --loop-ms``): a 20-step denoise of 1-5 s gives 10-50 samples.
 PERIOD_MS = 100
+#: The longest the timed runs wait for nvidia-smi's first sample.
+START_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,9 @@ class ClockSampler:
         self.device_uuid = device_uuid
         self.reading: ClockReading | None = None
         self._proc: subprocess.Popen | None = None
+        self._lines: list[str] = []
+        self._reader: threading.Thread | None = None
+        self._started = threading.Event()
 
     def __enter__(self) -> "ClockSampler":
         exe = shutil.which("nvidia-smi")
@@ -78,15 +84,29 @@ class ClockSampler:
             self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         except OSError as e:
             log.warning("[BCG] bench: nvidia-smi did not start (%s); no clock readings", e)
+            return self
+        # A thread drains the pipe as samples come (a long row would fill it and stall nvidia-smi).
+        self._reader = threading.Thread(target=self._read, name="bcg-gpu-clocks", daemon=True)
+        self._reader.start()
+        # Its start (NVML initialisation, a few hundred ms of CPU) must not overlap the timed runs:
+        # the block starts once the first sample is out, or nvidia-smi ended, or after a bound.
+        self._started.wait(timeout=START_TIMEOUT_S)
         return self
+
+    def _read(self) -> None:
+        for line in self._proc.stdout:
+            self._lines.append(line)
+            self._started.set()
+        self._started.set()  # ended without a sample
 
     def __exit__(self, *exc) -> None:
         if self._proc is None:
             return
         self._proc.send_signal(signal.SIGINT)
         try:
-            out, _ = self._proc.communicate(timeout=5)
+            self._proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self._proc.kill()
-            out, _ = self._proc.communicate()
-        self.reading = parse_samples(out or "", self.device_uuid)
+            self._proc.wait()
+        self._reader.join(timeout=5)
+        self.reading = parse_samples("".join(self._lines), self.device_uuid)
