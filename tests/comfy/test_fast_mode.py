@@ -48,7 +48,7 @@ def weights(request, model):
 
     from bcg_runtime.comfy import synthetic
 
-    quant = request.param.removeprefix("comfy_quant ").replace("fp8", "float8_e4m3fn")
+    quant = {"comfy_quant fp8": "float8_e4m3fn", "comfy_quant nvfp4": "nvfp4"}[request.param]
     if quant not in getattr(comfy.quant_ops, "QUANT_ALGOS", {}):
         pytest.skip(f"this ComfyUI has no {quant} comfy_quant format")
     yield synthetic.load_model(FAMILY, depth=1, seed=0, quant=quant)
