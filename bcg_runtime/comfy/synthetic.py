@@ -230,7 +230,8 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
     Weights are generated in bf16 (or ``dtype``) on ``device`` (default: ComfyUI's torch device, so
     full-size models are generated on the GPU) and loaded through
     ``comfy.sd.load_diffusion_model_state_dict``, which picks the inference dtype as for a real
-    checkpoint: bf16 on a bf16-capable GPU, fp32 under ``--cpu``. Passing ``dtype`` also forces that
+    checkpoint: on a GPU the first half type of the family's supported inference dtypes (bf16 for
+    most, fp16 for SD3 and Wan), fp32 under ``--cpu``. Passing ``dtype`` also forces that
     dtype through ``model_options["dtype"]``. ``quant`` (a ``comfy_quant`` format such as
     ``float8_e4m3fn``, or :data:`MIXED_NVFP4_FP8`) writes the Linear layers of the repeated blocks
     quantized first (:func:`quantized_layers`, :func:`comfy_quant_checkpoint`): a mixed-precision
