@@ -1,7 +1,8 @@
 """Synthetic FLUX.1-dev / Z-Image / Qwen-Image / FLUX.2 checkpoints load as the real ComfyUI models and sample.
 
 Depth-1 models on CPU (fp32, as ComfyUI picks under --cpu; on CUDA the family's half dtype):
-detection, key layout, and KSampler-path sampling (2 steps, 64x64) with cfg 1 and cfg 2, each run twice with the same seed (must be equal).
+detection, key layout, and KSampler-path sampling (2 steps, 64x64) with cfg 1 and cfg 2, each run
+twice with the same seed (must be equal).
 """
 
 import gc
