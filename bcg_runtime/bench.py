@@ -43,6 +43,10 @@ ATTENTION_STACK = {"sage": "sage", "flash": "flash", "ck": "comfy_kitchen_int8",
 #: Step caches a mode may stack in front of it (``easycache+bcg-full``): core's nodes with their
 #: defaults, applied to the model before the mode (BCG Apply after the cache node).
 CACHE_STACK = ("easycache", "lazycache")
+#: ComfyUI's TorchCompileModel stacked in front of a BCG mode (``compile-inductor+bcg-full``: the
+#: workflow TorchCompileModel -> BCG Apply): BCG steps aside with the reason, so the row measures
+#: what BCG costs there and must equal the compile mode alone.
+COMPILE_STACK = ("compile-inductor", "compile-cudagraphs")
 #: --weight-dtype -> ``synthetic.load_model`` keywords: UNETLoader's weight_dtype choices (the torch
 #: dtype the loader stores weights in, cast in every forward), and ``comfy_quant_fp8``: a
 #: mixed-precision checkpoint whose blocks' Linear layers are float8_e4m3fn with a scale, which
@@ -101,6 +105,8 @@ class Row:
     exact: bool | None = None
     max_abs_diff: float | None = None
     replayed: str | None = None
+    #: A BCG row's eager DiT calls of its last timed run by reason (``session.last_run``); JSON only.
+    eager_reasons: dict[str, int] | None = None
     #: A stacked BCG mode's output ``torch.equal`` to the same stack without BCG (``without_bcg``).
     equals_without_bcg: bool | None = None
     error: str | None = None
@@ -117,7 +123,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--prompt-lengths", default=None, help="cond,uncond token counts (default 256,256 for flux; 100,12 otherwise)")
     p.add_argument("--references", default=None, help="edit workflow: reference images as WIDTHxHEIGHT list (e.g. 1024x1024 for Qwen-Image-Edit or FLUX.1 Kontext), each a random latent in cond and uncond's reference_latents")
     p.add_argument("--weight-dtype", default="default", choices=sorted(WEIGHT_DTYPES), help="UNETLoader's weight_dtype: fp8_e4m3fn / fp8_e5m2 store the weights in fp8 and cast them in every forward; comfy_quant_fp8 / comfy_quant_nvfp4: a mixed-precision checkpoint, the blocks' Linear layers in scaled fp8 / nvfp4 (comfy_quant_mixed: nvfp4, the first and last block fp8), run as fp8 / fp4 matmuls where the GPU has them (every mode runs that model)")
-    p.add_argument("--modes", default=None, help=f"comma list of {','.join(MODES)} (default eager,bcg,bcg-full,compile-cudagraphs; eager without CUDA); a mode may stack an attention backend ({', '.join(ATTENTION_STACK)}) and a step cache ({', '.join(CACHE_STACK)}) in front: sage+bcg-full, easycache+bcg-full, sage+easycache (= eager with both)")
+    p.add_argument("--modes", default=None, help=f"comma list of {','.join(MODES)} (default eager,bcg,bcg-full,compile-cudagraphs; eager without CUDA); a mode may stack an attention backend ({', '.join(ATTENTION_STACK)}) and a step cache ({', '.join(CACHE_STACK)}) in front: sage+bcg-full, easycache+bcg-full, sage+easycache (= eager with both); a BCG mode also a compile mode: compile-inductor+bcg-full (BCG steps aside, the row says why)")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per mode after one warm run (median reported)")
     p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: full on CUDA, 1 without)")
     p.add_argument("--json", default=None, help="write every row (and the environment) as JSON here")
@@ -215,16 +221,19 @@ def kernel_seconds(model, family, res, steps, cfg, positive, negative) -> tuple[
 def split_mode(mode: str) -> tuple[tuple[str, ...], str]:
     """``"sage+easycache+bcg-full"`` -> ``(("sage", "easycache"), "bcg-full")``; ``"sage"`` ->
     ``(("sage",), "eager")``; ``"bcg"`` -> ``((), "bcg")``: the stacked tools (at most one attention
-    backend and one cache, in any order) and the base mode. SystemExit naming the field otherwise."""
+    backend and one cache, in any order, and before a BCG mode one compile mode) and the base mode.
+    SystemExit naming the field otherwise."""
     *stack, last = mode.split("+")
     if last in ATTENTION_STACK or last in CACHE_STACK:
         stack, last = [*stack, last], "eager"
-    kinds = [ATTENTION_STACK if tool in ATTENTION_STACK else CACHE_STACK if tool in CACHE_STACK else None for tool in stack]
-    if last not in MODES or None in kinds or len(set(map(id, kinds))) != len(kinds):
+    kinds = [next((kind for kind in (ATTENTION_STACK, CACHE_STACK, COMPILE_STACK) if tool in kind), None) for tool in stack]
+    compiled_without_bcg = COMPILE_STACK in kinds and last not in BCG_MODES
+    if last not in MODES or None in kinds or len(set(map(id, kinds))) != len(kinds) or compiled_without_bcg:
         tools = ", ".join((*ATTENTION_STACK, *CACHE_STACK))
         raise SystemExit(
             f"--modes: unknown mode '{mode}'; accepted: {', '.join(MODES)}, each after at most one attention "
-            f"backend and one step cache ({tools}), e.g. sage+bcg-full, easycache+fast, sage alone"
+            f"backend and one step cache ({tools}), e.g. sage+bcg-full, easycache+fast, sage alone; "
+            f"a BCG mode also after one of {', '.join(COMPILE_STACK)} (compile-inductor+bcg-full)"
         )
     return tuple(stack), last
 
@@ -236,6 +245,15 @@ def with_cache(model: Any, name: str) -> Any:
     node = {"easycache": nodes_easycache.EasyCacheNode, "lazycache": nodes_easycache.LazyCacheNode}[name]
     (cached,) = node.execute(model, reuse_threshold=0.2, start_percent=0.15, end_percent=0.95, verbose=False).args
     return cached
+
+
+def with_torch_compile(model: Any, mode: str) -> Any:
+    """A clone of ``model`` through core's TorchCompileModel helper with ``mode``'s backend."""
+    from comfy_api.torch_helpers import set_torch_compile_wrapper
+
+    compiled = model.clone()
+    set_torch_compile_wrapper(model=compiled, backend=mode.split("-", 1)[1])
+    return compiled
 
 
 @contextlib.contextmanager
@@ -289,17 +307,16 @@ def prepare_mode(mode: str, model, family, res, positive, negative) -> tuple[Any
     if mode == "eager":
         return model, 0.0, None
     if mode in BCG_MODES:
+        from .comfy.guards import compile_refusal
+
         m = api.apply(model, BCG_MODES[mode])
         report = api.warm_up(m, size_text(res), "", "1", positive, negative)
-        if report.refusal:
+        if report.refusal and report.refusal != compile_refusal(m):
             raise RuntimeError(report.refusal)
-        return m, report.seconds, session_of(m)
-    if mode.startswith("compile-"):
-        from comfy_api.torch_helpers import set_torch_compile_wrapper
-
-        m = model.clone()
-        set_torch_compile_wrapper(model=m, backend=mode.split("-", 1)[1])
-        return m, -1.0, None  # first-run seconds measured by the warm run
+        # Under a stacked TorchCompileModel BCG steps aside by design: the warm run compiles, as alone.
+        return m, (-1.0 if report.refusal else report.seconds), session_of(m)
+    if mode in COMPILE_STACK:
+        return with_torch_compile(model, mode), -1.0, None  # first-run seconds measured by the warm run
     raise ValueError(f"--modes: unknown mode '{mode}'; accepted: {', '.join(MODES)}")
 
 
@@ -454,11 +471,14 @@ def without_bcg(mode: str) -> str | None:
 
 @contextlib.contextmanager
 def stacked(mode: str, model: Any) -> Iterator[tuple[Any, str]]:
-    """``(model, base mode)`` for ``mode`` (:func:`split_mode`): a stacked cache applied to the model
-    the mode starts from, a stacked attention backend in place for the duration."""
+    """``(model, base mode)`` for ``mode`` (:func:`split_mode`): a stacked cache, then a stacked
+    TorchCompileModel, applied to the model the mode starts from (the node order cache ->
+    TorchCompileModel -> BCG Apply), a stacked attention backend in place for the duration."""
     stack, base = split_mode(mode)
     for cache in (tool for tool in stack if tool in CACHE_STACK):
         model = with_cache(model, cache)
+    for compiler in (tool for tool in stack if tool in COMPILE_STACK):
+        model = with_torch_compile(model, compiler)
     with attention_backend(next((tool for tool in stack if tool in ATTENTION_STACK), None)):
         yield model, base
 
@@ -498,11 +518,12 @@ def _measure_mode(row: Row, mode, model, args, res, positive, negative, cuda) ->
             row.busy = row.kernel_s / row.denoise_s
     if session is not None and session.last_run:
         row.replayed = f"{session.last_run['replayed']}/{session.last_run['calls']}"
+        row.eager_reasons = dict(session.last_run["eager"]) or None
     row.__dict__["_out"] = out.cpu()
     # Give the next mode a clean device: this mode's graphs and compiled code go.
     if session is not None:
         session.runner.reset()
-    if mode.startswith("compile-") or split_mode(mode)[1] == "fast":
+    if mode == "fast" or any(tool in COMPILE_STACK for tool in row.mode.split("+")):
         torch._dynamo.reset()
     if cuda:
         torch.cuda.empty_cache()

@@ -155,7 +155,9 @@ def run_warmup(
     report = WarmupReport(model=session.adapter.display_name if session.adapter else "unsupported model")
     if session.adapter is not None:  # a bad frame count is an input error, raised before any work
         check_frames(plan.resolutions, session.adapter.temporal_scale, session.adapter.display_name)
-    report.refusal = session.permanent_refusal or guards.dynamic_vram_refusal(model_patcher)
+    # TorchCompileModel before BCG Apply: every sampling run steps aside (guards.run_refusal), so a
+    # warm-up would only compile dynamo's graphs for shapes no BCG graph will serve; it says so instead.
+    report.refusal = session.permanent_refusal or guards.dynamic_vram_refusal(model_patcher) or guards.compile_refusal(model_patcher)
     if report.refusal:
         log.warning("[BCG] warm-up skipped: %s", report.refusal)
         return _finish(session, report)

@@ -1,14 +1,16 @@
 """The benchmark's stacked tools. An attention backend (``sage+bcg-full``): ComfyUI's registered
 attention function put where the launch flag would bind it, in every model module, and restored
 after; ``split`` stands in for sage / flash here (their packages need a GPU), the H200 run
-measures ``sage``. A step cache (``easycache+bcg-full``): core's node applied to the model."""
+measures ``sage``. A step cache (``easycache+bcg-full``): core's node applied to the model. A
+compile mode before a BCG mode (``compile-inductor+bcg-full``): core's TorchCompileModel on the
+model BCG Apply gets, where BCG steps aside with the reason."""
 
 import sys
 
 import pytest
 import torch
 
-from bcg_runtime.bench import TOP_KERNELS, attention_backend, kernel_seconds, warmup_cost, with_cache
+from bcg_runtime.bench import TOP_KERNELS, attention_backend, kernel_seconds, parse_args, run, stacked, warmup_cost, with_cache
 
 pytestmark = pytest.mark.comfy
 FAMILY = "zimage"
@@ -66,6 +68,30 @@ def test_a_stacked_cache_is_core_s_node_on_a_clone(pack, model, cache):
     assert cached is not model and "easycache" not in model.model_options["transformer_options"]
     holder = cached.model_options["transformer_options"]["easycache"]  # both nodes keep their state there
     assert type(holder).__name__ == {"easycache": "EasyCacheHolder", "lazycache": "LazyCacheHolder"}[cache]
+
+
+def test_a_stacked_compile_mode_is_torch_compile_model_on_a_clone_after_the_cache(pack, model):
+    with stacked("easycache+compile-inductor+bcg-full", model) as (compiled, base):
+        assert base == "bcg-full"
+        assert compiled.model_options["torch_compile_kwargs"]["backend"] == "inductor"
+        assert "easycache" in compiled.model_options["transformer_options"]  # the cache node came first
+    assert "torch_compile_kwargs" not in model.model_options and "easycache" not in model.model_options["transformer_options"]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="TorchCompileModel's cudagraphs backend and BCG's graphs need CUDA; run by scripts/gpu_suite.sh")
+def test_a_bench_row_of_bcg_after_torch_compile_model_says_bcg_stepped_aside(pack):
+    """``compile-cudagraphs+bcg-full``: every DiT call runs the compiled model, eager to BCG with
+    the reason, and the output equals TorchCompileModel alone; the first run is the compile run."""
+    argv = ["--family", FAMILY, "--depth", "1", "--resolutions", "64x64", "--steps", "2", "--repeats", "1", "--no-profile",
+            "--modes", "eager,compile-cudagraphs,compile-cudagraphs+bcg-full"]  # fmt: skip
+    rows, _ = run(parse_args(argv))
+    eager, alone, with_bcg = rows
+    assert all(row.error is None for row in rows), [row.error for row in rows]
+    assert with_bcg.replayed == "0/2" and with_bcg.equals_without_bcg is True, with_bcg
+    [(reason, count)] = with_bcg.eager_reasons.items()
+    assert count == 2 and reason.startswith("disabled: TorchCompileModel (backend cudagraphs) already replays this model"), reason
+    assert with_bcg.first_run_s > 0 and alone.first_run_s > 0
 
 
 @pytest.mark.gpu

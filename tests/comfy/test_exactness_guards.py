@@ -163,3 +163,31 @@ def test_torch_compile_model_after_bcg_makes_bcg_step_aside_with_the_backend(pac
     # Without the compile wrapper the same session replays again.
     sample(warmed, positive, negative)
     assert session_of(warmed).last_run["state"] == "replayed"
+
+
+def test_a_warmup_after_torch_compile_model_says_bcg_steps_aside_and_samples_nothing(pack, models, standin_graphs, monkeypatch):
+    """TorchCompileModel before BCG Apply: a warm-up would only compile dynamo's graphs for shapes
+    no BCG graph will serve, so it stops at once with the reason; sampling then runs the compiled
+    model, eager to BCG, with the same reason."""
+    from comfy_api.torch_helpers import set_torch_compile_wrapper
+
+    _, nodes = pack
+    model = models(QWEN)
+    positive, negative = conds(QWEN)
+    compiled = model.clone()
+    set_torch_compile_wrapper(compiled, backend="eager")
+    (bcg_model,) = nodes["BCGApply"].execute(compiled, "full", capture=WARMUP_ONLY).args
+    warmup = sys.modules[f"{PACK}.bcg_runtime.comfy.warmup"]
+
+    def no_sampling(*args, **kwargs):
+        raise AssertionError("the warm-up sampled a model BCG steps aside for")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(warmup.synthetic, "sample", no_sampling)
+        warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    reason = "TorchCompileModel (backend eager) compiles this model: BCG steps aside"
+    assert report.splitlines()[-1].startswith(f"off: {reason}"), report
+    assert session_of(warmed).runner.stats.captures == 0
+    assert torch.equal(sample(warmed, positive, negative), sample(model, positive, negative))
+    run = session_of(warmed).last_run
+    assert run["replayed"] == 0 and all(r.startswith(f"disabled: {reason}") for r in run["eager"]), run

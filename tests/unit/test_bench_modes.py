@@ -22,11 +22,18 @@ def test_modes_split_into_the_stacked_tools_and_the_base():
     assert split_mode("lazycache+sage+bcg") == (("lazycache", "sage"), "bcg")
     assert split_mode("ck+fast") == (("ck",), "fast")
     assert split_mode("cudnn+easycache+bcg-full") == (("cudnn", "easycache"), "bcg-full")
+    assert split_mode("compile-inductor+bcg-full") == (("compile-inductor",), "bcg-full")
+    assert split_mode("easycache+compile-cudagraphs+bcg") == (("easycache", "compile-cudagraphs"), "bcg")
 
 
-@pytest.mark.parametrize("mode", ["sage+turbo", "xformers+bcg", "bcg+sage", "sage+flash+bcg", "ck+cudnn", "easycache+lazycache", ""])
+@pytest.mark.parametrize(
+    "mode",
+    # A compile mode stacks only before a BCG mode, and only one of them.
+    ["sage+turbo", "xformers+bcg", "bcg+sage", "sage+flash+bcg", "ck+cudnn", "easycache+lazycache", "",
+     "compile-inductor+sage", "compile-inductor+eager", "compile-inductor+compile-cudagraphs+bcg-full"],
+)
 def test_an_unknown_mode_names_the_field_and_what_is_accepted(mode):
-    with pytest.raises(SystemExit, match=f"--modes: unknown mode '{re.escape(mode)}'; accepted: eager, .*one attention backend and one step cache \\(sage, flash, ck, cudnn, easycache, lazycache\\)"):
+    with pytest.raises(SystemExit, match=f"--modes: unknown mode '{re.escape(mode)}'; accepted: eager, .*one attention backend and one step cache \\(sage, flash, ck, cudnn, easycache, lazycache\\).*compile-inductor\\+bcg-full"):
         split_mode(mode)
 
 
@@ -38,6 +45,7 @@ def test_exact_bcg_modes_are_compared_with_the_same_stack_without_bcg():
     assert without_bcg("fast") is None  # not bit-exact by design
     assert without_bcg("sage+fast") is None
     assert without_bcg("compile-inductor") is None
+    assert without_bcg("compile-inductor+bcg-full") == "compile-inductor"  # BCG steps aside there
     assert without_bcg("sage") is None
 
 
