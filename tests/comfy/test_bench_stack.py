@@ -86,7 +86,7 @@ def test_a_bench_row_of_bcg_after_torch_compile_model_says_bcg_stepped_aside(pac
     argv = ["--family", FAMILY, "--depth", "1", "--resolutions", "64x64", "--steps", "2", "--repeats", "1", "--no-profile",
             "--modes", "eager,compile-cudagraphs,compile-cudagraphs+bcg-full"]  # fmt: skip
     rows, _ = run(parse_args(argv))
-    eager, alone, with_bcg = rows
+    _, alone, with_bcg = rows
     assert all(row.error is None for row in rows), [row.error for row in rows]
     assert with_bcg.replayed == "0/2" and with_bcg.equals_without_bcg is True, with_bcg
     [(reason, count)] = with_bcg.eager_reasons.items()
