@@ -105,7 +105,8 @@ class Row:
     exact: bool | None = None
     max_abs_diff: float | None = None
     replayed: str | None = None
-    #: A BCG row's eager DiT calls of its last timed run by reason (``session.last_run``); JSON only.
+    #: A BCG row's eager DiT calls by reason in its last run (the profiled one where it was
+    #: profiled: ``session.last_run``, as ``replayed``); JSON only.
     eager_reasons: dict[str, int] | None = None
     #: A stacked BCG mode's output ``torch.equal`` to the same stack without BCG (``without_bcg``).
     equals_without_bcg: bool | None = None

@@ -231,10 +231,10 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
     full-size models are generated on the GPU) and loaded through
     ``comfy.sd.load_diffusion_model_state_dict``, which picks the inference dtype as for a real
     checkpoint: on a GPU the first half type of the family's supported inference dtypes (bf16 for
-    most, fp16 for SD3 and Wan), fp32 under ``--cpu``. Passing ``dtype`` also forces that
-    dtype through ``model_options["dtype"]``. ``quant`` (a ``comfy_quant`` format such as
-    ``float8_e4m3fn``, or :data:`MIXED_NVFP4_FP8`) writes the Linear layers of the repeated blocks
-    quantized first (:func:`quantized_layers`, :func:`comfy_quant_checkpoint`): a mixed-precision
+    most, fp16 for SD3, Wan, HunyuanVideo 1.5 and OmniGen2), fp32 under ``--cpu``. Passing
+    ``dtype`` also forces that dtype through ``model_options["dtype"]``. ``quant`` (a
+    ``comfy_quant`` format such as ``float8_e4m3fn``, or :data:`MIXED_NVFP4_FP8`) writes the Linear
+    layers of the repeated blocks quantized first (:func:`quantized_layers`, :func:`comfy_quant_checkpoint`): a mixed-precision
     checkpoint as the quantized releases ship. Checks the detected classes, the loaded keys, the
     block counts and the weight dtype (for ``quant``: that each quantized layer loaded in its
     format); raises RuntimeError when one is off.
@@ -283,8 +283,9 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
         raise RuntimeError(f"[BCG] synthetic {info.name!r} has blocks {blocks}, expected {counts}")
     weight_dtypes = {p.dtype for name, p in dm.named_parameters() if name.rsplit(".", 1)[0] not in quantized}
     # The dtype ComfyUI chose for this model (the caller's, else from the family's supported
-    # inference dtypes: fp16 first for SD3 and Wan, bf16 for most); some classes keep a few
-    # parameters in float32 on purpose (Wan's modulation, Chroma Radiance's NeRF head).
+    # inference dtypes: fp16 first for SD3, Wan, HunyuanVideo 1.5 and OmniGen2, bf16 for most); some
+    # classes build a few parameters in float32 on purpose (Wan's patch embedding, HunyuanVideo
+    # 1.5's cond_type_embedding, Chroma Radiance's NeRF image embedder).
     want = options.get("dtype") or base.get_dtype()
     if want not in weight_dtypes or not weight_dtypes <= {want, torch.float32}:
         raise RuntimeError(f"[BCG] synthetic {info.name!r} weight dtypes {weight_dtypes}, expected {want} (float32 allowed beside it)")

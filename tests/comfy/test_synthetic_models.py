@@ -65,7 +65,7 @@ def test_detected_model_class_and_layout(family_model):
     # CUDA machine these tests run on) it is the first half type in the family's supported
     # inference dtypes (fp16 for SD3, Wan, HunyuanVideo 1.5, OmniGen2; bf16 for most), whatever
     # the checkpoint's dtype; a few classes build some parameters in float32 on purpose (Wan's
-    # patch embedding, HunyuanVideo 1.5's cond_type_embedding, Chroma Radiance's NeRF head).
+    # patch embedding, HunyuanVideo 1.5's cond_type_embedding, Chroma Radiance's NeRF image embedder).
     dtypes = {p.dtype for p in dm.parameters()}
     if model.load_device.type == "cpu":
         assert dtypes == {torch.float32}
