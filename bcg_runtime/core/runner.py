@@ -329,11 +329,16 @@ class GraphRunner:
 
     def run_eager(self, fn: Callable, args: tuple, kwargs: dict, reason: str) -> Any:
         """Run ``fn`` eagerly, counted under ``reason`` (also for callers that decided it themselves)."""
+        self.count_eager(reason)
+        return fn(*args, **kwargs)
+
+    def count_eager(self, reason: str) -> None:
+        """Count one call that runs eager under ``reason`` (logged the first time), for a caller
+        that runs it itself."""
         self.stats.record_miss(reason)
         if reason not in self._warned:
             self._warned.add(reason)
             log.info("[BCG] %s: eager call (%s)", self.name, reason)
-        return fn(*args, **kwargs)
 
     # ------------------------------------------------------------------ capture
     def capture(

@@ -165,6 +165,40 @@ def test_torch_compile_model_after_bcg_makes_bcg_step_aside_with_the_backend(pac
     assert session_of(warmed).last_run["state"] == "replayed"
 
 
+def test_torch_compile_model_with_bcg_compiles_exactly_what_it_compiles_alone(pack, warmed_qwen):
+    """BCG's DIFFUSION_MODEL hook sits inside the forward TorchCompileModel compiles, so dynamo
+    traces it with the DiT: BCG must add no graph and no recompile (on the H200 it once made dynamo
+    compile FLUX.1 twice and sample 1.34x slower than the compile alone), give the same output and
+    still count every call with the reason."""
+    from comfy_api.torch_helpers import set_torch_compile_wrapper
+
+    model, warmed, _, positive, negative = warmed_qwen("full")
+    graphs = []
+
+    def counting_backend(gm, example_inputs):
+        graphs.append(len(gm.graph.nodes))
+        return gm.forward
+
+    def two_runs(m):
+        torch._dynamo.reset()
+        graphs.clear()
+        compiled = m.clone()
+        set_torch_compile_wrapper(compiled, backend=counting_backend)
+        out = sample(compiled, positive, negative, cfg=2.0)  # cond and uncond: 40 and 17 tokens
+        first = list(graphs)
+        assert torch.equal(sample(compiled, positive, negative, cfg=2.0), out)
+        return out, first, list(graphs), compiled
+
+    alone, alone_first, alone_both, _ = two_runs(model)
+    with_bcg, bcg_first, bcg_both, compiled = two_runs(warmed)
+    assert alone_first and alone_both == alone_first, "the compile alone recompiled on its second run"
+    assert bcg_first == alone_first and bcg_both == alone_both, (alone_both, bcg_both)
+    assert torch.equal(with_bcg, alone)
+    run = session_of(compiled).last_run
+    reason = "disabled: TorchCompileModel (backend counting_backend) compiles this model: BCG steps aside"
+    assert run["replayed"] == 0 and run["calls"] == 4 and all(r.startswith(reason) for r in run["eager"]), run
+
+
 def test_a_warmup_after_torch_compile_model_says_bcg_steps_aside_and_samples_nothing(pack, models, standin_graphs, monkeypatch):
     """TorchCompileModel before BCG Apply: a warm-up would only compile dynamo's graphs for shapes
     no BCG graph will serve, so it stops at once with the reason; sampling then runs the compiled
