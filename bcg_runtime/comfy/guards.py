@@ -75,9 +75,14 @@ def compile_refusal(model_patcher: Any) -> str | None:
     """TorchCompileModel (core's ``set_torch_compile_wrapper``) on this model: its compiled forward
     replaces the DiT inside the APPLY_MODEL wrapper. With backend "cudagraphs" it already replays
     graphs (one graph of graphs is enough); with any backend the forward BCG would capture is
-    dynamo's, whose guards and recompiles a replay would skip. BCG steps aside, saying which."""
+    dynamo's, whose guards and recompiles a replay would skip. BCG steps aside, saying which; also
+    where another node replaced the DiT with a torch.compile'd module."""
     kwargs = getattr(model_patcher, "model_options", {}).get("torch_compile_kwargs")
     if not kwargs:
+        from torch._dynamo.eval_frame import OptimizedModule
+
+        if isinstance(getattr(getattr(model_patcher, "model", None), "diffusion_model", None), OptimizedModule):
+            return "the diffusion model is a torch.compile'd module (another node compiled it): BCG steps aside and it runs as it would without BCG"
         return None
     backend = kwargs.get("backend")
     backend = backend if isinstance(backend, str) else getattr(backend, "__name__", "custom")

@@ -158,6 +158,10 @@ class BCGSession:
     #: The sampling steps of the run in progress and the DiT calls seen per signature (calls_left).
     run_steps: int | None = None
     run_seen: Counter = field(default_factory=Counter)
+    #: DiT calls the DIFFUSION_MODEL hook ran for in Python (wrappers.ApplyModelHook counts the rest).
+    hook_calls: int = 0
+    #: The run's compile refusal while a torch.compile'd forward serves its DiT calls, else None.
+    compiled_run: str | None = None
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
 
     def __post_init__(self) -> None:
@@ -191,6 +195,7 @@ class BCGSession:
         stays off with that reason until the next warm-up captures against the new state; 'on
         first call' captures the new state's graphs as their calls come.
         """
+        self.compiled_run = guards.compile_refusal(model_patcher)
         if self.permanent_refusal:
             return
         self.run_steps, self.run_seen = steps, Counter()

@@ -2,6 +2,7 @@
 
 - DIFFUSION_MODEL (innermost): keys each DiT call and replays it, or runs it eager with a reason;
   during a warm-up it captures instead.
+- APPLY_MODEL: counts the DiT calls a torch.compile'd forward ran with the hook above traced away.
 - SAMPLER_SAMPLE: per sampling run, after the model is loaded: guards (lowvram, Dynamic VRAM,
   moved weights), making BCG the innermost DIFFUSION_MODEL wrapper, and the run summary.
 - PREPARE_SAMPLING: reserves the graphs' memory in ComfyUI's VRAM estimate, which cannot see
@@ -31,9 +32,6 @@ log = logging.getLogger(__name__)
 BCG_KEY = "bcg"
 #: Reason of a DiT call made outside a sampling run, where BCG has not checked the model's state.
 OUTSIDE_RUN = "outside a sampling run: the model's weights were not checked for this call"
-#: Reason of a DiT call dynamo traces without TorchCompileModel having said so (a compile node
-#: that wraps the module itself): its compiled forward serves the call, as with TorchCompileModel.
-COMPILED_ELSEWHERE = "torch.compile traces this model's forward: BCG steps aside and the compiled model runs as it would without BCG"
 
 
 class _SessionHook:
@@ -78,9 +76,13 @@ class DiffusionModelHook(_SessionHook):
         # Eager ComfyUI notices an interrupt inside the forward (every Linear checks); a replay runs
         # no Python there, so check once per DiT call: a cancelled run stops at the next call.
         if torch.compiler.is_compiling():
-            return self._traced(executor, args, kwargs)
-        mm.throw_exception_if_processing_interrupted()
+            # Dynamo is tracing this hook with the DiT (TorchCompileModel compiled the module the
+            # hook sits in): the call goes through untouched, since anything BCG did here would
+            # become dynamo guards or graph breaks; ApplyModelHook counts it from outside.
+            return executor(*args, **kwargs)
         session = self.session
+        session.hook_calls += 1
+        mm.throw_exception_if_processing_interrupted()
         runner = session.runner
         if runner.disabled_reason is not None and session.capture_log is None:
             return runner.run_eager(executor, args, kwargs, f"disabled: {runner.disabled_reason}")
@@ -117,15 +119,6 @@ class DiffusionModelHook(_SessionHook):
             log.info("[BCG] verify %s: %s, max abs diff %g from eager", dispatch["label"], NOT_BIT_EXACT, diff)
         return out
 
-    def _traced(self, executor, args: tuple, kwargs: dict):
-        """Dynamo is tracing this hook with the DiT (TorchCompileModel compiled the module the hook
-        sits in): the compiled forward serves every call and BCG only counts it. The count runs
-        outside the trace: traced, BCG's bookkeeping would become dynamo guards (the first call's
-        log line adds to a set) and the next call would compile the DiT again, measured on FLUX.1
-        512² as a second 45 s compile and sampling 1.34x slower than the compile alone."""
-        _count_compiled_call(self.session)
-        return executor(*args, **kwargs)
-
     def _capture(self, executor, call: dict, dispatch: dict):
         """Warm-up: capture this signature (the runner proves replay == eager before it serves)
         and return the eager output of this call."""
@@ -147,16 +140,30 @@ class DiffusionModelHook(_SessionHook):
         return result.output if result.output is not None else executor(**call)
 
 
-@torch.compiler.disable
-def _count_compiled_call(session: BCGSession) -> None:
-    """One DiT call that a compiled forward serves, counted eager with the reason; also where a
-    cancel is noticed, as in every other DiT call. Dynamo-disabled: it runs on each call of the
-    compiled forward, never inside its graph (see DiffusionModelHook._traced)."""
-    import comfy.model_management as mm
+class ApplyModelHook(_SessionHook):
+    """WrappersMP.APPLY_MODEL: counts, eager with the reason, each DiT call that a torch.compile'd
+    forward ran with BCG's DIFFUSION_MODEL hook traced away.
 
-    mm.throw_exception_if_processing_interrupted()
-    disabled = session.runner.disabled_reason
-    session.runner.count_eager(f"disabled: {disabled}" if disabled else COMPILED_ELSEWHERE)
+    That hook sits inside the module TorchCompileModel compiles, so dynamo traces it with the DiT,
+    and it then passes the call through untouched: bookkeeping there becomes dynamo guards (once
+    measured on FLUX.1 512²: a second 45 s compile and sampling 1.34x slower than the compile
+    alone), and a graph break would fail a fullgraph compile. This hook runs outside the compiled
+    module, once per ``apply_model``; a call in which the inner hook did not run in Python was served
+    by the compiled forward. Only in a compiled run (a call a cache node skipped is not a DiT call).
+    """
+
+    def __call__(self, executor, *args, **kwargs):
+        session = self.session
+        if session.compiled_run is None:
+            return executor(*args, **kwargs)
+        import comfy.model_management as mm
+
+        mm.throw_exception_if_processing_interrupted()  # the compiled forward checks for none
+        seen = session.hook_calls
+        out = executor(*args, **kwargs)
+        if session.hook_calls == seen:
+            session.runner.count_eager(f"disabled: {session.runner.disabled_reason or session.compiled_run}")
+        return out
 
 
 class SamplerRunHook(_SessionHook):
@@ -233,12 +240,13 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
     from comfy.patcher_extension import WrappersMP
 
     session = BCGSession(adapter, config, permanent_refusal=permanent_refusal)
-    for wrapper_type in (WrappersMP.DIFFUSION_MODEL, WrappersMP.SAMPLER_SAMPLE, WrappersMP.PREPARE_SAMPLING):
+    for wrapper_type in (WrappersMP.DIFFUSION_MODEL, WrappersMP.APPLY_MODEL, WrappersMP.SAMPLER_SAMPLE, WrappersMP.PREPARE_SAMPLING):
         model_patcher.remove_wrappers_with_key(wrapper_type, BCG_KEY)
     diffusion_model = model_patcher.model.diffusion_model
     if not hasattr(type(diffusion_model), "_forward"):  # else its forward runs the DIFFUSION_MODEL wrappers itself
         model_patcher.add_object_patch("diffusion_model.forward", _ForwardThroughBCG(diffusion_model))
     model_patcher.add_wrapper_with_key(WrappersMP.DIFFUSION_MODEL, BCG_KEY, DiffusionModelHook(session))
+    model_patcher.add_wrapper_with_key(WrappersMP.APPLY_MODEL, BCG_KEY, ApplyModelHook(session))
     model_patcher.add_wrapper_with_key(WrappersMP.SAMPLER_SAMPLE, BCG_KEY, SamplerRunHook(session))
     model_patcher.add_wrapper_with_key(WrappersMP.PREPARE_SAMPLING, BCG_KEY, PrepareSamplingHook(session))
     if config.mode is Mode.BREAKABLE and permanent_refusal is None:

@@ -182,20 +182,38 @@ def test_torch_compile_model_with_bcg_compiles_exactly_what_it_compiles_alone(pa
     def two_runs(m):
         torch._dynamo.reset()
         graphs.clear()
+        breaks = torch._dynamo.utils.counters["graph_break"]
+        breaks.clear()
         compiled = m.clone()
         set_torch_compile_wrapper(compiled, backend=counting_backend)
         out = sample(compiled, positive, negative, cfg=2.0)  # cond and uncond: 40 and 17 tokens
         first = list(graphs)
         assert torch.equal(sample(compiled, positive, negative, cfg=2.0), out)
-        return out, first, list(graphs), compiled
+        return out, first, list(graphs), dict(breaks), compiled
 
-    alone, alone_first, alone_both, _ = two_runs(model)
-    with_bcg, bcg_first, bcg_both, compiled = two_runs(warmed)
+    alone, alone_first, alone_both, alone_breaks, _ = two_runs(model)
+    with_bcg, bcg_first, bcg_both, bcg_breaks, compiled = two_runs(warmed)
     assert alone_first and alone_both == alone_first, "the compile alone recompiled on its second run"
-    assert bcg_first == alone_first and bcg_both == alone_both, (alone_both, bcg_both)
+    assert bcg_first == alone_first and bcg_both == alone_both, (len(alone_both), len(bcg_both))
+    # Graph breaks by reason (how often a reason repeats follows ComfyUI's own CPU-side calls).
+    assert set(bcg_breaks) == set(alone_breaks), set(bcg_breaks) ^ set(alone_breaks)
     assert torch.equal(with_bcg, alone)
     run = session_of(compiled).last_run
     reason = "disabled: TorchCompileModel (backend counting_backend) compiles this model: BCG steps aside"
+    assert run["replayed"] == 0 and run["calls"] == 4 and all(r.startswith(reason) for r in run["eager"]), run
+
+
+def test_a_dit_another_node_compiled_makes_bcg_step_aside_and_count_each_call(pack, warmed_qwen):
+    """A compile node that replaces the DiT with a torch.compile'd module (an object patch, not
+    TorchCompileModel): BCG steps aside for it too and counts every call with the reason."""
+    model, warmed, _, positive, negative = warmed_qwen("full")
+    compiled = warmed.clone()
+    compiled.add_object_patch("diffusion_model", torch.compile(model.model.diffusion_model, backend="eager"))
+    torch._dynamo.reset()
+    out = sample(compiled, positive, negative, cfg=2.0)
+    assert torch.equal(out, sample(model, positive, negative, cfg=2.0))
+    run = session_of(compiled).last_run
+    reason = "disabled: the diffusion model is a torch.compile'd module (another node compiled it): BCG steps aside"
     assert run["replayed"] == 0 and run["calls"] == 4 and all(r.startswith(reason) for r in run["eager"]), run
 
 
