@@ -73,8 +73,6 @@ class DiffusionModelHook(_SessionHook):
     def __call__(self, executor, *args, **kwargs):
         import comfy.model_management as mm
 
-        # Eager ComfyUI notices an interrupt inside the forward (every Linear checks); a replay runs
-        # no Python there, so check once per DiT call: a cancelled run stops at the next call.
         if torch.compiler.is_compiling():
             # Dynamo is tracing this hook with the DiT (TorchCompileModel compiled the module the
             # hook sits in): the call goes through untouched, since anything BCG did here would
@@ -82,6 +80,8 @@ class DiffusionModelHook(_SessionHook):
             return executor(*args, **kwargs)
         session = self.session
         session.hook_calls += 1
+        # Eager ComfyUI notices an interrupt inside the forward (every Linear checks); a replay runs
+        # no Python there, so check once per DiT call: a cancelled run stops at the next call.
         mm.throw_exception_if_processing_interrupted()
         runner = session.runner
         if runner.disabled_reason is not None and session.capture_log is None:

@@ -205,7 +205,9 @@ def test_torch_compile_model_with_bcg_compiles_exactly_what_it_compiles_alone(pa
 
 def test_a_dit_another_node_compiled_makes_bcg_step_aside_and_count_each_call(pack, warmed_qwen):
     """A compile node that replaces the DiT with a torch.compile'd module (an object patch, not
-    TorchCompileModel): BCG steps aside for it too and counts every call with the reason."""
+    TorchCompileModel): BCG steps aside for it too, counts every call with the reason, and a
+    warm-up says so once the model is loaded with the patch."""
+    _, nodes = pack
     model, warmed, _, positive, negative = warmed_qwen("full")
     compiled = warmed.clone()
     compiled.add_object_patch("diffusion_model", torch.compile(model.model.diffusion_model, backend="eager"))
@@ -213,8 +215,12 @@ def test_a_dit_another_node_compiled_makes_bcg_step_aside_and_count_each_call(pa
     out = sample(compiled, positive, negative, cfg=2.0)
     assert torch.equal(out, sample(model, positive, negative, cfg=2.0))
     run = session_of(compiled).last_run
-    reason = "disabled: the diffusion model is a torch.compile'd module (another node compiled it): BCG steps aside"
-    assert run["replayed"] == 0 and run["calls"] == 4 and all(r.startswith(reason) for r in run["eager"]), run
+    reason = "the diffusion model is a torch.compile'd module (another node compiled it): BCG steps aside"
+    assert run["replayed"] == 0 and run["calls"] == 4 and all(r.startswith(f"disabled: {reason}") for r in run["eager"]), run
+    captures = session_of(compiled).runner.stats.captures
+    _, report = nodes["BCGWarmupCapture"].execute(compiled, "64x64", "", "1", positive, negative).args
+    assert report.splitlines()[-1].startswith(f"off: {reason}"), report
+    assert session_of(compiled).runner.stats.captures == captures
 
 
 def test_a_warmup_after_torch_compile_model_says_bcg_steps_aside_and_samples_nothing(pack, models, standin_graphs, monkeypatch):
