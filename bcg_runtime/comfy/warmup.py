@@ -169,8 +169,7 @@ def run_warmup(
     except torch.OutOfMemoryError:
         report.refusal = "out of memory loading the model fully on the GPU; free VRAM or use a smaller model"
         return _finish(session, report)
-    # A DiT another node swapped for a torch.compile'd module shows once its object patches are on.
-    report.refusal = guards.lowvram_refusal(model_patcher) or guards.compile_refusal(model_patcher)
+    report.refusal = guards.lowvram_refusal(model_patcher)
     if report.refusal:
         return _finish(session, report)
     resident = _reset_peak(device)  # weights and whatever else was already there

@@ -242,7 +242,9 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
     session = BCGSession(adapter, config, permanent_refusal=permanent_refusal)
     for wrapper_type in (WrappersMP.DIFFUSION_MODEL, WrappersMP.APPLY_MODEL, WrappersMP.SAMPLER_SAMPLE, WrappersMP.PREPARE_SAMPLING):
         model_patcher.remove_wrappers_with_key(wrapper_type, BCG_KEY)
-    diffusion_model = model_patcher.model.diffusion_model
+    # This patcher's DiT: the model may be loaded under another clone, whose object patches (a
+    # compile node's torch.compile'd module, say) are then in place.
+    diffusion_model = model_patcher.get_model_object("diffusion_model")
     if not hasattr(type(diffusion_model), "_forward"):  # else its forward runs the DIFFUSION_MODEL wrappers itself
         model_patcher.add_object_patch("diffusion_model.forward", _ForwardThroughBCG(diffusion_model))
     model_patcher.add_wrapper_with_key(WrappersMP.DIFFUSION_MODEL, BCG_KEY, DiffusionModelHook(session))
@@ -260,7 +262,7 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
         session.fast = RegionalCompile(diffusion_model, cudnn_attention=cudnn_attention_preferred(model_patcher.load_device))
         session.runner.accept = session.fast.check
     if permanent_refusal is None:
-        not_inplace = guards.inplace_lora_refusal(model_patcher.model.diffusion_model)
+        not_inplace = guards.inplace_lora_refusal(diffusion_model)
         if not_inplace is None:
             # LoRA patches then write into the existing weight tensors: addresses (and graphs) stay valid.
             model_patcher.weight_inplace_update = True

@@ -206,7 +206,7 @@ def test_torch_compile_model_with_bcg_compiles_exactly_what_it_compiles_alone(pa
 def test_a_dit_another_node_compiled_makes_bcg_step_aside_and_count_each_call(pack, warmed_qwen):
     """A compile node that replaces the DiT with a torch.compile'd module (an object patch, not
     TorchCompileModel): BCG steps aside for it too, counts every call with the reason, and a
-    warm-up says so once the model is loaded with the patch."""
+    warm-up says so at once."""
     _, nodes = pack
     model, warmed, _, positive, negative = warmed_qwen("full")
     compiled = warmed.clone()
