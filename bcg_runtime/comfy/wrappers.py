@@ -149,7 +149,8 @@ class ApplyModelHook(_SessionHook):
     measured on FLUX.1 512²: a second 45 s compile and sampling 1.34x slower than the compile
     alone), and a graph break would fail a fullgraph compile. This hook runs outside the compiled
     module, once per ``apply_model``; a call in which the inner hook did not run in Python was served
-    by the compiled forward. Only in a compiled run (a call a cache node skipped is not a DiT call).
+    by the compiled forward. It counts only in a compiled run, since outside one such a call is one
+    a cache node (EasyCache) skipped; inside one, a skipped call counts as the compiled model's.
     """
 
     def __call__(self, executor, *args, **kwargs):
