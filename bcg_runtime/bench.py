@@ -25,7 +25,7 @@ import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator
+from typing import Any, Container, Iterator
 
 from .comfy.models import RECIPES
 from .comfy.synthetic import MIXED_NVFP4_FP8
@@ -108,8 +108,12 @@ class Row:
     #: A BCG row's eager DiT calls by reason in its last run (the profiled one where it was
     #: profiled: ``session.last_run``, as ``replayed``); JSON only.
     eager_reasons: dict[str, int] | None = None
-    #: A stacked BCG mode's output ``torch.equal`` to the same stack without BCG (``without_bcg``).
+    #: A stacked BCG mode's output ``torch.equal`` to the same stack without BCG (``without_bcg``);
+    #: for a mode listed again, to its first listing's (:func:`reference_mode`).
     equals_without_bcg: bool | None = None
+    #: The mode's second listing in ``--modes``: does the tool reproduce itself (a compile mode
+    #: compiles again after dynamo's reset)? Shown as "MODE again".
+    again: bool = False
     error: str | None = None
     runs_s: list[float] = field(default_factory=list)
 
@@ -124,7 +128,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--prompt-lengths", default=None, help="cond,uncond token counts (default 256,256 for flux; 100,12 otherwise)")
     p.add_argument("--references", default=None, help="edit workflow: reference images as WIDTHxHEIGHT list (e.g. 1024x1024 for Qwen-Image-Edit or FLUX.1 Kontext), each a random latent in cond and uncond's reference_latents")
     p.add_argument("--weight-dtype", default="default", choices=sorted(WEIGHT_DTYPES), help="UNETLoader's weight_dtype: fp8_e4m3fn / fp8_e5m2 store the weights in fp8 and cast them in every forward; comfy_quant_fp8 / comfy_quant_nvfp4: a mixed-precision checkpoint, the blocks' Linear layers in scaled fp8 / nvfp4 (comfy_quant_mixed: nvfp4, the first and last block fp8), run as fp8 / fp4 matmuls where the GPU has them (every mode runs that model)")
-    p.add_argument("--modes", default=None, help=f"comma list of {','.join(MODES)} (default eager,bcg,bcg-full,compile-cudagraphs; eager without CUDA); a mode may stack an attention backend ({', '.join(ATTENTION_STACK)}) and a step cache ({', '.join(CACHE_STACK)}) in front: sage+bcg-full, easycache+bcg-full, sage+easycache (= eager with both); a BCG mode also a compile mode: compile-inductor+bcg-full (BCG steps aside, the row says why)")
+    p.add_argument("--modes", default=None, help=f"comma list of {','.join(MODES)} (default eager,bcg,bcg-full,compile-cudagraphs; eager without CUDA); a mode may stack an attention backend ({', '.join(ATTENTION_STACK)}) and a step cache ({', '.join(CACHE_STACK)}) in front: sage+bcg-full, easycache+bcg-full, sage+easycache (= eager with both); a BCG mode also a compile mode: compile-inductor+bcg-full (BCG steps aside, the row says why); a mode listed twice runs twice, its second row compared with its first (compile-inductor,compile-inductor: is a second compile bit-equal?)")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per mode after one warm run (median reported)")
     p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: full on CUDA, 1 without)")
     p.add_argument("--json", default=None, help="write every row (and the environment) as JSON here")
@@ -384,7 +388,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
         eager_median = None
         outputs: dict[str, Any] = {}
         for mode in modes:
-            row = Row(args.family, size_text(res), mode, steps, cfg)
+            row = Row(args.family, size_text(res), mode, steps, cfg, again=mode in outputs)
             rows.append(row)
             try:
                 _measure(row, mode, model, args, res, positive, negative, cuda)
@@ -401,10 +405,10 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
                 row.max_abs_diff = 0.0 if row.exact else float((out.float() - reference.float()).abs().max())
             if eager_median:
                 row.speedup = eager_median / row.denoise_s
-            outputs[mode] = out
-            without = without_bcg(mode)
-            if without is not None and without in outputs:
-                row.equals_without_bcg = bool(torch.equal(out, outputs[without]))
+            reference_of_row = reference_mode(mode, outputs)
+            if reference_of_row is not None:
+                row.equals_without_bcg = bool(torch.equal(out, outputs[reference_of_row]))
+            outputs.setdefault(mode, out)
             # Each row as it completes: a run cut short by a time limit keeps the rows it measured.
             log.info("[BCG] row: %s", format_table([row]).splitlines()[-1])
             if args.json:
@@ -470,6 +474,15 @@ def without_bcg(mode: str) -> str | None:
     return "+".join(stack) or "eager"
 
 
+def reference_mode(mode: str, measured: Container[str]) -> str | None:
+    """The measured mode whose output ``mode``'s must equal bit for bit: ``mode`` itself when it
+    was measured before (listed again: is the tool reproducible?), else :func:`without_bcg`'s."""
+    if mode in measured:
+        return mode
+    without = without_bcg(mode)
+    return without if without in measured else None
+
+
 @contextlib.contextmanager
 def stacked(mode: str, model: Any) -> Iterator[tuple[Any, str]]:
     """``(model, base mode)`` for ``mode`` (:func:`split_mode`): a stacked cache, then a stacked
@@ -496,7 +509,7 @@ def _measure_mode(row: Row, mode, model, args, res, positive, negative, cuda) ->
     from tqdm import tqdm
 
     family, steps, cfg = row.family, row.steps, row.cfg
-    with phase(f"{row.resolution} {row.mode}: preparing (warm-up capture / compile on the first run)"):
+    with phase(f"{row.resolution} {mode_label(row)}: preparing (warm-up capture / compile on the first run)"):
         m, first_run, session = prepare_mode(mode, model, family, res, positive, negative)
         _, warm = timed_sample(m, family, res, steps, cfg, positive, negative)  # also the compile run
     row.first_run_s = warm if first_run < 0 else first_run
@@ -505,7 +518,7 @@ def _measure_mode(row: Row, mode, model, args, res, positive, negative, cuda) ->
     out = None
     clocks = ClockSampler(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid) if cuda else contextlib.nullcontext()
     with clocks:
-        for _ in tqdm(range(max(1, args.repeats)), desc=f"{row.resolution} {row.mode}", unit="run", file=sys.stderr):
+        for _ in tqdm(range(max(1, args.repeats)), desc=f"{row.resolution} {mode_label(row)}", unit="run", file=sys.stderr):
             out, seconds = timed_sample(m, family, res, steps, cfg, positive, negative)
             row.runs_s.append(seconds)
     if cuda and clocks.reading is not None:
@@ -539,16 +552,21 @@ def _comfy_kitchen_version() -> str | None:
         return None
 
 
+def mode_label(row: Row) -> str:
+    """The row's mode as the tables show it: ``compile-inductor again`` for a second listing."""
+    return f"{row.mode} again" if row.again else row.mode
+
+
 def format_table(rows: list[Row]) -> str:
     head = ["model", "res", "mode", "denoise s", "vs eager", "kernel s", "busy", "first run s", "peak alloc GiB", "exact", "= w/o BCG", "replayed"]
     lines = [head]
     for r in rows:
         if r.error:
-            lines.append([r.family, r.resolution, r.mode, "error: " + r.error[:60], "", "", "", "", "", "", "", ""])
+            lines.append([r.family, r.resolution, mode_label(r), "error: " + r.error[:60], "", "", "", "", "", "", "", ""])
             continue
         exact = "yes" if r.exact else (f"no ({r.max_abs_diff:.3g})" if r.exact is False else "-")
         lines.append([
-            r.family, r.resolution, r.mode, f"{r.denoise_s:.3f}", f"{r.speedup:.2f}x" if r.speedup else "-",
+            r.family, r.resolution, mode_label(r), f"{r.denoise_s:.3f}", f"{r.speedup:.2f}x" if r.speedup else "-",
             f"{r.kernel_s:.3f}" if r.kernel_s else "-", f"{r.busy:.2f}" if r.busy else "-",
             f"{r.first_run_s:.1f}" if r.first_run_s else "-",
             f"{r.peak_allocated_gib:.1f}" if r.peak_allocated_gib is not None else "-", exact,
@@ -577,7 +595,7 @@ def format_kernel_split(rows: list[Row]) -> str:
     lines = [["model", "res", "mode", *kinds, "total", *(("SM MHz", "power W") if clocked else ())]]
     for r in profiled:
         clock = (_or_dash(r.sm_clock_mhz), _or_dash(r.power_w)) if clocked else ()
-        lines.append([r.family, r.resolution, r.mode, *(f"{r.kernel_split.get(k, 0.0):.3f}" for k in kinds), f"{r.kernel_s:.3f}", *clock])
+        lines.append([r.family, r.resolution, mode_label(r), *(f"{r.kernel_split.get(k, 0.0):.3f}" for k in kinds), f"{r.kernel_s:.3f}", *clock])
     return render_columns(lines)
 
 

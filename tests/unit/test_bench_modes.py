@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from bcg_runtime.bench import Row, format_kernel_split, kernel_kind, split_mode, warmup_cost, without_bcg
+from bcg_runtime.bench import Row, format_kernel_split, format_table, kernel_kind, reference_mode, split_mode, warmup_cost, without_bcg
 
 pytestmark = pytest.mark.unit
 
@@ -65,6 +65,31 @@ def test_exact_bcg_modes_are_compared_with_the_same_stack_without_bcg():
 )
 def test_kernels_are_sorted_by_the_work_they_do(name, kind):
     assert kernel_kind(name) == kind
+
+
+@pytest.mark.parametrize(
+    "mode, measured, reference",
+    [
+        ("sage+bcg-full", {"eager", "sage"}, "sage"),
+        ("bcg-full", {"eager"}, "eager"),
+        ("sage+bcg-full", {"eager"}, None),  # sage alone not measured: nothing to compare with
+        ("compile-inductor", {"eager", "compile-inductor"}, "compile-inductor"),  # listed again
+        ("bcg-full", {"eager", "bcg-full"}, "bcg-full"),
+        ("compile-inductor", {"eager"}, None),
+        ("fast", {"eager"}, None),
+    ],
+)
+def test_a_row_is_compared_with_its_mode_without_bcg_or_with_its_first_listing(mode, measured, reference):
+    assert reference_mode(mode, measured) == reference
+
+
+def test_a_mode_listed_again_is_labelled_so_with_its_comparison_in_the_table():
+    first = Row("flux", "512x512", "compile-inductor", 20, 1.0, denoise_s=0.9)
+    second = Row("flux", "512x512", "compile-inductor", 20, 1.0, denoise_s=0.9, again=True, equals_without_bcg=False)
+    _, a, b = format_table([first, second]).splitlines()
+    assert [c.strip() for c in a.split("|")][2] == "compile-inductor"
+    cells = [c.strip() for c in b.split("|")]
+    assert cells[2] == "compile-inductor again" and cells[10] == "NO"
 
 
 def test_the_kernel_split_table_has_a_column_per_kind_seen_and_the_total():
