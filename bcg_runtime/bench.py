@@ -114,6 +114,16 @@ class Row:
     #: The mode's second listing in ``--modes``: does the tool reproduce itself (a compile mode
     #: compiles again after dynamo's reset)? Shown as "MODE again".
     again: bool = False
+    #: Every timed run's latent ``torch.equal`` to the first's (same seed): False says the mode is
+    #: not deterministic from run to run (atomics, a reduction order that varies), so no
+    #: comparison of its output with another mode's can be bit-exact either.
+    repeatable: bool | None = None
+    #: ``--host-profile N``: one more denoise under cProfile, its N functions with the most own
+    #: Python time (where a host-bound mode's wall time goes beyond its kernels); JSON only.
+    host_top: list[dict] | None = None
+    #: Python function calls and their summed own time in that profiled denoise.
+    host_calls: int | None = None
+    host_python_s: float | None = None
     error: str | None = None
     runs_s: list[float] = field(default_factory=list)
 
@@ -133,6 +143,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: full on CUDA, 1 without)")
     p.add_argument("--json", default=None, help="write every row (and the environment) as JSON here")
     p.add_argument("--no-profile", action="store_true", help="skip the profiler run (no kernel time / busy)")
+    p.add_argument("--host-profile", type=int, default=0, metavar="N", help="also run one denoise per mode under cProfile and keep its N functions with the most own time in the JSON (host_top), and its function calls (host_calls): where a host-bound mode's time goes")
     p.add_argument("--warmup-cost", default=None, metavar="RESOLUTIONS:TEXT_BUCKETS", help="for each BCG mode in --modes, also time one BCG Apply warm-up of this whole plan on a fresh model (e.g. 512x512,1024x1024:128,256 = 2 sizes x 2 prompt lengths): compile + capture seconds and graphs captured")
     return p.parse_args(argv)
 
@@ -221,6 +232,27 @@ def kernel_seconds(model, family, res, steps, cfg, positive, negative) -> tuple[
             kernels.append({"name": evt.key[:160], "kind": kind, "calls": evt.count, "seconds": round(us / 1e6, 4)})
     top = sorted(kernels, key=lambda k: k["seconds"], reverse=True)[:TOP_KERNELS]
     return sum(split.values()), split, top
+
+
+def host_profile(model, family, res, steps, cfg, positive, negative, top: int) -> tuple[list[dict], int, float]:
+    """(the ``top`` functions by own time, function calls, summed own seconds) of one denoise
+    under cProfile: the Python side of a mode, which the kernel profile cannot see."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        timed_sample(model, family, res, steps, cfg, positive, negative)
+    finally:
+        profiler.disable()
+    stats = pstats.Stats(profiler)
+    functions = [
+        {"function": f"{os.path.basename(file)}:{line}({name})", "calls": calls, "tottime": round(tt, 4), "cumtime": round(ct, 4)}
+        for (file, line, name), (_, calls, tt, ct, _) in stats.stats.items()
+    ]
+    functions.sort(key=lambda f: f["tottime"], reverse=True)
+    return functions[:top], stats.total_calls, round(stats.total_tt, 4)
 
 
 def split_mode(mode: str) -> tuple[tuple[str, ...], str]:
@@ -517,10 +549,13 @@ def _measure_mode(row: Row, mode, model, args, res, positive, negative, cuda) ->
         torch.cuda.reset_peak_memory_stats()
     out = None
     clocks = ClockSampler(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid) if cuda else contextlib.nullcontext()
+    first = None
     with clocks:
         for _ in tqdm(range(max(1, args.repeats)), desc=f"{row.resolution} {mode_label(row)}", unit="run", file=sys.stderr):
             out, seconds = timed_sample(m, family, res, steps, cfg, positive, negative)
             row.runs_s.append(seconds)
+            first = out.clone() if first is None else first
+            row.repeatable = bool(torch.equal(out, first)) and row.repeatable is not False
     if cuda and clocks.reading is not None:
         row.sm_clock_mhz, row.power_w = round(clocks.reading.sm_clock_mhz), round(clocks.reading.power_w)
     row.denoise_s = statistics.median(row.runs_s)
@@ -530,6 +565,8 @@ def _measure_mode(row: Row, mode, model, args, res, positive, negative, cuda) ->
         if not args.no_profile:
             row.kernel_s, row.kernel_split, row.top_kernels = kernel_seconds(m, family, res, steps, cfg, positive, negative)
             row.busy = row.kernel_s / row.denoise_s
+    if args.host_profile > 0:
+        row.host_top, row.host_calls, row.host_python_s = host_profile(m, family, res, steps, cfg, positive, negative, args.host_profile)
     if session is not None and session.last_run:
         row.replayed = f"{session.last_run['replayed']}/{session.last_run['calls']}"
         row.eager_reasons = dict(session.last_run["eager"]) or None
@@ -565,6 +602,7 @@ def format_table(rows: list[Row]) -> str:
             lines.append([r.family, r.resolution, mode_label(r), "error: " + r.error[:60], "", "", "", "", "", "", "", ""])
             continue
         exact = "yes" if r.exact else (f"no ({r.max_abs_diff:.3g})" if r.exact is False else "-")
+        exact += ", varies" if r.repeatable is False else ""  # its own runs differ from each other
         lines.append([
             r.family, r.resolution, mode_label(r), f"{r.denoise_s:.3f}", f"{r.speedup:.2f}x" if r.speedup else "-",
             f"{r.kernel_s:.3f}" if r.kernel_s else "-", f"{r.busy:.2f}" if r.busy else "-",
@@ -599,6 +637,15 @@ def format_kernel_split(rows: list[Row]) -> str:
     return render_columns(lines)
 
 
+def format_host_profiles(rows: list[Row], top: int = 3) -> str:
+    """Per profiled row: its Python calls and own time in one denoise, and its costliest functions."""
+    lines = []
+    for r in (r for r in rows if r.host_top is not None):
+        costliest = ", ".join(f"{f['function']} {f['tottime']:.3f} s" for f in r.host_top[:top])
+        lines.append(f"{r.family} | {r.resolution} | {mode_label(r)} | {r.host_calls} calls, {r.host_python_s:.3f} s | {costliest}")
+    return "\n".join(lines)
+
+
 def format_warmup_costs(env: dict) -> list[str]:
     """One line per ``--warmup-cost`` measurement of a run's ``env``."""
     lines = []
@@ -627,6 +674,8 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(rows))  # noqa: T201
     if any(r.kernel_split for r in rows):
         print("\nGPU seconds per denoise by kernel kind\n" + format_kernel_split(rows))  # noqa: T201
+    if any(r.host_top is not None for r in rows):
+        print("\nPython side of one denoise (cProfile: calls, own seconds, costliest functions)\n" + format_host_profiles(rows))  # noqa: T201
     for line in format_warmup_costs(env):
         print(line)  # noqa: T201
     return 1 if any(r.error for r in rows) or any("error" in c for c in env.get("warmup_cost", [])) else 0

@@ -3,7 +3,7 @@
 import json
 import sys
 
-from .bench import Row, format_kernel_split, format_table, format_warmup_costs
+from .bench import Row, format_host_profiles, format_kernel_split, format_table, format_warmup_costs
 
 
 def model_label(family: str, env: dict) -> str:
@@ -28,6 +28,8 @@ def main(paths: list[str]) -> int:
     sys.stdout.write(format_table(rows) + "\n")
     if any(r.kernel_split for r in rows):
         sys.stdout.write("GPU seconds per denoise by kernel kind\n" + format_kernel_split(rows) + "\n")
+    if any(r.host_top is not None for r in rows):
+        sys.stdout.write("Python side of one denoise (cProfile)\n" + format_host_profiles(rows) + "\n")
     for line in (line for env in envs for line in format_warmup_costs(env)):
         sys.stdout.write(line + "\n")
     return 0

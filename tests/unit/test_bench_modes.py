@@ -128,3 +128,34 @@ def test_the_combined_table_names_each_run_s_weight_format(tmp_path, capsys):
     assert bench_table.main([str(tmp_path / "bf16.json"), str(tmp_path / "fp8.json")]) == 0
     models = [line.split("|")[0].strip() for line in capsys.readouterr().out.splitlines() if "512x512" in line]
     assert models == ["flux", "flux comfy_quant_fp8", "flux", "flux comfy_quant_fp8"], models
+
+
+def test_the_host_profile_names_the_functions_one_denoise_spent_its_python_time_in(monkeypatch):
+    from bcg_runtime import bench
+
+    def busy_host_work():
+        return sum(i * i for i in range(200_000))
+
+    def denoise(*args, **kwargs):
+        for _ in range(3):
+            busy_host_work()
+        return None, 0.0
+
+    monkeypatch.setattr(bench, "timed_sample", denoise)
+    top, calls, own_seconds = bench.host_profile(None, "flux", (64, 64), 1, 1.0, None, None, top=2)
+    assert len(top) == 2 and own_seconds > 0 and calls > 3
+    assert any(f["function"].endswith("(busy_host_work)") and f["calls"] == 3 for f in bench.host_profile(None, "flux", (64, 64), 1, 1.0, None, None, top=50)[0])
+    row = Row("flux", "512x512", "compile-inductor", 20, 1.0, again=True, host_top=top, host_calls=calls, host_python_s=own_seconds)
+    line = bench.format_host_profiles([row, Row("flux", "512x512", "eager", 20, 1.0)])
+    assert line.startswith(f"flux | 512x512 | compile-inductor again | {calls} calls, ") and top[0]["function"] in line
+    assert len(line.splitlines()) == 1  # a row without a host profile gets no line
+
+
+def test_a_mode_whose_own_runs_differ_says_so_in_the_exact_column():
+    rows = [
+        Row("flux", "512x512", "compile-inductor", 20, 1.0, denoise_s=0.9, exact=False, max_abs_diff=4.33, repeatable=False),
+        Row("flux", "512x512", "bcg-full", 20, 1.0, denoise_s=0.9, exact=True, repeatable=True),
+    ]
+    _, varies, steady = format_table(rows).splitlines()
+    assert [c.strip() for c in varies.split("|")][9] == "no (4.33), varies"
+    assert [c.strip() for c in steady.split("|")][9] == "yes"
