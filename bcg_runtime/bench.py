@@ -114,9 +114,9 @@ class Row:
     #: The mode's second listing in ``--modes``: does the tool reproduce itself (a compile mode
     #: compiles again after dynamo's reset)? Shown as "MODE again".
     again: bool = False
-    #: Every timed run's latent ``torch.equal`` to the first's (same seed): False says the mode is
-    #: not deterministic from run to run (atomics, a reduction order that varies), so no
-    #: comparison of its output with another mode's can be bit-exact either.
+    #: Every timed run's latent ``torch.equal`` to the first's (same seed; None with one timed run):
+    #: False says the mode is not deterministic from run to run (atomics, a reduction order that
+    #: varies), so no comparison of its output with another mode's can be bit-exact either.
     repeatable: bool | None = None
     #: ``--host-profile N``: one more denoise under cProfile, its N functions with the most own
     #: Python time (where a host-bound mode's wall time goes beyond its kernels); JSON only.
@@ -549,13 +549,16 @@ def _measure_mode(row: Row, mode, model, args, res, positive, negative, cuda) ->
         torch.cuda.reset_peak_memory_stats()
     out = None
     clocks = ClockSampler(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid) if cuda else contextlib.nullcontext()
-    first = None
+    first, same_as_first = None, []
     with clocks:
         for _ in tqdm(range(max(1, args.repeats)), desc=f"{row.resolution} {mode_label(row)}", unit="run", file=sys.stderr):
             out, seconds = timed_sample(m, family, res, steps, cfg, positive, negative)
             row.runs_s.append(seconds)
-            first = out.clone() if first is None else first
-            row.repeatable = bool(torch.equal(out, first)) and row.repeatable is not False
+            if first is None:
+                first = out.clone()
+            else:
+                same_as_first.append(bool(torch.equal(out, first)))
+    row.repeatable = all(same_as_first) if same_as_first else None  # one run proves nothing
     if cuda and clocks.reading is not None:
         row.sm_clock_mhz, row.power_w = round(clocks.reading.sm_clock_mhz), round(clocks.reading.power_w)
     row.denoise_s = statistics.median(row.runs_s)
