@@ -6,11 +6,13 @@
 - :mod:`.trees`    argument/output trees: keys, static buffers, clones, bridge copies
 - :mod:`.backends` CUDA graphs; :mod:`.cpu_graph` the CPU stand-in used by the unit tests
 - :mod:`.stats`    counters a UI can show
+- :mod:`.reasons`  why a call ran eager, as a value (kind + text)
 """
 
 from .breaks import breakable, graph_break, is_capturing
 from .graph import BreakableGraph, BreakRecord, SegmentLimitExceeded
-from .runner import CaptureResult, CaptureStatus, GraphRunner, RunnerLimits, one_line
+from .reasons import Reason
+from .runner import EXACT, CaptureResult, CaptureStatus, CaptureStrategy, Decision, GraphRunner, RunnerLimits, one_line
 from .stats import RunnerStats, summarize_run
 
 __all__ = [
@@ -18,8 +20,12 @@ __all__ = [
     "BreakableGraph",
     "CaptureResult",
     "CaptureStatus",
+    "CaptureStrategy",
+    "Decision",
+    "EXACT",
     "GraphRunner",
     "RunnerLimits",
+    "Reason",
     "RunnerStats",
     "SegmentLimitExceeded",
     "breakable",

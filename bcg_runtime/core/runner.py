@@ -37,9 +37,17 @@ Serving contract. An entry serves a call only when both hold:
 Tensors of one call must all sit on one device: a 0-dim CPU tensor passed to a CUDA kernel is read
 as a host scalar at capture and frozen into the graph, so a call that mixes devices runs eager.
 
-Failure is safe. A capture that raises blocks its key (eager from then on, with the error as the
-reason), except for transient failures (out of memory, and the caller's ``abort_errors`` such as a
-user's Cancel, which propagate) which the next :meth:`GraphRunner.begin_warmup` retries; a replay
+Decisions. :meth:`GraphRunner.decide` is the one place a call's fate is chosen: serve a proven
+entry, capture now, or eager with a :class:`~bcg_runtime.core.reasons.Reason`; ``__call__``
+carries it out. How a capture runs and what makes it acceptable is the caller's
+:class:`CaptureStrategy`, passed per call (the exact modes: :data:`EXACT`).
+
+Failure is safe. Anything raised inside a capture or its proof (out of memory, a Cancel, an op
+that cannot be captured) resets the unproven graph and releases every pool no stored entry uses
+before it goes on; nothing unproven is left to serve or to be captured into. An error then blocks
+its key (eager from then on, with the error as the reason), except for transient failures (out
+of memory, retried after the next :meth:`GraphRunner.begin_warmup`, and the caller's
+``abort_errors`` such as a user's Cancel, which propagate); a replay
 that raises drops the entry, blocks the key and reruns the call eagerly; limits on entries,
 segments and pool memory stop capturing, never correctness; with ``RunnerLimits.evict_lru`` they
 evict the least recently used entries instead (counted in ``stats.evictions``), so a stream of new
@@ -60,7 +68,9 @@ import torch
 
 from .backends import GraphBackend, backend_for
 from .graph import BreakableGraph
+from . import reasons
 from .host_copies import HostCopyStaging
+from .reasons import Reason
 from .stats import EntryStats, RunnerStats
 from .trees import (
     MixedDevices,
@@ -80,11 +90,14 @@ NOT_CAPTURED = "not captured"
 #: Reason prefix of the call that captured its signature on first sight (it returns the eager output).
 FIRST_CALL = "first call, captured"
 #: Reason of a first-sight call left eager because the calls left would not repay a capture.
-NOT_WORTH_IT = "not captured yet: the calls left would not repay a capture (captured once the shape recurs enough to repay one)"
+NOT_WORTH_IT = Reason(
+    reasons.NOT_WORTH_IT,
+    "not captured yet: the calls left would not repay a capture (captured once the shape recurs enough to repay one)",
+)
 #: Signatures whose capture was put off are remembered up to this many (oldest forgotten first).
 MAX_DEFERRED = 4096
 #: Reason of an eager call whose entry was dropped because its ``state`` no longer matches.
-STALE = "graph dropped: what it reads by address changed since capture (weights, buffers or object patches)"
+STALE = Reason(reasons.STALE, "graph dropped: what it reads changed since capture (the model's fingerprint differs)")
 
 
 @dataclass(frozen=True)
@@ -113,6 +126,40 @@ class CallKey(NamedTuple):
     structure: Hashable
     opaque: tuple[str, ...]
     extra: Hashable
+
+
+#: The three things :meth:`GraphRunner.decide` can say about a call.
+SERVE, CAPTURE, EAGER = "serve", "capture", "eager"
+
+
+@dataclass
+class Decision:
+    """The runner's decision for one call: ``action`` is :data:`SERVE` (``entry`` replays),
+    :data:`CAPTURE` (capture and prove now, answer with eager) or :data:`EAGER` (``reason``)."""
+
+    action: str
+    call: "_Call | None" = None
+    entry: "_Entry | None" = None
+    reason: Reason | str | None = None
+
+
+@dataclass(frozen=True)
+class CaptureStrategy:
+    """How a mode captures and accepts a graph, given to the runner per call (never switched on
+    and off inside it).
+
+    ``capture_forward(fn)``: the callable the capture runs (its warm-up runs, the capture itself and
+    the proof's eager run); the proof holds the replay bit-equal to it. ``accept(captured, fn)``:
+    for a mode whose captured forward differs from ``fn`` by design (fast: compiled kernels), the
+    owner's own judgement of the proven output against ``fn`` run plainly on the live call; None
+    or the reason to refuse. The exact modes use :data:`EXACT`: capture ``fn`` itself, no ``accept``
+    (bit-equality to ``fn`` is the whole test)."""
+
+    capture_forward: Callable[[Callable], Callable] = staticmethod(lambda fn: fn)
+    accept: Callable[[Any, Any], "str | None"] | None = None
+
+
+EXACT = CaptureStrategy()
 
 
 class CaptureStatus(enum.Enum):
@@ -201,14 +248,47 @@ class GraphRunner:
         self._captured_on: set[torch.device] = set()
         #: Signatures put off: (calls left when last seen, runs seen in).
         self._deferred: dict[CallKey, tuple[int, int]] = {}
-        self._capturing = False
-        #: The owner's own check of a proven entry before it serves: ``accept(captured_output,
-        #: plain_output)`` returns None or the reason to refuse it. The plain output is the
-        #: callable run with :attr:`capturing` False (mode fast: the uncompiled forward), so a
-        #: callable that differs from itself under capture by design is still held to a bound.
-        self.accept: Callable[[Any, Any], str | None] | None = None
 
     # ------------------------------------------------------------------ dispatch
+    def decide(
+        self,
+        args: tuple = (),
+        kwargs: dict | None = None,
+        *,
+        key_extra: Hashable = (),
+        opaque: Iterable[str] = (),
+        label: str | None = None,
+        state: Any = None,
+        capture_miss: bool = False,
+        calls_left: int | None = None,
+    ) -> Decision:
+        """What to do with this call: :data:`SERVE` its proven entry, :data:`CAPTURE` it now, or
+        run it :data:`EAGER` with the reason. The one place the runner decides; :meth:`__call__`
+        carries the decision out. An entry bound to another ``state`` is dropped here."""
+        if self._disabled is not None:
+            return Decision(EAGER, reason=Reason(reasons.DISABLED, f"disabled: {self._disabled}"))
+        try:
+            call = self._key(args, kwargs or {}, key_extra, opaque, label)
+        except MixedDevices as e:
+            return Decision(EAGER, reason=Reason(reasons.LIMIT, str(e)))
+        except UnkeyableArgument as e:
+            return Decision(EAGER, reason=Reason(reasons.OPTIONS, f"unkeyable argument {e.path}"))
+        entry = self._entries.get(call.key)
+        if entry is not None and entry.state != state:
+            self._drop(call.key)
+            log.warning("[BCG] %s: %s: %s", self.name, call.label, STALE)
+            if not capture_miss:
+                return Decision(EAGER, call, reason=STALE)
+            entry = None
+        if entry is not None:
+            return Decision(SERVE, call, entry)
+        reason = self._blocked.get(call.key) or self._retry.get(call.key)
+        if capture_miss and reason is None:
+            if self._put_off(call, calls_left):
+                return Decision(EAGER, call, reason=NOT_WORTH_IT)
+            return Decision(CAPTURE, call)
+        return Decision(EAGER, call, reason=reason or Reason(reasons.NOT_CAPTURED, f"{NOT_CAPTURED}: {call.label}"))
+
     def __call__(
         self,
         fn: Callable,
@@ -222,6 +302,7 @@ class GraphRunner:
         verify: bool = False,
         capture_miss: bool = False,
         calls_left: int | None = None,
+        strategy: "CaptureStrategy | None" = None,
     ) -> Any:
         """Replay the captured entry for this call, or run ``fn`` eagerly and count the reason.
 
@@ -229,34 +310,22 @@ class GraphRunner:
         captured under). ``verify``: also run the call eagerly and compare; an entry whose replay
         differs is dropped and blocked, and the eager output is returned. ``capture_miss``: a
         call with no entry (and no block) is captured and proven now, and gets the eager output.
+        ``strategy``: how a capture of this call runs and is accepted (:class:`CaptureStrategy`).
         """
         kwargs = kwargs or {}
-        if self._disabled is not None:
-            return self.run_eager(fn, args, kwargs, f"disabled: {self._disabled}")
+        decision = self.decide(
+            args, kwargs, key_extra=key_extra, opaque=opaque, label=label, state=state,
+            capture_miss=capture_miss, calls_left=calls_left,
+        )  # fmt: skip
+        if decision.action is EAGER:
+            return self.run_eager(fn, args, kwargs, decision.reason)
+        call = decision.call
+        if decision.action is CAPTURE:
+            return self._capture_on_sight(fn, args, kwargs, call, key_extra, opaque, state, strategy)
         try:
-            call = self._key(args, kwargs, key_extra, opaque, label)
-        except MixedDevices as e:
-            return self.run_eager(fn, args, kwargs, str(e))
-        except UnkeyableArgument as e:
-            return self.run_eager(fn, args, kwargs, f"unkeyable argument {e.path}")
-        entry = self._entries.get(call.key)
-        if entry is not None and entry.state != state:
-            self._drop(call.key)
-            log.warning("[BCG] %s: %s: %s", self.name, call.label, STALE)
-            if not capture_miss:
-                return self.run_eager(fn, args, kwargs, STALE)
-            entry = None
-        if entry is None:
-            reason = self._blocked.get(call.key) or self._retry.get(call.key)
-            if capture_miss and reason is None:
-                if self._put_off(call, calls_left):
-                    return self.run_eager(fn, args, kwargs, NOT_WORTH_IT)
-                return self._capture_on_sight(fn, args, kwargs, call, key_extra, opaque, state)
-            return self.run_eager(fn, args, kwargs, reason or f"{NOT_CAPTURED}: {call.label}")
-        try:
-            out = clone_tree(self._replay(entry, call.leaves))
+            out = clone_tree(self._replay(decision.entry, call.leaves))
         except Exception as e:  # a poisoned entry must never be replayed again
-            reason = self._reject(call, f"replay failed: {one_line(e)}")
+            reason = self._reject(call, Reason(reasons.CAPTURE_FAILED, f"replay failed: {one_line(e)}"))
             return self.run_eager(fn, args, kwargs, reason)
         if verify:
             truth = fn(*args, **kwargs)
@@ -266,7 +335,7 @@ class GraphRunner:
             if not exact:
                 self.stats.record_miss(self._reject(call, not_exact_reason(diff)))
                 return truth
-        entry.stats.hits += 1
+        decision.entry.stats.hits += 1
         self.stats.hits += 1
         self._entries[call.key] = self._entries.pop(call.key)  # most recently used last (evict_lru)
         return out
@@ -294,13 +363,13 @@ class GraphRunner:
         self._deferred[call.key] = (calls_left, runs)
         return True
 
-    def _capture_on_sight(self, fn, args, kwargs, call: _Call, key_extra, opaque, state) -> Any:
+    def _capture_on_sight(self, fn, args, kwargs, call: _Call, key_extra, opaque, state, strategy) -> Any:
         """Capture and prove the signature of a live call; count the call and return eager's output."""
-        result = self.capture(fn, args, kwargs, key_extra=key_extra, opaque=opaque, label=call.label, state=state)
+        result = self.capture(fn, args, kwargs, key_extra=key_extra, opaque=opaque, label=call.label, state=state, strategy=strategy)
         if result.status is CaptureStatus.CAPTURED:
-            reason = f"{FIRST_CALL}: {call.label}"
+            reason = Reason(reasons.FIRST_CALL, f"{FIRST_CALL}: {call.label}")
         else:
-            reason = result.reason or f"{NOT_CAPTURED}: {call.label}"
+            reason = result.reason or Reason(reasons.NOT_CAPTURED, f"{NOT_CAPTURED}: {call.label}")
         if result.output is None:  # the capture was skipped before anything ran
             return self.run_eager(fn, args, kwargs, reason)
         self.stats.record_miss(reason)
@@ -351,6 +420,7 @@ class GraphRunner:
         opaque: Iterable[str] = (),
         label: str | None = None,
         state: Any = None,
+        strategy: CaptureStrategy | None = None,
     ) -> CaptureResult:
         """Capture ``fn`` for the signature of these arguments and prove it (idempotent).
 
@@ -358,22 +428,12 @@ class GraphRunner:
         a capture) and one capture on static copies of the tensor
         arguments, then the proof (module docstring): the eager output of the live call is
         ``result.output`` whenever ``fn`` ran, so the caller need not run it again. An entry
-        captured under another ``state`` is dropped and captured again. :attr:`capturing` is
-        True throughout (warm-up runs and proof included).
+        captured under another ``state`` is dropped and captured again. ``strategy`` (default
+        :data:`EXACT`): what the capture runs and how a proven entry is accepted.
         """
-        self._capturing = True
-        try:
-            return self._capture(fn, args, kwargs or {}, key_extra, opaque, label, state)
-        finally:
-            self._capturing = False
+        return self._capture(fn, args, kwargs or {}, key_extra, opaque, label, state, strategy or EXACT)
 
-    @property
-    def capturing(self) -> bool:
-        """Whether a call of ``fn`` now is part of a capture (a callable that runs differently
-        there, e.g. compiled code only under capture, asks this)."""
-        return self._capturing
-
-    def _capture(self, fn, args, kwargs, key_extra, opaque, label, state) -> CaptureResult:
+    def _capture(self, fn, args, kwargs, key_extra, opaque, label, state, strategy: CaptureStrategy) -> CaptureResult:
         try:
             call = self._key(args, kwargs, key_extra, opaque, label)
         except MixedDevices as e:
@@ -391,7 +451,21 @@ class GraphRunner:
         skip = self._capture_refusal(call)
         if skip is not None:
             return CaptureResult(CaptureStatus.SKIPPED, call.label, skip)
+        try:
+            return self._capture_entry(call, fn, args, kwargs, state, strategy)
+        except BaseException as e:
+            # Whatever raised (out of memory, a Cancel, an op that cannot be captured), the failed
+            # graph was reset and its pool released on the way out of _capture_entry.
+            if isinstance(e, self.abort_errors) or not isinstance(e, Exception):
+                raise  # a Cancel: nothing is blocked, the next warm-up tries this shape again
+            reason = self._capture_failed(call, e)
+        # Outside the except block, so the error's traceback (which holds the failed capture's
+        # frames, its pool among them) is gone before the eager fallback allocates.
+        self._return_cached_memory(call.device)
+        return CaptureResult(CaptureStatus.FAILED, call.label, reason, output=fn(*args, **kwargs))
 
+    def _capture_entry(self, call: _Call, fn, args, kwargs, state, strategy: CaptureStrategy):
+        capture_fn = strategy.capture_forward(fn)
         backend = self._backend(call.device)
         pool = self._pools.get(call.device)
         if pool is None:
@@ -411,20 +485,19 @@ class GraphRunner:
                 with backend.capture_stream(call.device):
                     for run in range(runs):
                         with staging.recording() if staging and run == runs - 1 else contextlib.nullcontext():
-                            fn(*s_args, **s_kwargs)
+                            capture_fn(*s_args, **s_kwargs)
                 backend.synchronize(call.device)
                 with staging.replaying() if staging else contextlib.nullcontext():
-                    output = graph.capture(fn, s_args, s_kwargs)
+                    output = graph.capture(capture_fn, s_args, s_kwargs)
                 backend.synchronize(call.device)
-        except BaseException as e:
-            graph.reset()
+        except BaseException:
             # A pool whose capture failed midway stays marked as recording inside the caching
-            # allocator (torch 2.11 and 2.14: "beginAllocateToPool: already recording"), so later
-            # shapes start a fresh pool; entries captured before keep theirs alive.
+            # allocator (torch 2.11 and 2.14: "beginAllocateToPool: already recording"), so it is
+            # never captured into again: later shapes start a fresh pool; entries captured before
+            # keep theirs alive.
             self._pools.pop(call.device, None)
-            if isinstance(e, self.abort_errors) or not isinstance(e, Exception):
-                raise  # a Cancel: nothing is blocked, the next warm-up tries this shape again
-            return self._capture_failed(call, e, fn, args, kwargs)
+            graph.reset()
+            raise
         seconds = time.perf_counter() - start
 
         static_bytes = tensor_bytes(static_leaves) + graph.bridge_bytes  # device bytes (host_buffers are pinned host memory)
@@ -437,9 +510,16 @@ class GraphRunner:
             static_bytes=static_bytes,
         )
         entry = _Entry(graph, static_leaves, output, entry_stats, state, staging.buffers if staging else [])
-        result = self._prove(entry, call, fn, args, kwargs)
-        if result.status is CaptureStatus.CAPTURED and self.accept is not None:
-            result = self._owner_check(call, result, fn, args, kwargs)
+        try:
+            result = self._prove(entry, call, capture_fn, args, kwargs)
+            if result.status is CaptureStatus.CAPTURED and strategy.accept is not None:
+                result = self._owner_check(call, result, strategy.accept, fn, args, kwargs)
+        except BaseException:
+            # Out of memory or a Cancel in the proof (its eager run needs a forward's activations
+            # beside the new pool): the unproven graph and its pool go before the error does.
+            graph.reset()
+            self._release_unused_pools()
+            raise
         if result.status is not CaptureStatus.CAPTURED:
             graph.reset()  # never stored: nothing unproven can serve
             self._release_unused_pools()
@@ -475,7 +555,7 @@ class GraphRunner:
             replay_s = time.perf_counter() - start - eager_s
             exact, diff = outputs_equal(replayed, truth)
         except Exception as e:
-            reason = self._reject(call, f"replay failed: {one_line(e)}")
+            reason = self._reject(call, Reason(reasons.CAPTURE_FAILED, f"replay failed: {one_line(e)}"))
             return CaptureResult(CaptureStatus.FAILED, call.label, reason, output=truth)
         if call.device in self._captured_on:  # a device's first capture carries lazy init: not a cost sample
             self.stats.costs.record(entry.stats.capture_seconds, eager_s, replay_s)
@@ -484,33 +564,34 @@ class GraphRunner:
             return CaptureResult(CaptureStatus.NOT_EXACT, call.label, reason, output=truth, exact=False, max_abs_diff=diff)
         return CaptureResult(CaptureStatus.CAPTURED, call.label, entry=entry.stats, output=truth, exact=True, max_abs_diff=0.0)
 
-    def _owner_check(self, call: _Call, result: CaptureResult, fn: Callable, args: tuple, kwargs: dict) -> CaptureResult:
-        """:attr:`accept` on a proven entry, with ``fn`` run outside the capture for the plain output."""
-        self._capturing = False
+    def _owner_check(self, call: _Call, result: CaptureResult, accept: Callable, fn: Callable, args: tuple, kwargs: dict) -> CaptureResult:
+        """The strategy's ``accept`` on a proven entry, against ``fn`` run plainly on the live call."""
+        plain = fn(*args, **kwargs)
         try:
-            plain = fn(*args, **kwargs)
-        finally:
-            self._capturing = True
-        try:
-            refusal = self.accept(result.output, plain)
+            refusal = accept(result.output, plain)
         except Exception as e:  # a check that cannot judge this output does not let it serve
             refusal = f"check failed: {one_line(e)}"
         if refusal is None:
             return result
-        return CaptureResult(CaptureStatus.FAILED, call.label, self._reject(call, refusal), output=plain)
+        return CaptureResult(CaptureStatus.FAILED, call.label, self._reject(call, Reason(reasons.NOT_EXACT, refusal)), output=plain)
 
-    def _capture_failed(self, call: _Call, error: Exception, fn: Callable, args: tuple, kwargs: dict) -> CaptureResult:
-        """Record why a capture failed and run the call eagerly for the caller."""
+    def _capture_failed(self, call: _Call, error: Exception) -> Reason:
+        """Record why a capture failed; returns the reason the call runs eager under."""
         self.stats.capture_failures += 1
         if isinstance(error, torch.OutOfMemoryError):
             # Memory is a passing condition: stop capturing for now, retry at the next warm-up.
-            reason = "capture failed: out of memory (retried at the next warm-up)"
+            reason = Reason(reasons.CAPTURE_FAILED, "capture failed: out of memory (retried at the next warm-up)")
             self._capture_stopped = "out of memory during capture"
             self._retry[call.key] = reason
         else:
-            reason = self._blocked[call.key] = f"capture failed: {one_line(error)}"
+            reason = self._blocked[call.key] = Reason(reasons.CAPTURE_FAILED, f"capture failed: {one_line(error)}")
         log.warning("[BCG] %s: %s for %s; this shape runs eager", self.name, reason, call.label)
-        return CaptureResult(CaptureStatus.FAILED, call.label, reason, output=fn(*args, **kwargs))
+        return reason
+
+    @staticmethod
+    def _return_cached_memory(device: torch.device | None) -> None:
+        if device is not None and device.type == "cuda":
+            torch.cuda.empty_cache()
 
     def _make_room(self) -> None:
         """Evict least recently used entries until one more fits under ``max_entries`` and the budget.
@@ -550,21 +631,21 @@ class GraphRunner:
 
     def _capture_refusal(self, call: _Call) -> str | None:
         if self._disabled is not None:
-            return f"disabled: {self._disabled}"
+            return Reason(reasons.DISABLED, f"disabled: {self._disabled}")
         if call.key in self._blocked:
             return self._blocked[call.key]
         if call.key in self._retry:
             return self._retry[call.key]
         if self._capture_stopped is not None:
-            return f"capturing stopped: {self._capture_stopped}"
+            return Reason(reasons.LIMIT, f"capturing stopped: {self._capture_stopped}")
         if call.device is None or self._backend(call.device) is None:
             where = call.device.type if call.device is not None else "no tensor inputs"
-            return f"not capturable: inputs on {where}, CUDA graphs need CUDA tensors"
+            return Reason(reasons.DISABLED, f"not capturable: inputs on {where}, CUDA graphs need CUDA tensors")
         if len(self._entries) >= self.limits.max_entries:
-            return f"entry limit reached ({self.limits.max_entries} captured shapes)"
+            return Reason(reasons.LIMIT, f"entry limit reached ({self.limits.max_entries} captured shapes)")
         budget = self.limits.memory_budget_bytes
         if budget is not None and self.memory_bytes >= budget:
-            return f"memory budget reached ({self.memory_bytes / 2**20:.0f} of {budget / 2**20:.0f} MiB in graphs)"
+            return Reason(reasons.LIMIT, f"memory budget reached ({self.memory_bytes / 2**20:.0f} of {budget / 2**20:.0f} MiB in graphs)")
         return None
 
     # ------------------------------------------------------------------ state
@@ -737,8 +818,8 @@ def _describe(key: CallKey) -> str:
     return " ".join(specs) + (f" {key.extra}" if key.extra else "")
 
 
-def not_exact_reason(diff: float) -> str:
-    return f"replay not exact (max abs diff {diff:g})"
+def not_exact_reason(diff: float) -> Reason:
+    return Reason(reasons.NOT_EXACT, f"replay not exact (max abs diff {diff:g})")
 
 
 def one_line(e: BaseException) -> str:

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from bcg_runtime.core import CaptureStatus, graph_break
+from bcg_runtime.core import CaptureStatus, CaptureStrategy, graph_break
 
 
 class TinyDiT(torch.nn.Module):
@@ -202,14 +202,19 @@ def test_capture_failure_blocks_only_that_signature(device, make_runner):
     assert n == 1 and reason == bad.reason
 
 
-def test_the_owner_s_accept_check_sees_the_plain_output_and_can_refuse_a_proven_entry(device, make_runner):
-    """``accept(captured, plain)``: the plain output comes from the callable run with ``capturing``
-    False (mode fast's uncompiled forward); a refusal drops the proven entry, blocks its key with
-    the reason, and the caller gets the plain output."""
+def test_a_strategy_captures_its_own_forward_and_its_accept_judges_it_against_the_plain_one(device, make_runner):
+    """``CaptureStrategy(capture_forward, accept)``: the capture, its warm-up runs and the proof run
+    ``capture_forward(fn)`` (mode fast's compiled forward), the replay is proven bit-equal to it,
+    and ``accept(captured, plain)`` sees ``fn`` itself run on the live call. A refusal drops the
+    proven entry, blocks its key with the reason, and the caller gets the plain output; calls that
+    do not replay run ``fn``."""
     runner = make_runner()
 
-    def fn(x):  # differs from itself under capture, as mode fast's compiled forward does
-        return x * (3 if runner.capturing else 2)
+    def fn(x):
+        return x * 2
+
+    def compiled(f):
+        return lambda x: f(x) * 1.5  # differs from fn by design, as fused kernels round otherwise
 
     seen = []
 
@@ -217,14 +222,14 @@ def test_the_owner_s_accept_check_sees_the_plain_output_and_can_refuse_a_proven_
         seen.append((captured.clone(), plain.clone()))
         return "too far from plain" if captured.shape[0] == 3 else None
 
-    runner.accept = accept
+    strategy = CaptureStrategy(capture_forward=compiled, accept=accept)
     with torch.inference_mode():
-        refused = runner.capture(fn, (torch.ones(3, device=device),))
-        kept = runner.capture(fn, (torch.ones(4, device=device),))
+        refused = runner.capture(fn, (torch.ones(3, device=device),), strategy=strategy)
+        kept = runner.capture(fn, (torch.ones(4, device=device),), strategy=strategy)
         assert refused.status is CaptureStatus.FAILED and refused.reason == "too far from plain"
         assert torch.equal(refused.output, torch.full((3,), 2.0, device=device))  # the plain forward's
         assert [(c.tolist(), p.tolist()) for c, p in seen] == [([3.0] * 3, [2.0] * 3), ([3.0] * 4, [2.0] * 4)]
-        assert kept.status is CaptureStatus.CAPTURED and runner.capturing is False
+        assert kept.status is CaptureStatus.CAPTURED
         x3, x4 = torch.arange(3.0, device=device), torch.arange(4.0, device=device)
         assert torch.equal(runner(fn, (x3,)), x3 * 2)  # refused: plain, counted with the reason
         assert torch.equal(runner(fn, (x4,)), x4 * 3)  # the captured (compiled) graph serves
@@ -234,10 +239,60 @@ def test_the_owner_s_accept_check_sees_the_plain_output_and_can_refuse_a_proven_
     def broken_check(captured, plain):
         raise ValueError("cannot compare")
 
-    runner.accept = broken_check  # a check that raises refuses, it does not fail the caller's call
-    with torch.inference_mode():
-        result = runner.capture(fn, (torch.ones(5, device=device),))
+    with torch.inference_mode():  # a check that raises refuses, it does not fail the caller's call
+        result = runner.capture(fn, (torch.ones(5, device=device),), strategy=CaptureStrategy(compiled, broken_check))
     assert result.status is CaptureStatus.FAILED and result.reason == "check failed: ValueError: cannot compare"
+
+
+class _Cancelled(Exception):
+    """Stands for ComfyUI's InterruptProcessingException (the runner's ``abort_errors``)."""
+
+
+def _raising_on_call(n: int, error: BaseException):
+    """``x * 2 + 1`` that raises ``error`` on its ``n``-th call only (1-based)."""
+    calls = {"n": 0}
+
+    def fn(x):
+        calls["n"] += 1
+        if calls["n"] == n:
+            raise error
+        return x * 2 + 1
+
+    return fn, calls
+
+
+@pytest.mark.parametrize("where", ["proof", "capture"])
+def test_out_of_memory_in_capture_or_proof_leaves_no_pool_and_answers_eager(device, make_runner, where):
+    """Issue 26 (3): an OOM right after a capture (the proof's eager run needs a forward's
+    activations beside the new pool) or inside it: the call still gets its eager output, no entry
+    and no pool is left, and the shape is captured at the next warm-up."""
+    runner = make_runner(warmup_runs=1)
+    # calls: 1 warm-up run, 2 the capture, 3 the proof's eager run (on CPU the stand-in records it)
+    fn, calls = _raising_on_call(3 if where == "proof" else 2, torch.OutOfMemoryError("CUDA out of memory (test)"))
+    x = torch.arange(4.0, device=device)
+    with torch.inference_mode():
+        out = runner(fn, (x,), capture_miss=True)
+        assert torch.equal(out, x * 2 + 1)
+        assert not runner.entries() and not runner._pools, runner._pools
+        assert "out of memory" in next(iter(runner.stats.misses))
+        runner.begin_warmup()
+        assert runner.capture(fn, (x,)).status is CaptureStatus.CAPTURED
+        assert torch.equal(runner(fn, (x + 1,)), (x + 1) * 2 + 1) and runner.stats.hits == 1
+
+
+def test_cancel_during_the_proof_leaves_no_pool_nothing_blocked_and_the_shape_retries(device, make_runner):
+    """Issue 26 (4): a Cancel inside the proof propagates (ComfyUI expects it) after the unproven
+    graph and its pool are gone; the key is not blocked, and the next capture of the shape works."""
+    runner = make_runner(warmup_runs=1)
+    runner.abort_errors = (_Cancelled,)
+    fn, _ = _raising_on_call(3, _Cancelled())
+    x = torch.arange(4.0, device=device)
+    with torch.inference_mode():
+        with pytest.raises(_Cancelled):
+            runner.capture(fn, (x,))
+        assert not runner.entries() and not runner._pools and not runner.blocked()
+        assert runner.capture(fn, (x,)).status is CaptureStatus.CAPTURED
+        assert torch.equal(runner(fn, (x + 1,)), (x + 1) * 2 + 1)
 
 
 def test_replay_failure_drops_the_entry_and_reruns_eager(device, make_runner):

@@ -1,0 +1,316 @@
+"""The fingerprint of a model: everything its DiT forward can read besides its arguments.
+
+A graph replays the kernels of one forward with the addresses and Python values it saw at
+capture. It gives eager's answer only while everything that forward reads besides its arguments
+is what it was captured with. :func:`take` gathers all of it for a ModelPatcher, in four kinds:
+
+* **read by address** (a replay reads the memory, so the values may change in place, which is how
+  ComfyUI's in-place LoRA patching works): every parameter, buffer and plain tensor attribute of
+  every submodule of the DiT, and the tensors of a bypass-LoRA adapter;
+* **frozen at capture** (a replay cannot see a new value): every other instance attribute of every
+  submodule (numbers, strings, flags, tuples by value; functions and objects by identity, held
+  alive so an id is never reused), the object patches on the DiT, the attention functions bound in
+  ComfyUI's model modules, torch's math flags (TF32, reduced-precision reductions, SDPA backends,
+  deterministic algorithms), the CUDA allocator and the device;
+* **classified and left out, each with the reason** (:data:`OUTSIDE_THE_FORWARD`): ``model_options``
+  entries that act on the DiT's arguments or outputs between calls, never inside the forward
+  (CFG functions, wrappers, callbacks), object patches on the model around the DiT
+  (``model_sampling``), weight patches (applied into the weights before the run: read by address);
+* **unclassified**: a forward override that is not an object patch nor a bypass-LoRA hook, a
+  forward hook or pre-hook on any submodule or globally, a comfy.ops ``weight_function`` /
+  ``bias_function``, a parametrization, an active torch function or dispatch mode, ComfyUI hook
+  patches (they patch weights between calls), or a ``model_options`` entry nobody listed. Any of
+  these makes :attr:`Fingerprint.refusal` a reason that names it, and the call runs eager: BCG does
+  not guess what code it does not know does.
+
+Two fingerprints are equal when every part is; a graph serves only a call whose fingerprint equals
+its capture's. The whole walk runs at each sampling run's start; within a run each call compares a
+cheap token of the modules' instance dictionaries (:func:`modules_token`: sizes, forward overrides,
+hooks) and takes the whole fingerprint again only when that token changed.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Hashable, Iterable
+
+import torch
+
+from ..core.reasons import UNCLASSIFIED, Reason
+
+#: ``model_options`` entries that never run inside the DiT forward, with why (ComfyUI 0.8.0-0.33.0).
+OUTSIDE_THE_FORWARD = {
+    "transformer_options": "the DiT's own argument: classified per call (options.py)",
+    "sampler_cfg_function": "combines the DiT's outputs after the calls",
+    "sampler_post_cfg_function": "combines the DiT's outputs after the calls",
+    "sampler_pre_cfg_function": "combines the DiT's outputs after the calls",
+    "sampler_calc_cond_batch_function": "builds and combines calls: each call it makes is keyed",
+    "disable_cfg1_optimization": "decides whether the uncond call is made: each call is keyed",
+    "denoise_mask_function": "edits the latent between steps",
+    "model_function_wrapper": "wraps apply_model: the DiT call it makes is keyed",
+    "context_handler": "splits the latent into windows: each window's call is keyed",
+    "to_load_options": "how ComfyUI loads the model: the weights it loads are in the fingerprint",
+    "multigpu_clones": "multi-GPU split: calls on other devices or threads run eager (checked per call)",
+    "multigpu_thread_pool": "multi-GPU split: calls on other devices or threads run eager (checked per call)",
+    "multigpu_options": "multi-GPU split: calls on other devices or threads run eager (checked per call)",
+    "ignore_multigpu": "multi-GPU split setting",
+    "torch_compile_kwargs": "TorchCompileModel: BCG steps aside for compiled runs (guards.compile_refusal)",
+    "registered_hooks": "ComfyUI hooks: refused when any is registered (they patch weights between calls)",
+}
+
+#: Object-patch names on the BaseModel that the DiT forward never reads.
+OBJECT_PATCHES_AROUND_THE_DIT = ("model_sampling", "latent_format")
+
+
+def _is_bypass_hook_forward(fn: Any) -> bool:
+    """A forward that ComfyUI's bypass LoRA (``comfy/weight_adapter/bypass.py``) injected."""
+    owner = getattr(fn, "__self__", None)
+    return type(owner).__name__ == "BypassForwardHook" and type(owner).__module__.startswith("comfy.")
+
+
+class Fingerprint:
+    """The state of one model's DiT for graphs (see the module docstring). ``parts`` maps a part's
+    name to its hashable value; ``keep`` holds every object identified by id; ``refusal`` is the
+    reason the model cannot be served at all, or None."""
+
+    __slots__ = ("parts", "keep", "refusal", "_hash")
+
+    def __init__(self, parts: dict[str, Hashable], keep: list, refusal: Reason | None):
+        self.parts = parts
+        self.keep = keep
+        self.refusal = refusal
+        self._hash = hash(tuple(parts.items()))
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        return isinstance(other, Fingerprint) and self._hash == other._hash and self.parts == other.parts
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def change_from(self, old: "Fingerprint") -> str:
+        """What differs from ``old``, in words a user can act on."""
+        changed = [name for name in self.parts if self.parts[name] != old.parts.get(name)]
+        return ", ".join(f"{name} changed" for name in changed) or "nothing"
+
+
+def _address(t: torch.Tensor) -> tuple:
+    """Where a tensor's data lives: address, dtype and shape; for a tensor subclass that keeps its
+    data in inner tensors (ComfyUI's quantized weights: fp8/nvfp4 data plus scales, all read by a
+    graph) the addresses of every inner tensor."""
+    flatten = getattr(t, "__tensor_flatten__", None)
+    if callable(flatten):
+        names, _ = flatten()
+        return (type(t).__name__, tuple(sorted((name, _address(getattr(t, name))) for name in names)))
+    return (t.data_ptr(), t.dtype, tuple(t.shape))
+
+
+#: Module attributes that are not state the forward reads (hook registries are classified apart).
+_MODULE_INTERNALS = frozenset(
+    {
+        "_parameters", "_buffers", "_modules", "_non_persistent_buffers_set", "_backward_pre_hooks",
+        "_backward_hooks", "_is_full_backward_hook", "_forward_hooks", "_forward_hooks_with_kwargs",
+        "_forward_hooks_always_called", "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
+        "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+        "_load_state_dict_post_hooks", "_version", "training",
+    }
+)  # fmt: skip
+_PLAIN = (str, int, float, bool, type(None), torch.dtype, torch.device)
+
+
+def _value(value: Any, keep: list, depth: int = 0) -> Hashable:
+    """A hashable image of a Python value the forward may read: plain values and small containers
+    by value, tensors by address, everything else by identity (held in ``keep``)."""
+    if isinstance(value, _PLAIN):
+        return value
+    if isinstance(value, torch.Tensor):
+        return ("tensor", _address(value))
+    if depth < 3 and isinstance(value, (tuple, list)) and len(value) <= 64:
+        return (type(value).__name__, tuple(_value(v, keep, depth + 1) for v in value))
+    if depth < 3 and isinstance(value, dict) and len(value) <= 64:
+        return ("dict", tuple((str(k), _value(v, keep, depth + 1)) for k, v in value.items()))
+    keep.append(value)
+    return ("id", id(value))
+
+
+def _unclassified(what: str) -> Reason:
+    return Reason(UNCLASSIFIED, f"{what}: BCG cannot tell what it changes, so the model runs eager")
+
+
+def _module_state(diffusion_model: torch.nn.Module, patched: set[int], scratch: tuple[str, ...], keep: list):
+    """``(weights, attributes, overrides, refusal)`` of every submodule (see the module docstring)."""
+    weights: list = []
+    attributes: list = []
+    overrides: list = []
+    refusal: Reason | None = None
+    for name, module in diffusion_model.named_modules(prefix="diffusion_model"):
+        for tensors in (module._parameters, module._buffers):
+            for t in tensors.values():
+                if t is not None:
+                    weights.append(_address(t))
+        d = module.__dict__
+        if refusal is None:
+            refusal = _hooks_refusal(name, d)
+        for attr, value in d.items():
+            if attr in _MODULE_INTERNALS or (module is diffusion_model and attr in scratch):
+                continue
+            if isinstance(value, torch.Tensor):
+                weights.append(_address(value))
+            elif attr == "forward":
+                if id(value) in patched:
+                    overrides.append((name, "object patch", id(value)))
+                elif _is_bypass_hook_forward(value):
+                    overrides.append((name, "bypass LoRA", _bypass_key(value.__self__, keep)))
+                elif refusal is None:
+                    refusal = _unclassified(f"unknown module override: {name}.forward ({_qualname(value)})")
+            elif attr in ("weight_function", "bias_function") and value:
+                refusal = refusal or _unclassified(f"comfy.ops {attr} on {name} ({_qualname(value[0])})")
+            else:
+                attributes.append((name, attr, _value(value, keep)))
+        if refusal is None and "parametrizations" in module._modules:
+            refusal = _unclassified(f"parametrization on {name}")
+    return tuple(weights), tuple(attributes), tuple(overrides), refusal
+
+
+def _hooks_refusal(name: str, d: dict) -> Reason | None:
+    for registry in ("_forward_hooks", "_forward_pre_hooks"):
+        hooks = d.get(registry)
+        if hooks:
+            kind = "pre-hook" if "pre" in registry else "hook"
+            return _unclassified(f"forward {kind} on {name} ({_qualname(next(iter(hooks.values())))})")
+    return None
+
+
+def _bypass_key(hook: Any, keep: list) -> Hashable:
+    """A bypass-LoRA hook by what its forward reads: the hook and adapter objects, the strength,
+    the adapter's tensors by address and its other attributes by value."""
+    adapter = hook.adapter
+    keep += [hook, adapter]
+    state = tuple((k, _value(v, keep)) for k, v in sorted(vars(adapter).items()) if not k.startswith("__"))
+    return (id(hook), id(adapter), hook.multiplier, id(hook.original_forward), state)
+
+
+def _qualname(fn: Any) -> str:
+    fn = getattr(fn, "__func__", fn)
+    module = getattr(fn, "__module__", None) or type(fn).__module__
+    name = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    return f"{module}.{name}"
+
+
+_LDM_NAMES: tuple[int, list[str]] = (-1, [])
+
+
+def _ldm_modules() -> list[tuple[str, Any]]:
+    """ComfyUI's model modules (``comfy.ldm.*``) now imported. A ComfyUI process holds thousands of
+    modules, so the names are rescanned only when that number changes; the module objects are
+    looked up by name each time, so a module replaced in ``sys.modules`` is the one read."""
+    global _LDM_NAMES
+    count = len(sys.modules)
+    if _LDM_NAMES[0] != count:
+        _LDM_NAMES = (count, [n for n in list(sys.modules) if n.startswith("comfy.ldm.")])
+    modules = ((n, sys.modules.get(n)) for n in _LDM_NAMES[1])
+    return [(n, m) for n, m in modules if m is not None]
+
+
+def _attention_functions(keep: list) -> tuple:
+    """The attention functions bound in ComfyUI's model modules (FLUX binds its own copy of
+    ``optimized_attention``, so a swap of the generic one says nothing about FLUX's)."""
+    found = []
+    for module_name, module in _ldm_modules():
+        for attr, fn in list(vars(module).items()):
+            if attr.startswith("optimized_attention") and callable(fn):
+                found.append((module_name, attr, id(fn)))
+                keep.append(fn)
+    return tuple(sorted(found))
+
+
+def torch_math_flags() -> tuple:
+    """torch's process-wide settings that pick kernels or their rounding: eager reads them at
+    every call, a replay keeps the kernels chosen at capture."""
+    cuda, cudnn = torch.backends.cuda, torch.backends.cudnn
+    flags = [
+        torch.get_float32_matmul_precision(),
+        torch.are_deterministic_algorithms_enabled(),
+        cuda.matmul.allow_tf32,
+        cuda.matmul.allow_fp16_reduced_precision_reduction,
+        cuda.matmul.allow_bf16_reduced_precision_reduction,
+        cudnn.enabled,
+        cudnn.allow_tf32,
+        cudnn.benchmark,
+        cudnn.deterministic,
+    ]
+    for name in ("flash_sdp_enabled", "mem_efficient_sdp_enabled", "math_sdp_enabled", "cudnn_sdp_enabled"):
+        query = getattr(cuda, name, None)
+        flags.append(query() if callable(query) else None)
+    return tuple(flags)
+
+
+def _global_refusal() -> Reason | None:
+    """Process-wide code that runs inside every module call or op."""
+    from torch.nn.modules import module as nn_module
+
+    for registry in ("_global_forward_hooks", "_global_forward_pre_hooks"):
+        hooks = getattr(nn_module, registry, None)
+        if hooks:
+            return _unclassified(f"global module {registry[8:-1].replace('_', ' ')} ({_qualname(next(iter(hooks.values())))})")
+    if torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack():
+        return _unclassified("an active torch function or dispatch mode")
+    return None
+
+
+def model_options_refusal(model_options: dict) -> Reason | None:
+    """The reason an entry of the run's ``model_options`` makes the model unservable, or None."""
+    for name in model_options:
+        if name not in OUTSIDE_THE_FORWARD:
+            return _unclassified(f"unknown model_options entry '{name}'")
+    if model_options.get("registered_hooks"):
+        return Reason(UNCLASSIFIED, "ComfyUI hooks (Create Hook / Set Hooks nodes) patch weights between calls: the model runs eager")
+    return None
+
+
+def take(model_patcher: Any, model_options: dict | None = None, scratch: tuple[str, ...] = ()) -> Fingerprint:
+    """The fingerprint of ``model_patcher``'s DiT now; ``model_options``: the run's (default: the
+    patcher's); ``scratch``: top-level attributes the forward writes and never reads (the adapter's
+    ``forward_scratch_attributes``), left out."""
+    keep: list = []
+    object_patches = []
+    patched: set[int] = set()
+    for name, obj in sorted(getattr(model_patcher, "object_patches", {}).items()):
+        if name.startswith("diffusion_model"):
+            object_patches.append((name, id(obj)))
+            patched.add(id(obj))
+            keep.append(obj)
+        # anything else patches the BaseModel around the DiT (OBJECT_PATCHES_AROUND_THE_DIT)
+    diffusion_model = model_patcher.model.diffusion_model
+    weights, attributes, overrides, refusal = _module_state(diffusion_model, patched, scratch, keep)
+    options = model_patcher.model_options if model_options is None else model_options
+    refusal = refusal or _global_refusal() or model_options_refusal(options)
+    if refusal is None and getattr(model_patcher, "hook_patches", None):
+        refusal = Reason(UNCLASSIFIED, "ComfyUI hook patches on the model patch weights between calls: the model runs eager")
+    allocator = torch.cuda.get_allocator_backend() if torch.cuda.is_available() else None
+    parts = {
+        "weights": weights,
+        "module attributes": attributes,
+        "module overrides": overrides,
+        "object patches": tuple(object_patches),
+        "attention function": _attention_functions(keep),
+        "torch math flags": torch_math_flags(),
+        "allocator": allocator,
+        "device": str(getattr(model_patcher, "load_device", None)),
+    }
+    return Fingerprint(parts, keep, refusal)
+
+
+def module_dicts(diffusion_model: torch.nn.Module) -> list[dict]:
+    """The instance dictionaries :func:`modules_token` watches (taken once per run)."""
+    return [m.__dict__ for m in diffusion_model.modules()]
+
+
+def modules_token(dicts: Iterable[dict]) -> tuple:
+    """A cheap image of the modules' instance state: each dictionary's size, its forward override
+    and its hook counts. Equal tokens within a run mean no module gained or lost an attribute,
+    an override or a hook since the run's fingerprint was taken."""
+    return tuple(
+        [(len(d), d.get("forward"), len(d["_forward_hooks"]), len(d["_forward_pre_hooks"])) for d in dicts]
+    )

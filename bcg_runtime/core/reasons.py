@@ -1,0 +1,48 @@
+"""Why a call did not replay, as a value: a kind (what the UI keys on) and the text a user reads.
+
+One value travels from the place that decided to every place that shows it: the run summary in
+the log, the badge and the details dialog in the browser, ``/bcg/status`` and the warm-up report.
+They all print :func:`str` of it, and the browser reads :attr:`Reason.kind` (sent beside the text
+as ``eager_kinds``), never a pattern over the text.
+
+``Reason`` is a ``str`` whose value is the text, so counters keyed by reason, JSON and log lines
+keep working unchanged, and two reasons with one text are one counter entry.
+"""
+
+from __future__ import annotations
+
+
+class Reason(str):
+    """A reason text with its :attr:`kind` (a short identifier such as ``"not_captured"``)."""
+
+    __slots__ = ("kind",)
+
+    def __new__(cls, kind: str, text: str) -> "Reason":
+        self = super().__new__(cls, text)
+        self.kind = kind
+        return self
+
+    def __reduce__(self):
+        return (Reason, (self.kind, str(self)))
+
+
+def kind_of(reason: str) -> str:
+    """The kind of a reason; ``"other"`` for a plain string."""
+    return getattr(reason, "kind", "other")
+
+
+# The kinds the runtime uses (the browser's badge colours and short texts key on these).
+DISABLED = "disabled"  # BCG cannot serve this model or run (no CUDA, unsupported, lowvram, ...)
+NOT_CAPTURED = "not_captured"  # no graph for this shape (warm-up only)
+FIRST_CALL = "first_call"  # this call captured its shape and returned the eager output
+NOT_WORTH_IT = "not_worth_it"  # a capture would not repay itself yet
+STALE = "stale"  # a graph existed but what it reads changed: dropped
+UNCLASSIFIED = "unclassified"  # the model carries something BCG cannot classify: eager, never a guess
+OPTIONS = "options"  # the call's transformer_options hold what a graph cannot serve
+CAPTURE_FAILED = "capture_failed"  # capture or proof raised (out of memory, an op that cannot be captured)
+NOT_EXACT = "not_exact"  # the proof replay differed from eager: never served
+OUTSIDE_RUN = "outside_run"  # a DiT call outside a sampling run
+WRAPPER = "wrapper"  # another DIFFUSION_MODEL wrapper runs inside BCG's
+LIMIT = "limit"  # entry, segment or memory limit
+THREAD = "thread"  # another thread or device than the run's (multi-GPU split)
+COMPILED = "compiled"  # a torch.compile'd forward served the call
