@@ -68,6 +68,14 @@ def _is_bypass_hook_forward(fn: Any) -> bool:
     return type(owner).__name__ == "BypassForwardHook" and type(owner).__module__.startswith("comfy.")
 
 
+#: How a changed part reads in a log line or reason.
+CHANGES = {
+    "weights": "weights moved",
+    "module overrides": "a module's forward was overridden or restored (bypass LoRA, a patch)",
+    "attention function": "attention function swapped",
+}
+
+
 class Fingerprint:
     """The state of one model's DiT for graphs (see the module docstring). ``parts`` maps a part's
     name to its hashable value; ``keep`` holds every object identified by id; ``refusal`` is the
@@ -91,8 +99,8 @@ class Fingerprint:
 
     def change_from(self, old: "Fingerprint") -> str:
         """What differs from ``old``, in words a user can act on."""
-        changed = [name for name in self.parts if self.parts[name] != old.parts.get(name)]
-        return ", ".join(f"{name} changed" for name in changed) or "nothing"
+        changed = [CHANGES.get(name, f"{name} changed") for name in self.parts if self.parts[name] != old.parts.get(name)]
+        return ", ".join(changed) or "nothing"
 
 
 def _address(t: torch.Tensor) -> tuple:
@@ -158,7 +166,9 @@ def _module_state(diffusion_model: torch.nn.Module, patched: set[int], scratch: 
             if isinstance(value, torch.Tensor):
                 weights.append(_address(value))
             elif attr == "forward":
-                if id(value) in patched:
+                if getattr(value, "__self__", None) is module and getattr(value, "__func__", None) is type(module).forward:
+                    pass  # the class's own forward, bound: ComfyUI restores an object-patched forward so
+                elif id(value) in patched:
                     overrides.append((name, "object patch", id(value)))
                 elif _is_bypass_hook_forward(value):
                     overrides.append((name, "bypass LoRA", _bypass_key(value.__self__, keep)))

@@ -8,7 +8,6 @@ reason with the fix, or None.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import torch
@@ -111,105 +110,6 @@ def run_refusal(model_patcher: Any) -> str | None:
         if reason:
             return reason
     return None
-
-
-class AddressState:
-    """Everything a DiT graph reads by address or freezes from Python, for one model right now.
-
-    ``token`` holds, for the diffusion model: every parameter's, buffer's and plain tensor
-    attribute's address, dtype and shape (a reload, an offload, a non-in-place LoRA or
-    ``param.data = other`` change it); the object patches ComfyUI applies to it (NegPiP patches
-    Flux's ``forward_orig`` this way); and the attention functions bound in ComfyUI's model
-    modules (FLUX binds its own copy of ``optimized_attention``, so a swap of the generic one
-    says nothing about FLUX's). Objects are keyed by identity and kept alive in ``keep``, so an
-    id can never be reused by another object while an entry holds this state.
-
-    Equal tokens mean a graph captured under one may serve the other; the runner compares the
-    state of every call with the state of the entry (see ``GraphRunner``).
-    """
-
-    __slots__ = ("token", "keep", "_hash")
-
-    def __init__(self, weights: tuple, patches: tuple, attention: tuple, keep: list):
-        self.token = (weights, patches, attention)
-        self.keep = keep
-        self._hash = hash(self.token)
-
-    def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        return isinstance(other, AddressState) and self._hash == other._hash and self.token == other.token
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def change_from(self, old: "AddressState") -> str:
-        """What differs from ``old``, in words a user can act on."""
-        what = [
-            name
-            for name, a, b in zip(("weights moved", "object patches changed", "attention function swapped"), old.token, self.token)
-            if a != b
-        ]
-        return ", ".join(what) or "nothing"
-
-
-def _address(t: torch.Tensor) -> tuple:
-    """Where a weight's data lives: its address, dtype and shape; for a tensor subclass that
-    stores its data in inner tensors (ComfyUI's quantized weights: fp8/nvfp4 data plus scales,
-    all read by a graph) the addresses of every inner tensor."""
-    flatten = getattr(t, "__tensor_flatten__", None)
-    if callable(flatten):
-        names, _ = flatten()
-        return (type(t).__name__, tuple(sorted((name, _address(getattr(t, name))) for name in names)))
-    return (t.data_ptr(), t.dtype, tuple(t.shape))
-
-
-_LDM_NAMES: tuple[int, list[str]] = (-1, [])
-
-
-def _ldm_modules() -> list[tuple[str, Any]]:
-    """ComfyUI's model modules (``comfy.ldm.*``) now imported. Taken at every run: a ComfyUI
-    process holds thousands of modules, so the names are rescanned only when that number changes;
-    the module objects are looked up by name each time, so a module replaced in ``sys.modules``
-    is the one read."""
-    global _LDM_NAMES
-    count = len(sys.modules)
-    if _LDM_NAMES[0] != count:
-        _LDM_NAMES = (count, [n for n in list(sys.modules) if n.startswith("comfy.ldm.")])
-    modules = ((n, sys.modules.get(n)) for n in _LDM_NAMES[1])
-    return [(n, m) for n, m in modules if m is not None]
-
-
-def address_state(model_patcher: Any, scratch: tuple[str, ...] = ()) -> AddressState:
-    """The :class:`AddressState` of ``model_patcher``'s diffusion model as it is now; ``scratch``:
-    attributes of the top-level module that its forward writes and never reads (the adapter's
-    ``forward_scratch_attributes``), left out."""
-    diffusion_model = model_patcher.model.diffusion_model
-    weights = []
-    for module in diffusion_model.modules():
-        for tensors in (module._parameters, module._buffers):
-            for t in tensors.values():
-                if t is not None:
-                    weights.append(_address(t))
-        for name, value in module.__dict__.items():  # tensors kept as plain attributes (tables, pads)
-            if module is diffusion_model and name in scratch:
-                continue
-            if isinstance(value, torch.Tensor):
-                weights.append(_address(value))
-    keep: list = []
-    patches = []
-    for name, obj in sorted(getattr(model_patcher, "object_patches", {}).items()):
-        if name.startswith("diffusion_model"):
-            patches.append((name, id(obj)))
-            keep.append(obj)
-    attention = []
-    for module_name, module in _ldm_modules():
-        for attr, fn in list(vars(module).items()):
-            if attr.startswith("optimized_attention") and callable(fn):
-                attention.append((module_name, attr, id(fn)))
-                keep.append(fn)
-    attention.sort()
-    return AddressState(tuple(weights), tuple(patches), tuple(attention), keep)
 
 
 def inplace_lora_refusal(diffusion_model: Any) -> str | None:

@@ -21,7 +21,8 @@ BOOKKEEPING_KEYS = frozenset(
         "sample_sigmas",  # the whole schedule: read only by hooks and patches (0.33 moves it to the device)
         "cond_or_uncond",
         "uuids",
-        "multigpu_thread_device",  # 0.33: the device of this call; every tensor's device is in the key already
+        # 0.33's multi-GPU split: a call that carries it runs eager before its options are read (decision.py)
+        "multigpu_thread_device",
         # Written by the DiT as it walks its blocks, derived from shapes that are in the key; present
         # at entry only when a caller hands one options dict to several calls.
         "total_blocks",

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import enum
 import logging
+import threading
 import uuid
 import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import GraphRunner, RunnerLimits, summarize_run
+from ..core import EXACT, CaptureStrategy, GraphRunner, RunnerLimits, summarize_run
 from ..core.breaks import graph_break, is_capturing
-from . import guards
+from . import fingerprint, guards
 from .models import ModelAdapter
 
 log = logging.getLogger(__name__)
@@ -93,9 +94,13 @@ def _interrupt_errors() -> tuple[type[BaseException], ...]:
 class BreakingAttention:
     """The attention break site, installed as ``transformer_options["optimized_attention_override"]``.
 
-    Chains any override that was there before BCG Apply. Under capture, the break snapshots
-    ``transformer_options``: the DiT keeps writing ``block_index`` into that dict after this call,
-    and a chained override replayed later must see the values of its own block.
+    Chains any override that was there before BCG Apply. A replayed break must see the *live*
+    call's ``transformer_options`` (a sigma-dependent override reads this step's ``sigmas``), plus
+    the entries the DiT wrote into them on its way to this block (``block_index``, ...), which a
+    replay does not write, since the DiT's Python does not run. So under capture the break records
+    only those written entries (the difference from the options the DiT was called with,
+    :data:`.decision.CALL_OPTIONS`), and every run of it, at capture and at each replay, passes
+    the live call's options with them laid over.
     """
 
     def __init__(self, previous: Any = None):
@@ -105,12 +110,34 @@ class BreakingAttention:
         if self.previous is not None:
             args = (func, *args)
             func = self.previous
-        if is_capturing() and isinstance(kwargs.get("transformer_options"), dict):
-            kwargs["transformer_options"] = dict(kwargs["transformer_options"])
+        options = kwargs.get("transformer_options")
+        if is_capturing() and isinstance(options, dict):
+            from .decision import CALL_OPTIONS
+
+            entry = CALL_OPTIONS.get() or {}
+            written = {k: v for k, v in options.items() if k not in entry or entry[k] is not v}
+            del kwargs["transformer_options"]
+            return graph_break(_WithLiveOptions(func, written), *args, **kwargs)
         return graph_break(func, *args, **kwargs)
 
     def __deepcopy__(self, memo):
         return self
+
+
+class _WithLiveOptions:
+    """``func`` called with the live call's ``transformer_options`` and ``written`` laid over them."""
+
+    def __init__(self, func, written: dict):
+        self.func = func
+        self.written = written
+        self.__qualname__ = getattr(func, "__qualname__", type(func).__qualname__)
+
+    def __call__(self, *args, **kwargs):
+        from .decision import CALL_OPTIONS
+
+        options = dict(CALL_OPTIONS.get() or {})
+        options.update(self.written)
+        return self.func(*args, transformer_options=options, **kwargs)
 
 
 @dataclass
@@ -144,11 +171,20 @@ class BCGSession:
     permanent_refusal: str | None = None
     #: Set when graphs were dropped because what they read changed; cleared by the next warm-up.
     stale: str | None = None
-    #: The model's :class:`guards.AddressState` for the run in progress (None outside a run: each
-    #: DiT call then computes its own). Every capture records it and every replay must match it.
-    state: guards.AddressState | None = None
-    #: The state of the last run that began: what the live entries were captured under.
-    last_state: guards.AddressState | None = None
+    #: The model's :class:`fingerprint.Fingerprint` for the run in progress (None outside a run).
+    #: Every capture records it and every replay must match it (:mod:`.decision`).
+    state: fingerprint.Fingerprint | None = None
+    #: The fingerprint of the last run that began: what the live entries were captured under.
+    last_state: fingerprint.Fingerprint | None = None
+    #: The run's thread, its ``model_options``, the module dictionaries its per-call token watches,
+    #: and that token (see :func:`.decision.current_state`).
+    run_thread: int | None = None
+    run_options: dict | None = None
+    run_dicts: list = field(default_factory=list)
+    run_token: tuple = ()
+    run_patcher: Any = None
+    #: How this mode captures and accepts graphs (mode fast: ``fast.strategy()``).
+    strategy: CaptureStrategy = EXACT
     #: A list while a warm-up runs: DiT calls then capture instead of replaying.
     capture_log: list[CaptureRecord] | None = None
     verified: set[str] = field(default_factory=set)
@@ -186,12 +222,15 @@ class BCGSession:
         return self.config.capture is CapturePolicy.ON_FIRST_CALL
 
     # ----------------------------------------------------------------- run lifecycle
-    def begin_run(self, model_patcher: Any, warming: bool, steps: int | None = None) -> None:
+    def begin_run(self, model_patcher: Any, warming: bool, steps: int | None = None, model_options: dict | None = None) -> None:
         """Called when a sampling run starts, after ComfyUI loaded the model; ``steps``: the
-        run's sampling steps (len(sigmas) - 1), from which :meth:`calls_left` counts down.
+        run's sampling steps (len(sigmas) - 1), from which :meth:`calls_left` counts down;
+        ``model_options``: the run's own (the guider's copy).
 
-        Takes the model's address state for the run and drops every graph captured under another
-        one (weights moved, object patches or attention changed). Under 'warm-up only', BCG then
+        Takes the model's fingerprint for the run and drops every graph captured under another
+        one (weights moved, a module override, object patches or attention changed). A fingerprint
+        holding something BCG cannot classify turns BCG off for the run with that reason. Under
+        'warm-up only', BCG then
         stays off with that reason until the next warm-up captures against the new state; 'on
         first call' captures the new state's graphs as their calls come.
         """
@@ -199,8 +238,12 @@ class BCGSession:
         if self.permanent_refusal:
             return
         self.run_steps, self.run_seen = steps, Counter()
+        self.run_thread, self.run_patcher = threading.get_ident(), model_patcher
+        self.run_options = model_options if model_options is not None else model_patcher.model_options
         reason = guards.run_refusal(model_patcher)
-        state = guards.address_state(model_patcher, self.adapter.forward_scratch_attributes if self.adapter else ())
+        state = self.take_fingerprint()
+        self.run_dicts = fingerprint.module_dicts(model_patcher.model.diffusion_model)
+        self.run_token = fingerprint.modules_token(self.run_dicts)
         if self.runner.retain(state):
             change = state.change_from(self.last_state) if self.last_state is not None else "the model changed"
             if warming:
@@ -213,7 +256,7 @@ class BCGSession:
             self.stale = None  # what this warm-up captures is bound to the state just taken
         self.state = self.last_state = state
         self._set_auto_budget(model_patcher)
-        reason = reason or (None if warming else self.stale)
+        reason = reason or state.refusal or (None if warming else self.stale)
         if reason:
             self.runner.disable(reason)
         else:
@@ -228,10 +271,17 @@ class BCGSession:
         self.run_seen[label] += 1
         return max(0, self.run_steps - self.run_seen[label])
 
+    def take_fingerprint(self) -> fingerprint.Fingerprint:
+        """The fingerprint of the run's model now (:func:`fingerprint.take`)."""
+        scratch = self.adapter.forward_scratch_attributes if self.adapter else ()
+        return fingerprint.take(self.run_patcher, self.run_options, scratch)
+
     def end_of_run(self) -> None:
-        """A sampling run ended: DiT calls outside a run (no state taken) run eager."""
+        """A sampling run ended: DiT calls outside a run (no fingerprint taken) run eager."""
         self.state = None
         self.run_steps = None
+        self.run_patcher = self.run_options = self.run_thread = None
+        self.run_dicts, self.run_token = [], ()
 
     def invalidate(self, reason: str, disable: bool = True) -> None:
         """Say that graphs were dropped (their addresses are no longer the model's) and why;

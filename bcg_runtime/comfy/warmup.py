@@ -94,9 +94,11 @@ class WarmupReport:
                 )
             else:
                 lines.append(f"{r.label}: {r.status}: {r.reason}")
+        evicted = sum(r.status == "evicted" for r in self.records)
         lines.append(
-            f"{self.captured} new captures in {self.seconds:.1f}s; graph memory {self.graph_mib:.0f} MiB; "
-            f"peak memory +{self.peak_growth_mib:.0f} MiB"
+            f"{self.captured} new captures in {self.seconds:.1f}s"
+            + (f" ({evicted} evicted again, memory budget)" if evicted else "")
+            + f"; graph memory {self.graph_mib:.0f} MiB; peak memory +{self.peak_growth_mib:.0f} MiB"
         )
         return "\n".join(lines)
 
@@ -206,11 +208,28 @@ def run_warmup(
                 progress(i + 1, len(jobs))
     finally:
         report.records, session.capture_log = session.capture_log, None
+    _mark_evicted(session, report)
     peak = _peak(device)
     report.seconds = time.perf_counter() - start
     report.peak_growth_mib = max(0, peak - resident) / 2**20
     report.graph_mib = session.runner.memory_bytes / 2**20
     return _finish(session, report)
+
+
+#: What the report says of a shape this warm-up captured and then evicted again.
+EVICTED = (
+    "captured and proven, then evicted (least recently used) to keep graphs under the memory budget; "
+    "raise memory_budget_mb (0: automatic) or warm fewer shapes"
+)
+
+
+def _mark_evicted(session: BCGSession, report: WarmupReport) -> None:
+    """A shape captured early in a warm-up can be evicted by a later one under the memory budget
+    (policy 'on first call'): the report must not say it is captured."""
+    live = {e.label for e in session.runner.entries()}
+    for record in report.records:
+        if record.status in ("captured", "already captured") and record.label not in live:
+            record.status, record.reason = "evicted", EVICTED
 
 
 def _release_cached(device: torch.device) -> None:

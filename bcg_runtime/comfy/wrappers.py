@@ -20,18 +20,18 @@ from typing import Any
 import torch
 
 from ..core import CaptureStatus
+from ..core.runner import EAGER, SERVE
 from ..core.trees import outputs_equal
 from . import guards
+from .decision import CALL_OPTIONS, OUTSIDE_RUN, decide
 from .fast import NOT_BIT_EXACT, RegionalCompile
-from .options import options_key
 from .sdpa_order import cudnn_attention_preferred
 from .session import BCGConfig, BCGSession, BreakingAttention, CaptureRecord, Mode
 
 log = logging.getLogger(__name__)
 
 BCG_KEY = "bcg"
-#: Reason of a DiT call made outside a sampling run, where BCG has not checked the model's state.
-OUTSIDE_RUN = "outside a sampling run: the model's weights were not checked for this call"
+__all__ = ["BCG_KEY", "OUTSIDE_RUN", "install", "session_of"]
 
 
 class _SessionHook:
@@ -61,14 +61,10 @@ def bind_call(diffusion_model: Any, args: tuple, kwargs: dict) -> dict:
     return call
 
 
-def _attention_backend() -> str:
-    import comfy.ldm.modules.attention as attention
-
-    return getattr(attention.optimized_attention, "__name__", "unknown")
-
-
 class DiffusionModelHook(_SessionHook):
-    """WrappersMP.DIFFUSION_MODEL: ``(executor, *args, **kwargs)`` -> the DiT's output."""
+    """WrappersMP.DIFFUSION_MODEL: ``(executor, *args, **kwargs)`` -> the DiT's output.
+
+    Carries out :func:`.decision.decide` and nothing else: replay, capture, or eager with the reason."""
 
     def __call__(self, executor, *args, **kwargs):
         import comfy.model_management as mm
@@ -83,53 +79,40 @@ class DiffusionModelHook(_SessionHook):
         # Eager ComfyUI notices an interrupt inside the forward (every Linear checks); a replay runs
         # no Python there, so check once per DiT call: a cancelled run stops at the next call.
         mm.throw_exception_if_processing_interrupted()
-        runner = session.runner
-        if runner.disabled_reason is not None and session.capture_log is None:
-            return runner.run_eager(executor, args, kwargs, f"disabled: {runner.disabled_reason}")
-        if executor.idx != len(executor.wrappers) - 1:
-            inner = len(executor.wrappers) - 1 - executor.idx
-            return runner.run_eager(executor, args, kwargs, f"{inner} DIFFUSION_MODEL wrapper(s) run inside BCG")
-        if session.state is None:
-            return runner.run_eager(executor, args, kwargs, OUTSIDE_RUN)
-        call = bind_call(executor.class_obj, args, kwargs)
-        options = call.get("transformer_options") or {}
-        extra, refusal = options_key(options, session.attention)
-        refusal = refusal or session.adapter.refusal(call)
-        if refusal:
-            return runner.run_eager(executor, (), call, refusal)
-        dispatch = {
-            "key_extra": (extra, _attention_backend()),
-            "opaque": ("transformer_options",),
-            "label": session.adapter.label(call),
-            "state": session.state,
-        }
-        if session.fast is not None:  # compiled blocks under capture only (fast.py)
-            executor = session.fast.forward(executor, lambda: runner.capturing)
-        if session.capture_log is not None:
-            return self._capture(executor, call, dispatch)
-        verify = session.config.verify and dispatch["label"] not in session.verified
-        if verify and runner.is_captured((), call, key_extra=dispatch["key_extra"], opaque=dispatch["opaque"], state=session.state):
-            session.verified.add(dispatch["label"])
-        calls_left = session.calls_left(dispatch["label"])
-        # Fast mode's graphs differ from eager by design: verify measures that, it cannot drop them.
-        exact_verify = verify and session.fast is None
-        out = runner(executor, (), call, verify=exact_verify, capture_miss=session.captures_on_first_call, calls_left=calls_left, **dispatch)
-        if verify and session.fast is not None and dispatch["label"] in session.verified:
-            diff = outputs_equal(out, executor(**call))[1]  # plain forward: not capturing now
-            log.info("[BCG] verify %s: %s, max abs diff %g from eager", dispatch["label"], NOT_BIT_EXACT, diff)
-        return out
+        plan = decide(session, executor, args, kwargs)
+        runner, decision = session.runner, plan.decision
+        if decision.action is EAGER:
+            if session.capture_log is not None:  # a warm-up says why it captured nothing here
+                label = session.adapter.label(plan.call) if plan.call else "DiT call"
+                session.capture_log.append(CaptureRecord(label=label, status="skipped", reason=str(decision.reason)))
+            return runner.run_eager(executor, () if plan.call else args, plan.call or kwargs, decision.reason)
+        token = CALL_OPTIONS.set(dict(plan.call.get("transformer_options") or {}))
+        try:
+            if session.capture_log is not None:
+                return self._capture(executor, plan.call, plan.dispatch)
+            verify = session.config.verify and plan.dispatch["label"] not in session.verified
+            if verify and decision.action is SERVE:
+                session.verified.add(plan.dispatch["label"])
+            # Fast mode's graphs differ from eager by design: verify measures that, it cannot drop them.
+            out = runner.execute(decision, executor, (), plan.call, verify=verify and session.fast is None, strategy=session.strategy)
+            if verify and session.fast is not None and decision.action is SERVE:
+                diff = outputs_equal(out, executor(**plan.call))[1]
+                log.info("[BCG] verify %s: %s, max abs diff %g from eager", plan.dispatch["label"], NOT_BIT_EXACT, diff)
+            return out
+        finally:
+            CALL_OPTIONS.reset(token)
 
     def _capture(self, executor, call: dict, dispatch: dict):
         """Warm-up: capture this signature (the runner proves replay == eager before it serves)
         and return the eager output of this call."""
         session = self.session
-        result = session.runner.capture(executor, (), call, **dispatch)
+        result = session.runner.capture(executor, (), call, strategy=session.strategy, **dispatch)
         record = CaptureRecord(
             label=result.label, status=result.status.value, reason=result.reason, exact=result.exact, max_abs_diff=result.max_abs_diff
         )
         if session.fast is not None and result.status is CaptureStatus.CAPTURED:
             # What fast mode costs in exactness, per shape: the captured (compiled) output against
-            # the plain forward, as the runner's accept check measured it.
+            # the plain forward, as the strategy's accept check measured it.
             record.eager_diff = session.fast.last_difference.max_abs
             record.eager_relative = session.fast.last_difference.relative
         if result.entry is not None:
@@ -172,9 +155,10 @@ class SamplerRunHook(_SessionHook):
 
     def __call__(self, executor, guider, sigmas, extra_args, *args, **kwargs):
         session = self.session
-        _make_innermost(extra_args.get("model_options", {}))
+        model_options = extra_args.get("model_options", {})
+        _make_innermost(model_options)
         warming = session.capture_log is not None
-        session.begin_run(guider.model_patcher, warming, steps=max(0, len(sigmas) - 1))
+        session.begin_run(guider.model_patcher, warming, steps=max(0, len(sigmas) - 1), model_options=model_options)
         window = session.runner.stats.window()
         try:
             return executor(guider, sigmas, extra_args, *args, **kwargs)
@@ -261,7 +245,7 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
         options["optimized_attention_override"] = session.attention
     if config.mode is Mode.FAST and permanent_refusal is None:
         session.fast = RegionalCompile(diffusion_model, cudnn_attention=cudnn_attention_preferred(model_patcher.load_device))
-        session.runner.accept = session.fast.check
+        session.strategy = session.fast.strategy()
     if permanent_refusal is None:
         not_inplace = guards.inplace_lora_refusal(diffusion_model)
         if not_inplace is None:

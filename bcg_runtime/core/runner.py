@@ -141,6 +141,8 @@ class Decision:
     call: "_Call | None" = None
     entry: "_Entry | None" = None
     reason: Reason | str | None = None
+    #: What a capture of the call needs besides it (key_extra, opaque, state).
+    dispatch: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -286,7 +288,7 @@ class GraphRunner:
         if capture_miss and reason is None:
             if self._put_off(call, calls_left):
                 return Decision(EAGER, call, reason=NOT_WORTH_IT)
-            return Decision(CAPTURE, call)
+            return Decision(CAPTURE, call, dispatch={"key_extra": key_extra, "opaque": opaque, "state": state})
         return Decision(EAGER, call, reason=reason or Reason(reasons.NOT_CAPTURED, f"{NOT_CAPTURED}: {call.label}"))
 
     def __call__(
@@ -317,11 +319,17 @@ class GraphRunner:
             args, kwargs, key_extra=key_extra, opaque=opaque, label=label, state=state,
             capture_miss=capture_miss, calls_left=calls_left,
         )  # fmt: skip
+        return self.execute(decision, fn, args, kwargs, verify=verify, strategy=strategy)
+
+    def execute(
+        self, decision: Decision, fn: Callable, args: tuple, kwargs: dict, *, verify: bool = False, strategy: "CaptureStrategy | None" = None
+    ) -> Any:
+        """Carry out a :meth:`decide` for this very call: replay, capture on sight, or run eager."""
         if decision.action is EAGER:
             return self.run_eager(fn, args, kwargs, decision.reason)
         call = decision.call
         if decision.action is CAPTURE:
-            return self._capture_on_sight(fn, args, kwargs, call, key_extra, opaque, state, strategy)
+            return self._capture_on_sight(fn, args, kwargs, call, strategy=strategy, **decision.dispatch)
         try:
             out = clone_tree(self._replay(decision.entry, call.leaves))
         except Exception as e:  # a poisoned entry must never be replayed again

@@ -85,31 +85,58 @@ def test_an_interrupted_warmup_leaves_no_entry_that_could_replay_after_a_move(pa
 
 
 def test_a_capture_whose_replay_differs_from_eager_never_serves(pack, models, standin_graphs):
-    """A forward that reads Python state per call (here a hook adding a call counter) is frozen by
-    a graph: the proof replay differs, the entry is dropped and blocked, and sampling runs eager
-    with the reason ``replay not exact (max abs diff X)``, counted and shown."""
+    """A forward that reads Python state per call (here an object-patched forward adding a call
+    counter) is frozen by a graph: the proof replay differs, the entry is dropped and blocked, and
+    sampling runs eager with the reason ``replay not exact (max abs diff X)``, counted and shown."""
     _, nodes = pack
     model = models(QWEN).clone()
     positive, negative = conds(QWEN)
     calls = {"n": 0}
+    proj_out = model.model.diffusion_model.proj_out
+    original = proj_out.forward
 
-    def counter_hook(module, args, output):
+    def counting(x):
         calls["n"] += 1
-        return output + calls["n"]
+        return original(x) + calls["n"]
 
-    handle = model.model.diffusion_model.proj_out.register_forward_hook(counter_hook)
+    model.add_object_patch("diffusion_model.proj_out.forward", counting)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "full", 0, capture=WARMUP_ONLY).args
+    _, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    assert "not exact: replay not exact (max abs diff" in report, report
+    session = session_of(bcg_model)
+    assert not session.runner.entries()
+    synthetic.sample(bcg_model, QWEN, 64, 64, 2, 1.0, positive, negative, seed=3)
+    run = session.last_run
+    assert run["replayed"] == 0 and all(r.startswith("replay not exact (max abs diff") for r in run["eager"]), run
+    assert any(r.startswith("replay not exact") for r in session.status()["blocked"].values())
+
+
+@pytest.mark.parametrize("order", ["before BCG Apply", "after BCG Apply"])
+def test_a_forward_hook_on_any_submodule_makes_every_call_eager_naming_it(pack, models, standin_graphs, order):
+    """Issue 26: code BCG cannot classify (a forward hook) never meets a graph: the warm-up says
+    why it captured nothing, sampling runs eager naming the module, and the output equals eager
+    with the hook, in either order; with the hook removed the same session captures and replays."""
+    _, nodes = pack
+    model = models(QWEN).clone()
+    positive, negative = conds(QWEN)
+    block = model.model.diffusion_model.transformer_blocks[0]
+    reference_without = sample(model, positive, negative, cfg=2.0)
+    apply = lambda m: nodes["BCGApply"].execute(m, "auto", 0).args[0]  # noqa: E731
+    bcg_model = apply(model) if order == "after BCG Apply" else None
+    handle = block.register_forward_hook(lambda module, args, output: output)
     try:
-        (bcg_model,) = nodes["BCGApply"].execute(model, "full", 0, capture=WARMUP_ONLY).args
-        _, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
-        assert "not exact: replay not exact (max abs diff" in report, report
-        session = session_of(bcg_model)
-        assert not session.runner.entries()
-        synthetic.sample(bcg_model, QWEN, 64, 64, 2, 1.0, positive, negative, seed=3)
-        run = session.last_run
-        assert run["replayed"] == 0 and all(r.startswith("replay not exact (max abs diff") for r in run["eager"]), run
-        assert any(r.startswith("replay not exact") for r in session.status()["blocked"].values())
+        reference = sample(model, positive, negative, cfg=2.0)
+        bcg_model = bcg_model or apply(model)
+        for _ in range(2):
+            assert torch.equal(sample(bcg_model, positive, negative, cfg=2.0), reference)
+            run = session_of(bcg_model).last_run
+            assert run["replayed"] == 0 and run["calls"] >= 2, run
+            assert all("forward hook on diffusion_model.transformer_blocks.0" in r for r in run["eager"]), run
     finally:
         handle.remove()
+    sample(bcg_model, positive, negative, cfg=2.0)
+    assert torch.equal(sample(bcg_model, positive, negative, cfg=2.0), reference_without)
+    assert session_of(bcg_model).last_run["state"] == "replayed", session_of(bcg_model).last_run
 
 
 def test_an_object_patch_on_the_dit_is_never_replayed_through(pack, warmed_qwen):

@@ -24,7 +24,7 @@ ComfyUI's own loader, ``comfy.sd.load_diffusion_model_state_dict``:
 Quantized layers re-quantize a patched weight in their ``set_weight``, which asserts the patch is
 not in place, so BCG leaves ``weight_inplace_update`` alone on such models
 (``guards.inplace_lora_refusal``), and binds every graph to the weights' addresses
-(``guards.AddressState``).
+(``fingerprint.Fingerprint``).
 
 Each case runs the workflow without BCG (the reference), then ``[LoRA ->] BCG Apply -> BCG Warmup
 Capture -> KSampler`` (``comfy.sample.sample``) and asserts: no exception; the output

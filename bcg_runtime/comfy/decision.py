@@ -1,0 +1,113 @@
+"""The one decision per DiT call: serve a proven graph, capture the call, or run it eager and say why.
+
+:func:`decide` is the only place that chooses, from the call's key and the model's fingerprint
+(:mod:`.fingerprint`); the DIFFUSION_MODEL hook carries the choice out and nothing else. In order,
+a call runs eager (with a :class:`~bcg_runtime.core.reasons.Reason` naming the cause) when:
+
+1. BCG is off for the model or this run (no CUDA, unsupported, lowvram, compiled, or the run's
+   fingerprint holds something unclassified), outside a warm-up;
+2. another DIFFUSION_MODEL wrapper would run inside BCG's;
+3. the call comes outside a sampling run (no fingerprint was taken);
+4. it comes from another thread or for another device than the run's (ComfyUI's multi-GPU CFG
+   split): that device's weights are not in the fingerprint;
+5. its ``transformer_options`` hold what a graph cannot serve (:func:`.options.options_key`), or
+   the family's adapter refuses it;
+6. the model's modules changed since the run's fingerprint (a cheap token says so) and the new
+   fingerprint holds something unclassified.
+
+Otherwise the runner decides from the key and the fingerprint (``state``): serve the entry
+captured under an equal fingerprint, capture (first call, or warm-up), or eager (not captured,
+blocked, not worth a capture yet).
+"""
+
+from __future__ import annotations
+
+import threading
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core import reasons
+from ..core.reasons import Reason
+from ..core.runner import CAPTURE, EAGER, Decision
+from . import fingerprint
+from .options import options_key
+
+#: Reason of a DiT call made outside a sampling run, where BCG has not checked the model's state.
+OUTSIDE_RUN = Reason(reasons.OUTSIDE_RUN, "outside a sampling run: the model's weights were not checked for this call")
+MULTIGPU = "multigpu_thread_device"
+
+#: The live call's ``transformer_options`` as they were when the DiT was called (before the
+#: forward wrote its block entries into them): the attention break reads them at every replay.
+CALL_OPTIONS: ContextVar[dict | None] = ContextVar("bcg_call_options", default=None)
+
+
+@dataclass
+class CallPlan:
+    """A decision with what carrying it out needs: the bound call and the runner's dispatch."""
+
+    decision: Decision
+    call: dict = field(default_factory=dict)
+    dispatch: dict = field(default_factory=dict)
+
+
+def eager(reason: Reason | str, call: dict | None = None) -> CallPlan:
+    return CallPlan(Decision(EAGER, reason=reason), call or {})
+
+
+def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
+    """The decision for one DiT call (see the module docstring). ``executor``: ComfyUI's
+    WrapperExecutor at BCG's hook (its ``class_obj`` is the DiT)."""
+    from .wrappers import bind_call  # the hook's own module: bind_call reads the DiT's signature
+
+    runner = session.runner
+    warming = session.capture_log is not None
+    if runner.disabled_reason is not None and not warming:
+        return eager(Reason(reasons.DISABLED, f"disabled: {runner.disabled_reason}"))
+    if executor.idx != len(executor.wrappers) - 1:
+        inner = len(executor.wrappers) - 1 - executor.idx
+        return eager(Reason(reasons.WRAPPER, f"{inner} DIFFUSION_MODEL wrapper(s) run inside BCG"))
+    if session.state is None:
+        return eager(OUTSIDE_RUN)
+    call = bind_call(executor.class_obj, args, kwargs)
+    options = call.get("transformer_options") or {}
+    if threading.get_ident() != session.run_thread or options.get(MULTIGPU) is not None:
+        return eager(
+            Reason(reasons.THREAD, "multi-GPU split: a call on another device or thread than the run's; its weights are not in BCG's fingerprint"),
+            call,
+        )  # fmt: skip
+    extra, refusal = options_key(options, session.attention)
+    refusal = refusal or session.adapter.refusal(call)
+    if refusal:
+        return eager(refusal if isinstance(refusal, Reason) else Reason(reasons.OPTIONS, refusal), call)
+    state = current_state(session)
+    if state.refusal is not None:
+        return eager(state.refusal, call)
+    dispatch = {
+        "key_extra": (extra, _attention_backend()),
+        "opaque": ("transformer_options",),
+        "label": session.adapter.label(call),
+        "state": state,
+    }
+    if warming:
+        return CallPlan(Decision(CAPTURE), call, dispatch)
+    decision = runner.decide(
+        (), call, capture_miss=session.captures_on_first_call, calls_left=session.calls_left(dispatch["label"]), **dispatch
+    )
+    return CallPlan(decision, call, dispatch)
+
+
+def current_state(session: Any) -> fingerprint.Fingerprint:
+    """The run's fingerprint, taken again when the modules' cheap token moved since (a node that
+    hooks or overrides a module in the middle of a run)."""
+    token = fingerprint.modules_token(session.run_dicts)
+    if token != session.run_token:
+        session.state = session.take_fingerprint()
+        session.run_token = token
+    return session.state
+
+
+def _attention_backend() -> str:
+    import comfy.ldm.modules.attention as attention
+
+    return getattr(attention.optimized_attention, "__name__", "unknown")
