@@ -1,0 +1,161 @@
+"""Issue 26's scenarios in real ComfyUI (CPU stand-in here, real graphs on the H200): each way of
+changing the math that the earlier guards did not list either replays a graph captured under
+that very state or runs eager with a reason naming it, and every output equals the same workflow
+without BCG.
+
+The CPU stand-in replays by address (``bcg_runtime/core/cpu_graph.py``), so a graph that ignored a
+bypass LoRA or replayed a stale sigma would give the wrong numbers here exactly as on a GPU.
+"""
+
+import threading
+
+import pytest
+import torch
+from bcg_testing import conds, session_of
+from test_bcg_nodes import QWEN, models  # noqa: F401  (fixture)
+
+from bcg_runtime.comfy import synthetic
+
+pytestmark = pytest.mark.comfy
+
+
+def sample(model, positive, negative, cfg=2.0, seed=3):
+    return synthetic.sample(model, QWEN, 64, 64, 2, cfg, positive, negative, seed=seed)
+
+
+def apply(nodes, model, mode="auto"):
+    return nodes["BCGApply"].execute(model, mode, 0).args[0]
+
+
+def random_lora(model, blocks=("transformer_blocks.0",)):
+    """A rank-4 LoRA on every 2-D weight of the given blocks, in ComfyUI's LoRA key format."""
+    dm = model.model.diffusion_model
+    g = torch.Generator().manual_seed(0)
+    lora = {}
+    for name, p in dm.named_parameters():
+        if name.endswith(".weight") and p.dim() == 2 and any(name.startswith(b + ".") for b in blocks):
+            out_features, in_features = p.shape
+            base = f"diffusion_model.{name[: -len('.weight')]}"
+            lora[f"{base}.lora_up.weight"] = torch.randn(out_features, 4, generator=g) * 0.2
+            lora[f"{base}.lora_down.weight"] = torch.randn(4, in_features, generator=g) * 0.2
+    return lora
+
+
+def bypass(model, lora, strength):
+    import comfy.sd
+
+    return comfy.sd.load_bypass_lora_for_models(model, None, lora, strength, 0)[0]
+
+
+def test_bypass_lora_after_bcg_apply_and_its_strength_change_never_replay_the_graph_without_it(pack, models, standin_graphs):
+    """Issue 26 (1): Load LoRA (Bypass) replaces each layer's forward and leaves the weights where
+    they are. After BCG Apply, each strength is its own fingerprint: captured, proven and replayed
+    with that LoRA, never the graph captured without it; every output equals eager."""
+    _, nodes = pack
+    model = models(QWEN)
+    positive, negative = conds(QWEN)
+    lora = random_lora(model)
+    bcg_model = apply(nodes, model)
+    plain = sample(bcg_model, positive, negative)  # captures the no-LoRA graphs on first call
+    assert torch.equal(plain, sample(model, positive, negative))
+    for strength in (1.0, 0.5):
+        reference = sample(bypass(model, lora, strength), positive, negative)
+        assert not torch.equal(reference, plain)  # so a replay that ignored the LoRA could not pass
+        with_lora = bypass(bcg_model, lora, strength)
+        for _ in range(2):
+            assert torch.equal(sample(with_lora, positive, negative), reference), strength
+        run = session_of(with_lora).last_run
+        assert run["state"] == "replayed", run  # the second run replays the graphs captured with the LoRA
+    assert torch.equal(sample(bcg_model, positive, negative), plain)  # LoRA gone again: exact
+
+
+def test_bypass_lora_before_bcg_apply_is_in_the_captured_graph(pack, models, standin_graphs):
+    _, nodes = pack
+    model = models(QWEN)
+    positive, negative = conds(QWEN)
+    with_lora = bypass(model, random_lora(model), 0.8)
+    reference = sample(with_lora, positive, negative)
+    bcg_model = apply(nodes, with_lora)
+    for _ in range(2):
+        assert torch.equal(sample(bcg_model, positive, negative), reference)
+    assert session_of(bcg_model).last_run["state"] == "replayed", session_of(bcg_model).last_run
+    assert not torch.equal(sample(model, positive, negative), reference)  # the base model kept no LoRA
+
+
+def test_a_sigma_dependent_attention_override_before_bcg_apply_sees_each_steps_sigma(pack, models, standin_graphs):
+    """Issue 26 (2): mode breakable chains an override installed before BCG Apply; each replayed
+    break must get the live call's transformer_options (this step's sigma), not the capture's."""
+    _, nodes = pack
+    model = models(QWEN).clone()
+    positive, negative = conds(QWEN)
+
+    def sigma_scaled_attention(func, *args, **kwargs):
+        sigma = kwargs["transformer_options"]["sigmas"]
+        return func(*args, **kwargs) * (1 + sigma.max().to(args[0].dtype))
+
+    model.model_options.setdefault("transformer_options", {})["optimized_attention_override"] = sigma_scaled_attention
+    bcg_model = apply(nodes, model, "breakable")
+    for seed in (3, 4):
+        reference = sample(model, positive, negative, seed=seed)
+        assert torch.equal(sample(bcg_model, positive, negative, seed=seed), reference)
+    run = session_of(bcg_model).last_run
+    assert run["state"] == "replayed", run
+
+
+def test_a_dit_call_from_another_thread_runs_eager_with_the_reason(pack, models, standin_graphs):
+    """Issue 26 (7): ComfyUI 0.33's multi-GPU CFG split calls the DiT from one thread per device;
+    a call from another thread than the run's is outside the fingerprint: eager, named."""
+    import comfy.patcher_extension as pe
+
+    _, nodes = pack
+    model = models(QWEN)
+    positive, negative = conds(QWEN)
+    reference = sample(model, positive, negative)
+
+    def in_another_thread(executor, *args, **kwargs):
+        out = {}
+        worker = threading.Thread(target=lambda: out.setdefault("x", executor(*args, **kwargs)))
+        worker.start()
+        worker.join()
+        return out["x"]
+
+    bcg_model = apply(nodes, model)
+    bcg_model.add_wrapper_with_key(pe.WrappersMP.APPLY_MODEL, "test_threads", in_another_thread)
+    for _ in range(2):
+        assert torch.equal(sample(bcg_model, positive, negative), reference)
+    run = session_of(bcg_model).last_run
+    assert run["replayed"] == 0 and all(r.startswith("multi-GPU split") for r in run["eager"]), run
+
+
+def test_an_unknown_model_options_entry_makes_the_run_eager_naming_it(pack, models, standin_graphs):
+    _, nodes = pack
+    model = models(QWEN).clone()
+    positive, negative = conds(QWEN)
+    model.model_options["some_pack_setting"] = 0.5
+    bcg_model = apply(nodes, model)
+    sample(bcg_model, positive, negative)
+    run = session_of(bcg_model).last_run
+    assert run["replayed"] == 0 and all("unknown model_options entry 'some_pack_setting'" in r for r in run["eager"]), run
+
+
+def test_a_torch_math_flag_changed_between_runs_drops_the_graphs(pack, models, standin_graphs):
+    """A replay keeps the kernels chosen at capture; eager reads TF32 and the reduced-precision
+    flags at every call: a flag change is a fingerprint change."""
+    _, nodes = pack
+    model = models(QWEN)
+    positive, negative = conds(QWEN)
+    bcg_model = apply(nodes, model)
+    sample(bcg_model, positive, negative)
+    sample(bcg_model, positive, negative)
+    assert session_of(bcg_model).last_run["state"] == "replayed"
+    before = torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = not before
+    try:
+        captures = session_of(bcg_model).runner.stats.captures
+        sample(bcg_model, positive, negative)
+        run = session_of(bcg_model).last_run
+        # step 1's cond and uncond are captured again under the new flags, step 2 replays them
+        assert session_of(bcg_model).runner.stats.captures == captures + 2, run
+        assert sum(n for r, n in run["eager"].items() if r.startswith("first call, captured")) == 2, run
+    finally:
+        torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = before
