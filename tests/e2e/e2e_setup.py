@@ -121,7 +121,7 @@ def skip_reason() -> str | None:
     """Why the e2e layer cannot run here, or None."""
     path = os.environ.get("COMFYUI_PATH")
     if not path:
-        return "COMFYUI_PATH is unset: point it at a ComfyUI checkout to start a real server"
+        return "COMFYUI_PATH is unset and the pack is not in a ComfyUI/custom_nodes folder: point COMFYUI_PATH at a ComfyUI checkout to start a real server"
     if not (Path(path) / "main.py").is_file():
         return f"no main.py under COMFYUI_PATH={path}: point it at a ComfyUI checkout"
     missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
