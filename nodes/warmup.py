@@ -6,19 +6,21 @@ from comfy_api.latest import io
 from ..bcg_runtime.comfy import api
 from ..bcg_runtime.comfy import session as session_module
 from ..bcg_runtime.plan import PlanError, parse_batch_sizes, parse_sizes, parse_text_buckets
+from .schema import CATEGORY, SEARCH_ALIASES, schema
 
 
 class BCGWarmupCapture(io.ComfyNode):
     @classmethod
     def define_schema(cls) -> io.Schema:
-        return io.Schema(
+        return schema(
             node_id="BCGWarmupCapture",
             display_name="BCG Warmup Capture",
-            category="advanced/model",
+            category=CATEGORY,
+            search_aliases=[*SEARCH_ALIASES, "warm up", "warmup", "precapture"],
             description=(
                 "Captures CUDA graphs for each resolution x text length x batch by sampling one step of "
-                "each through ComfyUI, and checks each replay equals eager. Connect the workflow's "
-                "conditioning to capture the exact prompt lengths it sends."
+                "each through ComfyUI, and checks each replay equals eager, so even the first sampling step "
+                "replays. Connect the workflow's conditioning and latent to capture exactly the calls its KSampler sends."
             ),
             inputs=[
                 io.Model.Input("model", tooltip="A model from BCG Apply."),
@@ -26,19 +28,19 @@ class BCGWarmupCapture(io.ComfyNode):
                     "resolutions",
                     default="1024x1024",
                     multiline=True,
-                    tooltip="WIDTHxHEIGHT, one per line or comma separated, e.g. 512x512, 1024x1024. "
-                    "Video models: WIDTHxHEIGHTxFRAMES in pixel frames, e.g. 832x480x33.",
+                    tooltip="WIDTHxHEIGHT (multiples of 8), one per line or comma separated, e.g. 512x512, 1024x1024. "
+                    "Video models: WIDTHxHEIGHTxFRAMES in pixel frames, e.g. 832x480x33. May be empty when latent is connected.",
                 ),
                 io.String.Input(
                     "text_buckets",
                     default="64,128,256,512,1024",
-                    tooltip="Prompt lengths (tokens) to capture; the report says how each model treats them. "
-                    "May be empty when conditioning is connected.",
+                    tooltip="Prompt lengths in tokens to capture, each from 1 to the model's longest context (at most 4096); "
+                    "the report says how the model treats them. May be empty when conditioning is connected.",
                 ),
                 io.String.Input(
                     "batch_sizes",
                     default="1,2",
-                    tooltip="DiT batch sizes: 1 = cfg 1 (or cond/uncond run apart), 2 = cond+uncond batched.",
+                    tooltip="DiT batch sizes (1 to 64): 1 = cfg 1 (or cond/uncond run apart), 2 = cond+uncond batched.",
                 ),
                 io.Conditioning.Input("positive", optional=True, tooltip="The workflow's positive prompt: its exact length is captured."),
                 io.Conditioning.Input("negative", optional=True, tooltip="The workflow's negative prompt (cfg > 1)."),

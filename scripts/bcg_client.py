@@ -8,13 +8,14 @@ Two ways to say what to run:
   retries and failures go to a results JSON (``--out``), and ``--resume results.json`` skips the
   jobs already done;
 * quick runs without a spec: ``-n N`` copies of ``--workflow`` (default
-  example_workflows/bcg_api_example.json); copy i gets seed ``--seed + i`` and the i-th (cycled)
-  entry of ``--prompts`` and ``--resolutions``, and its images are saved in ``--out`` (a folder).
+  scripts/bcg_api_example.json, the API-format twin of the pack's template); copy i gets seed
+  ``--seed + i`` and the i-th (cycled) entry of ``--prompts`` and ``--resolutions``, and its images
+  are saved in ``--out`` (a folder).
 
 Job spec (JSON; relative paths are relative to the spec's folder)::
 
     {
-      "workflow": "../example_workflows/bcg_api_example.json",
+      "workflow": "../scripts/bcg_api_example.json",
       "prompts": ["a red fox in fresh snow", "a lighthouse at night"],
       "seeds": 4,
       "sizes": ["1024x1024", "768x1344"],
@@ -91,7 +92,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DEFAULT_WORKFLOW = Path(__file__).resolve().parents[1] / "example_workflows" / "bcg_api_example.json"
+DEFAULT_WORKFLOW = Path(__file__).resolve().parent / "bcg_api_example.json"
 DEFAULT_SERVER = "http://127.0.0.1:8188"
 SAMPLERS = ("KSampler", "KSamplerAdvanced")
 LATENTS = ("EmptySD3LatentImage", "EmptyLatentImage")

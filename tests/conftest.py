@@ -1,5 +1,10 @@
 """Shared test fixtures. Layers are pytest markers (see pyproject.toml): unit (CPU, always),
-gpu (CUDA), comfy (ComfyUI importable via COMFYUI_PATH), e2e (a real ComfyUI server)."""
+gpu (CUDA), comfy (ComfyUI importable), e2e (a real ComfyUI server).
+
+ComfyUI is ``$COMFYUI_PATH`` or, when that is unset, the ComfyUI this pack sits in
+(``ComfyUI/custom_nodes/<pack>``, see ``comfyui_path.py``); the path found is exported as
+``COMFYUI_PATH`` before any layer's conftest reads it, so every layer and subprocess sees one
+ComfyUI."""
 
 import logging
 import os
@@ -8,9 +13,15 @@ import sys
 import pytest
 import torch
 
+from comfyui_path import find_comfyui
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+
+COMFYUI_FOUND = None if os.environ.get("COMFYUI_PATH") else find_comfyui()
+if COMFYUI_FOUND:
+    os.environ["COMFYUI_PATH"] = COMFYUI_FOUND
 
 HAS_CUDA = torch.cuda.is_available()
 NO_CUDA_REASON = "needs a CUDA GPU (gpu layer): run on the H200 with scripts/gpu_suite.sh"
@@ -42,6 +53,12 @@ def make_runner(device):
         return GraphRunner(backend=backend, limits=RunnerLimits(**limits), name="test")
 
     return make
+
+
+def pytest_report_header(config):
+    if COMFYUI_FOUND:
+        return f"ComfyUI: {COMFYUI_FOUND} (the ComfyUI this pack sits in; COMFYUI_PATH overrides)"
+    return None
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
-"""Comfy layer: tests that import ComfyUI from ``$COMFYUI_PATH`` (a ComfyUI checkout).
+"""Comfy layer: tests that import ComfyUI from ``$COMFYUI_PATH`` (a ComfyUI checkout; when unset,
+the top-level conftest sets it to the ComfyUI this pack sits in).
 
 ComfyUI is put on ``sys.path`` and forced to CPU (``comfy.cli_args.args.cpu = True``) before
 ``comfy.model_management`` is imported, unless ``BCG_COMFY_TEST_CPU=0``. When ComfyUI cannot be
@@ -13,14 +14,14 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SKIP_REASON = "ComfyUI not importable: set COMFYUI_PATH to a ComfyUI checkout (see README)"
+SKIP_REASON = "ComfyUI not importable: set COMFYUI_PATH to a ComfyUI checkout or put the pack in ComfyUI/custom_nodes (docs/testing.md)"
 
 
 def _import_comfy():
     """None when ComfyUI imports, else why not."""
     path = os.environ.get("COMFYUI_PATH")
     if not path:
-        return "COMFYUI_PATH is unset"
+        return "COMFYUI_PATH is unset and the pack is not in a ComfyUI/custom_nodes folder"
     path = os.path.abspath(path)
     if not os.path.isdir(os.path.join(path, "comfy")):
         return f"no comfy/ package under COMFYUI_PATH={path}"

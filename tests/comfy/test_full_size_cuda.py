@@ -115,7 +115,7 @@ def test_padded_text_rows_and_the_bits_of_real_rows(full_model):
     """Would padding text to a bucket be exact? Pad the context with random rows, keep them out of
     attention, and compare the DiT's output with the exact-length call bit for bit. Every other op
     is row-wise, so only kernel choice for a different row count can change the real rows. The
-    measured answer is what the adapter declares (and what the README's support table shows)."""
+    measured answer is what the adapter declares (and what docs/models.md shows)."""
     import comfy.model_management as mm
 
     from bcg_runtime.comfy.models import by_family

@@ -1,7 +1,8 @@
 """E2E layer: a real ComfyUI server (``python main.py``, on the GPU when this process sees CUDA,
 else with ``--cpu``) with this pack in its custom_nodes.
 
-Skipped with the reason when ``$COMFYUI_PATH`` is unset or ComfyUI's server dependencies are
+Skipped with the reason when there is no ComfyUI (``$COMFYUI_PATH``, or the ComfyUI this pack
+sits in, set by the top-level conftest) or ComfyUI's server dependencies are
 missing. One server and one base directory (see ``e2e_setup.py``) serve every test of a session.
 Artifacts (images, screenshots, the server log, ``e2e_summary.json``) go to ``$BCG_ARTIFACTS``
 when set.

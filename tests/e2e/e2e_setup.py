@@ -19,8 +19,9 @@ Nothing is downloaded. The base directory holds:
   ``datasets/`` and lists only folders with a ``metadata.json``. No 4B-parameter text encoder is
   needed, and no node is added for testing.
 
-The test workflow is ``example_workflows/bcg_api_example.json`` with the CLIP loader and text
-encoder replaced by LoadTrainingDataset, the VAE by "taef1", and a small size and step count.
+The test workflow is ``scripts/bcg_api_example.json`` (the API twin of the template in
+``example_workflows/``) with the CLIP loader and text encoder replaced by LoadTrainingDataset, the
+VAE by "taef1", and a small size and step count.
 :func:`latent_workflow` saves the sampler's latent with ComfyUI's SaveLatent instead of decoding,
 and :func:`eager_twin` is the same prompt with the BCG nodes bypassed (the model goes straight from
 ModelSamplingAuraFlow to the KSampler), which is what replayed results are compared with.
@@ -53,7 +54,11 @@ if str(ROOT) not in sys.path:
 
 from bcg_runtime.allocator_env import OPT_OUT_VAR  # noqa: E402  (standard library only)
 
-EXAMPLES = ROOT / "example_workflows"
+#: The pack's template (UI format, listed by ComfyUI's template browser) and its API-format twin.
+EXAMPLES = {
+    "ui": ROOT / "example_workflows" / "Z-Image-Turbo text to image with BCG.json",
+    "api": ROOT / "scripts" / "bcg_api_example.json",
+}
 PACK_DIR = "ComfyUI-BCG"
 #: Main blocks of the synthetic Z-Image (its refiner blocks and widths are those of the real model).
 DEPTH = int(os.environ.get("BCG_E2E_DEPTH", "1"))
@@ -121,7 +126,7 @@ def skip_reason() -> str | None:
     """Why the e2e layer cannot run here, or None."""
     path = os.environ.get("COMFYUI_PATH")
     if not path:
-        return "COMFYUI_PATH is unset: point it at a ComfyUI checkout to start a real server"
+        return "COMFYUI_PATH is unset and the pack is not in a ComfyUI/custom_nodes folder: point COMFYUI_PATH at a ComfyUI checkout to start a real server"
     if not (Path(path) / "main.py").is_file():
         return f"no main.py under COMFYUI_PATH={path}: point it at a ComfyUI checkout"
     missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
@@ -275,7 +280,7 @@ def _taesd_state_dicts(latent_channels: int, seed: int = 0) -> dict[str, dict]:
 
 # ------------------------------------------------------------------------------------ workflow
 def example(kind: str) -> dict:
-    return json.loads((EXAMPLES / f"bcg_{kind}_example.json").read_text())
+    return json.loads(EXAMPLES[kind].read_text())
 
 
 def e2e_workflow(seed: int = 0, size: tuple[int, int] = SIZE, steps: int = STEPS) -> dict:

@@ -23,7 +23,7 @@ import pytest
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "example_workflows" / "bcg_api_example.json"
+EXAMPLE = ROOT / "scripts" / "bcg_api_example.json"
 FAST = ["--poll", "0.02", "--backoff", "0.05", "--lost-after", "0.3", "--timeout", "30"]
 
 

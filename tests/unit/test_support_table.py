@@ -1,0 +1,30 @@
+"""docs/models.md is what scripts/gen_support_table.py generates from the adapters."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("gen_support_table", ROOT / "scripts" / "gen_support_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_docs_models_md_is_generated_from_the_adapters():
+    tool = _tool()
+    assert (ROOT / "docs" / "models.md").read_text() == tool.table(), "docs/models.md is stale: run python scripts/gen_support_table.py"
+
+
+def test_every_adapter_has_a_row():
+    from bcg_runtime.comfy.models import ADAPTERS
+
+    text = _tool().table()
+    for adapter in ADAPTERS:
+        assert f"**{adapter.display_name}**" in text
