@@ -13,6 +13,8 @@ __all__ = ["comfy_entrypoint", "WEB_DIRECTORY"]
 
 async def comfy_entrypoint():
     """Called by ComfyUI's loader; returns the pack's ``ComfyExtension``."""
+    from .bcg_runtime.comfy.host_version import report_running_host
     from .nodes import BCGExtension
 
+    report_running_host()  # one INFO line when ComfyUI is newer than the newest tested version
     return BCGExtension()
