@@ -121,11 +121,10 @@ def test_cudnn_attention_comes_first_only_while_fast_mode_captures(model, monkey
     monkeypatch.setattr(comfy.ops, "SDPA_BACKEND_PRIORITY", comfy_order, raising=False)  # defined on CUDA machines only
     assert not cudnn_attention_preferred(torch.device("cpu"))
     first = []
-    capturing = True
-    run = RegionalCompile(model.model.diffusion_model, cudnn_attention=True).forward(lambda: first.append(comfy_order[0]), lambda: capturing)
-    run()
-    capturing = False
-    run()
+    plain = lambda: first.append(comfy_order[0])  # noqa: E731
+    strategy = RegionalCompile(model.model.diffusion_model, cudnn_attention=True).strategy()
+    strategy.capture_forward(plain)()  # what a capture runs
+    plain()  # what every other call runs
     assert first == [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION]
     assert comfy_order[0] == SDPBackend.FLASH_ATTENTION and len(comfy_order) == 4
 
