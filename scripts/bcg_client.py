@@ -80,6 +80,7 @@ import http.client
 import itertools
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -182,15 +183,52 @@ def output_files(entry: dict) -> list[dict]:
     return files
 
 
-def download_images(server: str, entry: dict, out_dir: Path, prefix: str) -> list[Path]:
-    """Fetch every image of a history entry through /view into ``out_dir``; ServerDown if it stops answering."""
+# Saved files are named by the client only: [A-Za-z0-9_-] pieces joined by "_", one known suffix.
+# Such a name has no separator, drive, ":" (NTFS streams), leading dot, trailing dot or space, and
+# its stem is never a Windows device name, so it stays inside the folder on Linux, macOS and Windows.
+NAME_PIECE = 40  # characters kept of a server-given piece (node id, class); a hash keeps it unique
+FILE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff", ".exr", ".mp4", ".webm", ".mov",
+                 ".wav", ".flac", ".mp3", ".ogg", ".glb")  # fmt: skip
+WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"{d}{i}" for d in ("COM", "LPT") for i in range(10))}
+
+
+def name_piece(text, limit: int = NAME_PIECE) -> str:
+    """``text`` as a file-name piece of [A-Za-z0-9_-]; a piece that had to change ends with a hash of it."""
+    raw = str(text)
+    clean = re.sub(r"[^A-Za-z0-9_-]+", "-", raw).strip("-") or "x"
+    if clean != raw or len(clean) > limit:
+        clean = f"{clean[:limit - 9]}-{hashlib.sha1(raw.encode()).hexdigest()[:8]}"
+    return f"_{clean}" if clean.upper() in WINDOWS_DEVICES else clean
+
+
+def image_name(stem: str, node_id, class_type, k: int, server_filename) -> str:
+    """The file name of a job's ``k``-th image of node ``node_id``: ``<stem>_<class>_n<id>_<k><suffix>``.
+
+    Only the suffix is taken from the server's file name, and only when it is a known one."""
+    suffix = Path(str(server_filename).replace("\\", "/")).suffix.lower() or ".png"
+    suffix = suffix if suffix in FILE_SUFFIXES else ".bin"
+    return f"{name_piece(stem, 80)}_{name_piece(class_type or 'output')}_n{name_piece(node_id)}_{k}{suffix}"
+
+
+def download_images(server: str, entry: dict, out_dir: Path, stem: str, prompt: dict | None = None) -> list[Path]:
+    """Fetch every image of a history entry through /view into ``out_dir``; ServerDown if it stops answering.
+
+    The files are named by :func:`image_name` (the node's class from ``prompt``, the job's workflow);
+    an OSError is the caller's (a local write failed)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    saved = []
+    saved, used = [], set()
     for node_id, output in sorted(entry.get("outputs", {}).items()):
-        for k, image in enumerate(output.get("images", [])):
+        node = (prompt or {}).get(str(node_id))
+        class_type = node.get("class_type") if isinstance(node, dict) else None
+        images = output.get("images", []) if isinstance(output, dict) else []
+        for k, image in enumerate(i for i in images if isinstance(i, dict)):
             query = urllib.parse.urlencode({k2: image.get(k2, "") for k2 in ("filename", "subfolder", "type")})
             data = http_bytes(server, f"/view?{query}", timeout=60)
-            path = out_dir / f"{prefix}_node{node_id}_{k}{Path(image['filename']).suffix or '.png'}"
+            name = image_name(stem, node_id, class_type, k, image.get("filename", ""))
+            while name in used:  # two ids that clean to the same piece
+                name = f"{Path(name).stem}-{len(used)}{Path(name).suffix}"
+            used.add(name)
+            path = out_dir / name
             path.write_bytes(data)
             saved.append(path)
     return saved
@@ -323,6 +361,12 @@ class Job:
     images: list[str] = field(default_factory=list)
     error: str | None = None
     resumed: bool = False
+    index: int | None = None  # its place in the spec (None: the key starts with it, as without a spec)
+
+    @property
+    def stem(self) -> str:
+        """What its file names start with: ``<index>_<key>``."""
+        return self.key if self.index is None else f"{self.index:03d}_{self.key}"
 
     def record(self) -> dict:
         """The job's entry in the results JSON."""
@@ -539,9 +583,9 @@ def load_spec(path: Path, sets: list[str] = ()) -> JobSpec:
         if value is not None and not any(name in workflow[i]["inputs"] for i in targets.sampler):
             raise SpecError(f"{name}: none of the sampler nodes ({', '.join(targets.sampler)}) has a {name} input; name the node that has it in nodes.sampler")
     jobs = []
-    for text, seed, size in itertools.product(prompts, seeds, sizes):
+    for index, (text, seed, size) in enumerate(itertools.product(prompts, seeds, sizes)):
         prompt = apply_job(workflow, targets, seed, text, size, steps, cfg)
-        jobs.append(Job(job_key(prompt, seed, size), prompt, seed, text, size))
+        jobs.append(Job(job_key(prompt, seed, size), prompt, seed, text, size, index=index))
     shape = " x ".join(f"{len(v)} {n}" for n, v in (("prompts", prompts), ("seeds", seeds), ("sizes", sizes)) if v[0] is not None)
     return JobSpec(path, workflow_path, jobs, shape or "the workflow as is")
 
@@ -758,7 +802,7 @@ class ServerWorker:
         images = []
         if self.batch.config.images is not None:  # before "done": a server lost mid-download reruns the job
             try:
-                images = [str(p) for p in download_images(self.url, entry, self.batch.config.images, job.key)]
+                images = [str(p) for p in download_images(self.url, entry, self.batch.config.images, job.stem, job.prompt)]
             except OSError as e:  # network errors are ServerDown; this one is local
                 del self.in_flight[prompt_id]
                 self.batch.fail(job, self, f"cannot save its images in {self.batch.config.images} ({e}); fix the --images folder")

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import ntpath
+import posixpath
 import sys
 import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -44,8 +46,9 @@ class FakeComfy:
     brings it back on the same port, ``restart()`` forgets its queue, history and BCG session as a
     restarted process would. ``on_prompt(fake, n)`` runs after the n-th accepted POST /prompt."""
 
-    def __init__(self, work_s: float = 0.02, captured=("64x64",), fail_texts=("BOOM",), on_prompt=None):
+    def __init__(self, work_s: float = 0.02, captured=("64x64",), fail_texts=("BOOM",), on_prompt=None, outputs=None):
         self.work_s, self.captured, self.fail_texts, self.on_prompt = work_s, set(captured), set(fail_texts), on_prompt
+        self.outputs = outputs  # the history's "outputs" of every prompt, instead of one SaveImage image
         self.lock = threading.Lock()
         self.received: list[tuple[str, dict]] = []  # every accepted prompt, over all lives
         self.port, self.down = 0, threading.Event()
@@ -120,7 +123,7 @@ class FakeComfy:
             self.session["misses"][reason] = self.session["misses"].get(reason, 0) + steps
         self.session["last_run"] = {"summary": f"replayed {steps if size in self.captured else 0}/{steps} calls"}
         image = {"filename": f"BCG_{len(self.history):05d}_.png", "subfolder": "", "type": "output"}
-        return {"outputs": {"12": {"images": [image]}}, "status": {"status_str": "success", "completed": True, "messages": []}}
+        return {"outputs": self.outputs or {"12": {"images": [image]}}, "status": {"status_str": "success", "completed": True, "messages": []}}
 
     def prompts_of(self, key: str) -> list[dict]:
         return [p for _, p in self.received if key in json.dumps(p)]
@@ -415,7 +418,7 @@ def test_the_quick_cli_without_a_spec_still_works(tmp_path, capsys, fakes):
     assert rc == 0, stdout
     totals = json.loads(summary.read_text())
     assert (totals["calls"], totals["replayed"], totals["eager"]) == (16, 8, {"not captured: 96x64": 8})
-    assert sorted(Path(p).name for p in totals["images"]) == ["000_seed100_node12_0.png", "001_seed101_node12_0.png"]
+    assert sorted(Path(p).name for p in totals["images"]) == ["000_seed100_SaveImage_n12_0.png", "001_seed101_SaveImage_n12_0.png"]
     assert sorted(p["10"]["inputs"]["seed"] for _, p in a.received) == [100, 101]
     assert "replayed 8/16 DiT calls" in stdout and "2 image(s) in" in stdout
 
@@ -426,3 +429,57 @@ def test_totals_survive_a_restart_between_snapshots():
     assert client.run_totals(before, [{"id": "old", "hits": 58, "misses": {"x": 3}}]) == (8, {"x": 1})
     assert client.run_totals(before, [{"id": "old", "hits": 8, "misses": {}}]) == (8, {}), "counts went down: a new process"
     assert client.run_totals(before, [{"id": "new", "hits": 4, "misses": {"y": 1}}]) == (4, {"y": 1})
+
+
+# ------------------------------------------------------------------------------- saved file names
+NASTY_IDS = ["12", "..\\..\\AppData\\Roaming\\Startup\\evil", "../../etc/evil", "5:12", "C:\\Windows\\evil", "/abs/evil",
+             "\\\\server\\share\\x", "CON", "nul", "COM1", "lpt9", "trailing. ", "dots...", ".hidden", "x" * 300, "", "a/b:c*d?e\"<>|",
+             "\x00nul", "é✓"]  # fmt: skip
+NASTY_FILES = ["BCG_00001_.png", "..\\..\\evil.exe", "x.png:stream", "y.PNG", "noext", "z.png ", "w.bat", "../a.png"]
+
+
+def _safe_everywhere(name: str, folder_win: str = "C:\\out", folder_posix: str = "/out") -> None:
+    """``name`` is one plain file name inside the folder under Windows and POSIX rules."""
+    assert PureWindowsPath(name).name == name and not PureWindowsPath(name).drive and not PureWindowsPath(name).anchor, name
+    assert PurePosixPath(name).name == name and name not in (".", ".."), name
+    assert ntpath.dirname(ntpath.normpath(ntpath.join(folder_win, name))) == folder_win, name
+    assert posixpath.dirname(posixpath.normpath(posixpath.join(folder_posix, name))) == folder_posix, name
+    assert ":" not in name and not name.endswith((".", " ")) and not name.startswith("."), name  # no NTFS stream, no trimming
+    assert name.split(".")[0].upper() not in client.WINDOWS_DEVICES, name
+    assert len(name) <= 200 and name.isascii() and name.isprintable(), name
+
+
+def test_saved_names_are_ours_and_stay_inside_the_folder_on_every_os():
+    names = set()
+    for node_id in NASTY_IDS:
+        for filename in NASTY_FILES:
+            for class_type in ("SaveImage", None, "../Evil:Class", "CON"):
+                name = client.image_name("007_s1_64x64_0123456789", node_id, class_type, 0, filename)
+                _safe_everywhere(name)
+                assert name.startswith("007_s1_64x64_0123456789_")
+                names.add((node_id, name))
+    by_id = {}
+    for node_id, name in names:
+        by_id.setdefault(name, set()).add(node_id)
+    assert all(len(ids) == 1 for ids in by_id.values()), "two node ids must not share a file name"
+    assert client.image_name("000_seed1", "5:12", "SaveImage", 2, "a.webp").startswith("000_seed1_SaveImage_n5-12-")
+    assert client.image_name("000_seed1", "12", "SaveImage", 0, "a.webp") == "000_seed1_SaveImage_n12_0.webp"
+    assert client.image_name("000_seed1", "12", "SaveImage", 0, "x.png:evil").endswith("_0.bin")
+
+
+def test_server_chosen_names_never_leave_the_images_folder(tmp_path, capsys, fakes):
+    outputs = {node_id: {"images": [{"filename": f, "subfolder": "", "type": "output"} for f in NASTY_FILES]} for node_id in NASTY_IDS}
+    a = fakes(outputs=outputs)
+    images = tmp_path / "deep" / "images"
+    rc, out, _ = run(capsys, "--job", write_spec(tmp_path, seeds=[1, 2]), "--server", a.url, "--out", tmp_path / "r.json",
+                     "--images", images, *FAST)  # fmt: skip
+    assert rc == 0, out
+    doc = results(tmp_path / "r.json")
+    saved = [Path(p) for j in doc["jobs"] for p in j["images"]]
+    assert len(saved) == 2 * len(NASTY_IDS) * len(NASTY_FILES) == len(set(saved))
+    assert sorted(p.name for p in images.iterdir()) == sorted(p.name for p in saved)
+    for path in saved:
+        assert path.parent == images and path.read_bytes().startswith(b"PNG:")
+        _safe_everywhere(path.name)
+    assert {p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*")} == {"deep", "r.json", "spec.json"}
+    assert all(p.name.startswith(("000_s1_", "001_s2_")) for p in saved)
