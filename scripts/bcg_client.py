@@ -50,6 +50,11 @@ totals (prompts, done, failed, replayed, calls, eager, images), "per_server" (do
 replayed, calls, eager) and "jobs": one record per job with key (s<seed>_<W>x<H>_<hash of the
 prompt sent>), status (done / failed / pending), prompt, seed, width, height, server, prompt_id,
 outputs (the server's file names), images (downloaded copies, with --images), attempts and error.
+Downloaded files are named by the client only: ``<index>_<key>_<node class>_n<node id>_<k>.png``
+(ids cleaned to [A-Za-z0-9_-]), so a server cannot choose where they go. A results or image file
+that cannot be written (unwritable path, a file where a folder should be, a full disk) stops the
+batch at once, before any prompt when it is so from the start: a one-line error naming the path
+and the fix, exit status 1; prompts still queued are taken off the servers.
 
 At the end the DiT calls replayed as CUDA graphs and those that ran eager (by reason) are printed
 per server and in total: the difference of GET /bcg/status between the start and the end of the
@@ -75,6 +80,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import errno
 import hashlib
 import http.client
 import itertools
@@ -82,6 +88,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -111,6 +118,29 @@ class ServerDown(ClientError):
 
 class SpecError(ClientError):
     """A job spec field is bad; the message names the field and the fix."""
+
+
+class WriteError(ClientError):
+    """A results or image file could not be written; the batch stops (the message names the path and the fix)."""
+
+
+def write_error(path: Path, e: OSError, what: str, option: str) -> WriteError:
+    """A one-line WriteError for ``e`` raised while writing ``what`` at ``path`` (given by ``option``)."""
+    where = e.filename or path
+    if isinstance(e, (FileExistsError, NotADirectoryError)):
+        fix = f"a file is where a folder should be on that path; remove it or give another {option}"
+    elif isinstance(e, IsADirectoryError):
+        fix = f"a folder is where the file should be; give {option} a file name"
+    elif isinstance(e, PermissionError) or e.errno in (errno.EACCES, errno.EPERM):
+        fix = f"no permission to write there; give {option} a folder you can write"
+    elif e.errno == errno.ENOSPC or e.errno == getattr(errno, "EDQUOT", None):
+        fix = f"the disk is full; free some space or give {option} a path on another disk"
+    elif e.errno == errno.EROFS:
+        fix = f"that file system is read-only; give {option} a writable path"
+    else:
+        fix = f"check that path, or give {option} another one"
+    reason = (e.strerror or str(e) or type(e).__name__).replace("\n", " ")
+    return WriteError(f"cannot write the {what} at {str(where)!r} ({reason}); {fix}")
 
 
 # ------------------------------------------------------------------------------------------ HTTP
@@ -667,6 +697,7 @@ class BatchConfig:
     backoff: tuple[float, float] = (1.0, 30.0)  # first and largest wait between probes of a down server
     http_timeout: float = 30.0
     images: Path | None = None  # download images here
+    images_option: str = "--images"  # the option that gave ``images`` (for error messages)
     client_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
@@ -803,9 +834,9 @@ class ServerWorker:
         if self.batch.config.images is not None:  # before "done": a server lost mid-download reruns the job
             try:
                 images = [str(p) for p in download_images(self.url, entry, self.batch.config.images, job.stem, job.prompt)]
-            except OSError as e:  # network errors are ServerDown; this one is local
+            except OSError as e:  # network errors are ServerDown; this one is local: no later job could save either
                 del self.in_flight[prompt_id]
-                self.batch.fail(job, self, f"cannot save its images in {self.batch.config.images} ({e}); fix the --images folder")
+                self.batch.abort(write_error(self.batch.config.images, e, "images", self.batch.config.images_option))
                 return
         del self.in_flight[prompt_id]
         self.batch.done(job, self, output_files(entry), images)
@@ -831,6 +862,26 @@ class Batch:
         self.settled = 0
         self.workers = [ServerWorker(url, self) for url in servers]
         self.started = time.monotonic()
+        self.fatal: WriteError | None = None  # a local write failed: the batch stopped (see abort)
+
+    def abort(self, error: WriteError) -> None:
+        """Stop the batch for good (a results or image file cannot be written): no job is submitted
+        after this, the workers stop, and run() takes the prompts still queued off the servers."""
+        with self.lock:
+            if self.fatal is None:
+                self.fatal = error
+            self.stop.set()
+
+    def _changed(self) -> None:
+        """on_change(), whose write failure aborts the batch instead of reaching a worker's loop."""
+        if self.fatal is not None:
+            return
+        try:
+            self.on_change()
+        except WriteError as e:
+            self.abort(e)
+        except OSError as e:
+            self.abort(write_error(Path("."), e, "results", "--out"))
 
     # -- running
     def run(self) -> None:
@@ -847,6 +898,8 @@ class Batch:
             self.stop.set()
             for worker in self.workers:
                 worker.thread.join()
+            if self.fatal is not None:
+                self._unqueue()
             with self.lock:  # interrupted: what ran nowhere is pending again, for --resume
                 for job in self.jobs:
                     if job.status == "running":
@@ -856,6 +909,16 @@ class Batch:
                 try:
                     worker.status.refresh(self.config.http_timeout)
                 except ServerDown:
+                    pass
+
+    def _unqueue(self) -> None:
+        """Best effort: take the prompts still waiting in the servers' queues off them (the one
+        running finishes; its job stays pending, for --resume)."""
+        for worker in self.workers:
+            if worker.in_flight and worker.down_since is None:
+                try:
+                    http_json(worker.url, "/queue", {"delete": list(worker.in_flight)}, timeout=self.config.http_timeout)
+                except ClientError:
                     pass
 
     def _give_up_if_all_down(self) -> None:
@@ -870,7 +933,7 @@ class Batch:
     def take(self) -> Job | None:
         """The next pending job, marked running; None when there is none."""
         with self.lock:
-            if not self.pending:
+            if not self.pending or self.stop.is_set():
                 return None
             job = self.pending.popleft()
             job.status = "running"
@@ -887,7 +950,7 @@ class Batch:
         with self.lock:
             job.server, job.prompt_id, job.submitted = worker.url, prompt_id, time.monotonic()
             job.attempts.append({"server": worker.url, "prompt_id": prompt_id})
-            self.on_change()
+            self._changed()
 
     def done(self, job: Job, worker: ServerWorker, outputs: list[dict], images: list[str]) -> None:
         with self.lock:
@@ -920,7 +983,7 @@ class Batch:
                 return
             job.status = "pending"
             self.pending.appendleft(job)
-            self.on_change()
+            self._changed()
             self.report(f"{job.key}: {reason}; resubmitting (attempt {len(job.attempts) + 1} of {self.config.retries + 1})")
 
     def _settle(self, job: Job, worker: ServerWorker | None, status: str, error: str | None = None) -> None:
@@ -929,7 +992,7 @@ class Batch:
         if worker is not None:
             worker.done += status == "done"
             worker.failed += status == "failed"
-        self.on_change()
+        self._changed()
 
     # -- progress
     def report(self, line: str) -> None:
@@ -1116,6 +1179,16 @@ def summary_lines(batch: Batch, document: dict, folder: Path | None) -> list[str
     return lines
 
 
+def check_folder(folder: Path, option: str) -> None:
+    """Make ``folder`` and write a file in it, or raise the WriteError saying why not and the fix."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise write_error(folder, e, "images", option) from None
+
+
 def check_reachable(servers: list[str], timeout: float = 10) -> None:
     """Raise ServerDown when none of ``servers`` answers GET /queue (a typo in --server fails at once)."""
     errors = []
@@ -1141,18 +1214,30 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     folder = args.images if args.job else (args.out or Path("bcg_client_out"))
     config = BatchConfig(in_flight=args.in_flight, retries=args.retries, timeout=args.timeout, lost_after=args.lost_after,
-                         poll=args.poll, backoff=(args.backoff, max(args.backoff, 30.0)), images=folder)  # fmt: skip
-    paths = [p for p in (results_path, args.json) if p is not None]
+                         poll=args.poll, backoff=(args.backoff, max(args.backoff, 30.0)), images=folder,
+                         images_option="--images" if args.job else "--out")  # fmt: skip
+    paths = [(p, o) for p, o in ((results_path, "--out"), (args.json, "--json")) if p is not None]
     last_save = [0.0]
 
     def save(force: bool = False) -> None:
+        """Write the results files (at most once a second unless forced); a WriteError if one cannot be."""
         if paths and (force or time.monotonic() - last_save[0] >= 1.0):
             document = results_document(batch, {**meta, "servers": servers})
-            for path in paths:
-                write_json(path, document)
+            for path, option in paths:
+                try:
+                    write_json(path, document)
+                except OSError as e:
+                    raise write_error(path, e, "results", option) from None
             last_save[0] = time.monotonic()
 
     batch = Batch(jobs, servers, config, report=lambda line: print(line, flush=True), on_change=save)
+    try:  # before any prompt is submitted: an unwritable --out / --json / --images stops here
+        save(force=True)
+        if folder is not None:
+            check_folder(folder, config.images_option)
+    except WriteError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     print(f"{opening}; {batch.total} to run on {len(servers)} server(s): {', '.join(servers)}", flush=True)
     interrupted = False
     try:
@@ -1162,8 +1247,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with batch.lock:
             save(force=True)
-    except OSError as e:
-        print(f"error: cannot write the results ({e}); check the --out / --json path", file=sys.stderr)
+    except WriteError as e:
+        if batch.fatal is None or str(e) != str(batch.fatal):
+            print(f"error: {e}", file=sys.stderr)
+        if batch.fatal is None:
+            return 1
+        results_path = None  # not written: no --resume hint
+    if batch.fatal is not None:
+        left = sum(j.status == "pending" for j in batch.jobs)
+        again = f"; {left} job(s) not done: fix it and run again with --resume {results_path}" if results_path and left else ""
+        print(f"error: {batch.fatal}{again}", file=sys.stderr)
         return 1
     document = results_document(batch, meta)
     for line in summary_lines(batch, document, folder):

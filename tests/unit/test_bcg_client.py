@@ -8,6 +8,7 @@ size is in ``captured``, else as eager ``not captured: WxH``.
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import json
 import ntpath
@@ -483,3 +484,68 @@ def test_server_chosen_names_never_leave_the_images_folder(tmp_path, capsys, fak
         _safe_everywhere(path.name)
     assert {p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*")} == {"deep", "r.json", "spec.json"}
     assert all(p.name.startswith(("000_s1_", "001_s2_")) for p in saved)
+
+
+# ------------------------------------------------------------------------------- write failures
+def _one_error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: cannot write the "), err
+    return lines[0]
+
+
+@pytest.mark.parametrize("option", ["--out", "--json", "--images"])
+def test_an_unwritable_output_path_stops_before_any_prompt(tmp_path, capsys, fakes, option):
+    a = fakes()
+    (tmp_path / "afile").write_text("in the way")
+    bad = tmp_path / "afile" / ("images" if option == "--images" else "results.json")
+    argv = {"--out": ["--out", bad], "--json": ["--out", tmp_path / "r.json", "--json", bad],
+            "--images": ["--out", tmp_path / "r.json", "--images", bad]}[option]  # fmt: skip
+    started = time.monotonic()
+    rc, out, err = run(capsys, "--job", write_spec(tmp_path, seeds=2), "--server", a.url, *argv, *FAST[:-2], "--timeout", "5")
+    assert rc == 1 and time.monotonic() - started < 4
+    line = _one_error_line(err)
+    assert str(tmp_path / "afile") in line and "a file is where a folder should be on that path; remove it or give another " + option in line
+    assert not a.received, "nothing may run when its results cannot be kept"
+
+
+def test_a_results_write_failing_mid_batch_stops_it_at_once(tmp_path, capsys, fakes, monkeypatch):
+    a = fakes(work_s=0.3)  # 8 jobs take 2.4 s: the save due after 1 s fails
+    calls, write_json = [0], client.write_json
+
+    def full_disk(path, data):
+        calls[0] += 1
+        if calls[0] > 1:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        write_json(path, data)
+
+    monkeypatch.setattr(client, "write_json", full_disk)
+    out_path = tmp_path / "r.json"
+    started = time.monotonic()
+    rc, out, err = run(capsys, "--job", write_spec(tmp_path, seeds=8), "--server", a.url, "--out", out_path, *FAST[:-2], "--timeout", "5")
+    assert rc == 1 and time.monotonic() - started < 4
+    line = _one_error_line(err)
+    assert f"cannot write the results at {str(out_path)!r} (No space left on device); the disk is full; free some space or give --out" in line
+    assert len(a.received) < 8 and not a.queue, "no prompt submitted after the failure, the queued ones taken off the server"
+    assert "not answering" not in out
+
+
+def test_an_image_write_failing_mid_batch_stops_it_and_resume_finishes(tmp_path, capsys, fakes, monkeypatch):
+    a = fakes(work_s=0.05)
+    write_bytes = Path.write_bytes
+
+    def broken(self, data):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(Path, "write_bytes", broken)
+    out_path, images = tmp_path / "r.json", tmp_path / "images"
+    spec = write_spec(tmp_path, seeds=4)
+    rc, out, err = run(capsys, "--job", spec, "--server", a.url, "--out", out_path, "--images", images, *FAST[:-2], "--timeout", "5")
+    assert rc == 1
+    line = _one_error_line(err)
+    assert f"cannot write the images at {str(images)!r} (Input/output error); check that path, or give --images another one" in line
+    assert line.endswith(f"4 job(s) not done: fix it and run again with --resume {out_path}")
+    doc = results(out_path)
+    assert doc["done"] == 0 and doc["pending"] == 4 and not a.queue
+    monkeypatch.setattr(Path, "write_bytes", write_bytes)
+    rc, out, err = run(capsys, "--job", spec, "--server", a.url, "--resume", out_path, "--images", images, *FAST)
+    assert rc == 0 and results(out_path)["done"] == 4 and len(list(images.iterdir())) == 4
