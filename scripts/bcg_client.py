@@ -50,6 +50,8 @@ totals (prompts, done, failed, replayed, calls, eager, images), "per_server" (do
 replayed, calls, eager) and "jobs": one record per job with key (s<seed>_<W>x<H>_<hash of the
 prompt sent>), status (done / failed / pending), prompt, seed, width, height, server, prompt_id,
 outputs (the server's file names), images (downloaded copies, with --images), attempts and error.
+A --resume file's records of jobs that the spec no longer has (it was edited) are kept at the end
+of "jobs" as they were ("kept" counts them); the totals are those of the spec's jobs.
 Downloaded files are named by the client only: ``<index>_<key>_<node class>_n<node id>_<k>.png``
 (ids cleaned to [A-Za-z0-9_-]), so a server cannot choose where they go. A results or image file
 that cannot be written (unwritable path, a file where a folder should be, a full disk) stops the
@@ -1015,8 +1017,9 @@ class Batch:
 
 
 # ---------------------------------------------------------------------------------------- results
-def results_document(batch: Batch, meta: dict) -> dict:
-    """The results JSON: ``meta``, the totals, "per_server" and "jobs" (see the module docstring)."""
+def results_document(batch: Batch, meta: dict, kept: list[dict] = ()) -> dict:
+    """The results JSON: ``meta``, the totals, "per_server" and "jobs" (see the module docstring);
+    ``kept``: records of the --resume file that are not jobs of this spec, carried over as they are."""
     per_server, replayed, eager = {}, 0, Counter()
     for w in batch.workers:
         totals = w.status.totals()
@@ -1029,7 +1032,8 @@ def results_document(batch: Batch, meta: dict) -> dict:
         "replayed": replayed, "calls": replayed + sum(eager.values()), "eager": dict(eager),
         "images": [p for j in batch.jobs for p in j.images],
         "per_server": per_server,
-        "jobs": [j.record() for j in batch.jobs],
+        "kept": len(kept),
+        "jobs": [j.record() for j in batch.jobs] + list(kept),
     }  # fmt: skip
 
 
@@ -1041,13 +1045,16 @@ def write_json(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def apply_resume(jobs: list[Job], path: Path) -> int:
-    """Mark the jobs that ``path`` (a results JSON) records as done; how many were."""
+def apply_resume(jobs: list[Job], path: Path) -> tuple[int, list[dict]]:
+    """Mark the jobs that ``path`` (a results JSON) records as done: (how many were, the records
+    that are not jobs of ``jobs``, e.g. of a spec since edited: they are kept in the results as they are)."""
     results = read_json(path, "--resume")
     records = results.get("jobs")
     if not isinstance(records, list) or not all(isinstance(r, dict) and "key" in r for r in records):
         raise ClientError(f"--resume {str(path)!r}: no \"jobs\" list; give a results JSON written by this client (--out)")
     done = {r["key"]: r for r in records if r.get("status") == "done"}
+    keys = {job.key for job in jobs}
+    kept = [r for r in records if r["key"] not in keys]
     count = 0
     for job in jobs:
         record = done.get(job.key)
@@ -1055,7 +1062,7 @@ def apply_resume(jobs: list[Job], path: Path) -> int:
             job.status, job.resumed, count = "done", True, count + 1
             for name in ("server", "prompt_id", "seconds", "outputs", "images", "attempts"):
                 setattr(job, name, record.get(name, getattr(job, name)))
-    return count
+    return count, kept
 
 
 # ------------------------------------------------------------------------------------------ CLI
@@ -1132,22 +1139,23 @@ def check_modes(args: argparse.Namespace) -> None:
                 raise ClientError(f"{option}: only with --job SPEC (without a spec the images go to --out)")
 
 
-def prepare(args: argparse.Namespace) -> tuple[list[Job], dict, Path | None, str]:
-    """(jobs, results meta, results path, the opening line) for either mode."""
+def prepare(args: argparse.Namespace) -> tuple[list[Job], dict, Path | None, str, list[dict]]:
+    """(jobs, results meta, results path, the opening line, the --resume records kept) for either mode."""
     if args.job:
         spec = load_spec(args.job, args.set)
         meta = {"spec": str(args.job), "workflow": str(spec.workflow_path)}
-        skipped = apply_resume(spec.jobs, args.resume) if args.resume else 0
+        skipped, kept = apply_resume(spec.jobs, args.resume) if args.resume else (0, [])
         out = args.out or args.resume or Path("bcg_results.json")
         resumed = f"; {skipped} already done in {args.resume}" if args.resume else ""
-        return spec.jobs, meta, out, f"{len(spec.jobs)} job(s) ({spec.shape}){resumed}"
+        resumed += f"; {len(kept)} other record(s) there kept as they are (not jobs of this spec)" if kept else ""
+        return spec.jobs, meta, out, f"{len(spec.jobs)} job(s) ({spec.shape}){resumed}", kept
     workflow_path = args.workflow or DEFAULT_WORKFLOW
     workflow = load_workflow(workflow_path, "--workflow")
     apply_sets(workflow, args.set)
     resolutions = parse_resolutions(args.resolutions) if args.resolutions else None
     count = 4 if args.count is None else args.count
     jobs = legacy_jobs(workflow, count, args.seed or 0, args.prompts, resolutions)
-    return jobs, {"workflow": str(workflow_path)}, None, f"{count} prompt(s) of {workflow_path.name}"
+    return jobs, {"workflow": str(workflow_path)}, None, f"{count} prompt(s) of {workflow_path.name}", []
 
 
 def totals_lines(label: str, replayed: int, eager: Counter, head: str) -> list[str]:
@@ -1207,7 +1215,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_modes(args)
         servers = parse_servers(args.servers) if args.servers else parse_servers(args.server)
-        jobs, meta, results_path, opening = prepare(args)
+        jobs, meta, results_path, opening, kept = prepare(args)
         check_reachable(servers)
     except (ClientError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -1222,7 +1230,7 @@ def main(argv: list[str] | None = None) -> int:
     def save(force: bool = False) -> None:
         """Write the results files (at most once a second unless forced); a WriteError if one cannot be."""
         if paths and (force or time.monotonic() - last_save[0] >= 1.0):
-            document = results_document(batch, {**meta, "servers": servers})
+            document = results_document(batch, {**meta, "servers": servers}, kept)
             for path, option in paths:
                 try:
                     write_json(path, document)
@@ -1258,7 +1266,7 @@ def main(argv: list[str] | None = None) -> int:
         again = f"; {left} job(s) not done: fix it and run again with --resume {results_path}" if results_path and left else ""
         print(f"error: {batch.fatal}{again}", file=sys.stderr)
         return 1
-    document = results_document(batch, meta)
+    document = results_document(batch, meta, kept)
     for line in summary_lines(batch, document, folder):
         print(line)
     if results_path is not None:

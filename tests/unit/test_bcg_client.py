@@ -549,3 +549,26 @@ def test_an_image_write_failing_mid_batch_stops_it_and_resume_finishes(tmp_path,
     monkeypatch.setattr(Path, "write_bytes", write_bytes)
     rc, out, err = run(capsys, "--job", spec, "--server", a.url, "--resume", out_path, "--images", images, *FAST)
     assert rc == 0 and results(out_path)["done"] == 4 and len(list(images.iterdir())) == 4
+
+
+def test_resume_after_the_spec_was_edited_keeps_every_record_it_did_not_rerun(tmp_path, capsys, fakes):
+    a = fakes()
+    out_path = tmp_path / "results.json"
+    rc, _, _ = run(capsys, "--job", write_spec(tmp_path, prompts=["one", "two BOOM"], seeds=[1]), "--server", a.url, "--out", out_path, *FAST)
+    assert rc == 1
+    first = {j["prompt"]: j for j in results(out_path)["jobs"]}
+    a.fail_texts = set()
+    edited = write_spec(tmp_path, prompts=["two BOOM", "three"], seeds=[1])  # "one" removed, "three" added
+    rc, out, _ = run(capsys, "--job", edited, "--server", a.url, "--resume", out_path, *FAST)
+    assert rc == 0, out
+    assert "2 job(s) (2 prompts x 1 seeds); 0 already done in" in out and "1 other record(s) there kept as they are" in out
+    doc = results(out_path)
+    jobs = {j["prompt"]: j for j in doc["jobs"]}
+    assert sorted(jobs) == ["one", "three", "two BOOM"] and len(doc["jobs"]) == 3
+    assert jobs["one"] == first["one"], "a record not rerun is kept as it was"
+    assert jobs["two BOOM"]["status"] == jobs["three"]["status"] == "done" and (doc["prompts"], doc["done"], doc["kept"]) == (2, 2, 1)
+    received = len(a.received)
+    rc, out, _ = run(capsys, "--job", write_spec(tmp_path, prompts=["one", "two BOOM"], seeds=[1]), "--server", a.url,
+                     "--resume", out_path, *FAST)  # fmt: skip
+    assert rc == 0 and "2 already done" in out and "0 to run" in out and len(a.received) == received
+    assert sorted(j["prompt"] for j in results(out_path)["jobs"]) == ["one", "three", "two BOOM"]
