@@ -46,9 +46,10 @@ history (the server restarted) or was interrupted is resubmitted to any live ser
 ``--retries`` times. A prompt that ComfyUI refuses or whose execution fails is failed for good.
 
 Results JSON (``--out``; rewritten as the batch goes, so an interrupted run can be resumed): the
-totals (prompts, done, failed, replayed, calls, eager, images), "per_server" (done, failed, lost,
-replayed, calls, eager) and "jobs": one record per job with key (s<seed>_<W>x<H>_<hash of the
-prompt sent>), status (done / failed / pending), prompt, seed, width, height, server, prompt_id,
+totals (prompts, done, failed, replayed, calls, eager, cached, images), "per_server" (done,
+failed, lost, replayed, calls, eager) and "jobs": one record per job with key (s<seed>_<W>x<H>_<hash
+of the prompt sent>), status (done / failed / pending), prompt, seed, width, height, server, prompt_id,
+cached (ComfyUI served it from its cache: nothing sampled, so no BCG counts),
 outputs (the server's file names), images (downloaded copies, with --images), attempts and error.
 A --resume file's records of jobs that the spec no longer has (it was edited) are kept at the end
 of "jobs" as they were ("kept" counts them); the totals are those of the spec's jobs.
@@ -394,6 +395,7 @@ class Job:
     error: str | None = None
     resumed: bool = False
     index: int | None = None  # its place in the spec (None: the key starts with it, as without a spec)
+    cached: bool = False  # done, and ComfyUI served it from its cache: no sampling, no DiT call
 
     @property
     def stem(self) -> str:
@@ -403,7 +405,7 @@ class Job:
     def record(self) -> dict:
         """The job's entry in the results JSON."""
         w, h = self.size or (None, None)
-        keys = ("key", "status", "seed", "server", "prompt_id", "seconds", "outputs", "images", "attempts", "error")
+        keys = ("key", "status", "seed", "server", "prompt_id", "seconds", "cached", "outputs", "images", "attempts", "error")
         return {**{k: getattr(self, k) for k in keys}, "prompt": self.text, "width": w, "height": h}
 
 
@@ -648,6 +650,25 @@ def run_totals(before: list[dict], after: list[dict]) -> tuple[int, Counter]:
     return replayed, eager
 
 
+def served_from_cache(entry: dict, workflow: dict, sessions: list[dict]) -> bool:
+    """Whether ComfyUI ran none of this prompt's sampling: its history's "execution_cached"
+    message lists every KSampler and BCG node of ``workflow`` (as when the same prompt ran before).
+
+    /bcg/status does not move for such a prompt, so its last run is an earlier prompt's; False when
+    the history has no such message (nothing known)."""
+    cached, seen = set(), False
+    for message in (entry.get("status") or {}).get("messages") or []:
+        if isinstance(message, list) and len(message) == 2 and message[0] == "execution_cached" and isinstance(message[1], dict):
+            seen = True
+            cached.update(str(n) for n in message[1].get("nodes") or [])
+    bcg = {str(i) for s in sessions for i in s.get("node_ids", [])}
+    nodes = {i for i, n in workflow.items() if n.get("class_type") in SAMPLERS or i in bcg}
+    return seen and bool(nodes) and nodes <= cached
+
+
+CACHED = "served from ComfyUI's cache (nothing sampled, no DiT call)"
+
+
 def run_line(sessions: list[dict], workflow: dict) -> str:
     """The last-run summary of the sessions this workflow's BCG nodes touched."""
     ids = set(workflow)
@@ -841,7 +862,8 @@ class ServerWorker:
                 self.batch.abort(write_error(self.batch.config.images, e, "images", self.batch.config.images_option))
                 return
         del self.in_flight[prompt_id]
-        self.batch.done(job, self, output_files(entry), images)
+        cached = served_from_cache(entry, job.prompt, self.status.sessions)
+        self.batch.done(job, self, output_files(entry), images, cached)
         try:
             self.status.refresh(self.batch.config.http_timeout)
         finally:
@@ -954,10 +976,10 @@ class Batch:
             job.attempts.append({"server": worker.url, "prompt_id": prompt_id})
             self._changed()
 
-    def done(self, job: Job, worker: ServerWorker, outputs: list[dict], images: list[str]) -> None:
+    def done(self, job: Job, worker: ServerWorker, outputs: list[dict], images: list[str], cached: bool = False) -> None:
         with self.lock:
             if job.status == "running":
-                job.outputs, job.images = outputs, images
+                job.outputs, job.images, job.cached = outputs, images, cached
                 job.seconds = round(time.monotonic() - job.submitted, 3)
                 job.attempts[-1]["result"] = "done"
                 self._settle(job, worker, "done")
@@ -1011,7 +1033,10 @@ class Batch:
             eta = f", {seconds:.0f}s left" if 0 < seconds < 120 else f", {seconds / 60:.0f} min left" if seconds else ""
             servers = ", ".join(f"{w.label} {w.done} done {len(w.in_flight)} queued" + (" DOWN" if w.down_since is not None else "")
                                 for w in self.workers)  # fmt: skip
-            bcg = run_line(worker.status.sessions, job.prompt) if worker.status.base is not None else "totals unavailable"
+            if job.cached:
+                bcg = CACHED
+            else:
+                bcg = run_line(worker.status.sessions, job.prompt) if worker.status.base is not None else "totals unavailable"
             self.report(f"[{self.settled}/{self.total}] {job.key} on {worker.label} ({job.seconds:.1f}s): "
                         f"{len(job.outputs)} output(s); BCG {bcg} | {servers} | {rate:.1f} jobs/min{eta}")  # fmt: skip
 
@@ -1030,6 +1055,7 @@ def results_document(batch: Batch, meta: dict, kept: list[dict] = ()) -> dict:
         **meta,
         "prompts": len(batch.jobs), "done": counts["done"], "failed": counts["failed"], "pending": counts["pending"] + counts["running"],
         "replayed": replayed, "calls": replayed + sum(eager.values()), "eager": dict(eager),
+        "cached": sum(j.cached for j in batch.jobs if not j.resumed),
         "images": [p for j in batch.jobs for p in j.images],
         "per_server": per_server,
         "kept": len(kept),
@@ -1060,7 +1086,7 @@ def apply_resume(jobs: list[Job], path: Path) -> tuple[int, list[dict]]:
         record = done.get(job.key)
         if record:
             job.status, job.resumed, count = "done", True, count + 1
-            for name in ("server", "prompt_id", "seconds", "outputs", "images", "attempts"):
+            for name in ("server", "prompt_id", "seconds", "cached", "outputs", "images", "attempts"):
                 setattr(job, name, record.get(name, getattr(job, name)))
     return count, kept
 
@@ -1178,6 +1204,8 @@ def summary_lines(batch: Batch, document: dict, folder: Path | None) -> list[str
     eager = Counter(document["eager"])
     ran = sum(w.done for w in batch.workers)
     lines += totals_lines("", document["replayed"], eager, f"BCG over {ran} prompt(s): ")
+    if document["cached"]:
+        lines.append(f"  {document['cached']} of them served from ComfyUI's cache (nothing sampled, no DiT call)")
     if folder is not None:
         lines.append(f"{len(document['images'])} image(s) in {folder}")
     failed = [j for j in batch.jobs if j.status == "failed"]

@@ -3,7 +3,9 @@
 The servers are in-process fakes of ComfyUI's HTTP API (the network peer only): POST /prompt,
 GET /queue, GET /history/<id>, GET /bcg/status, GET /view and POST /queue (delete). Each runs its
 queue one prompt at a time and counts the KSampler's steps as replayed DiT calls when the latent
-size is in ``captured``, else as eager ``not captured: WxH``.
+size is in ``captured``, else as eager ``not captured: WxH``. A prompt equal to one it ran before
+(in this life) is served from its cache, as ComfyUI does: no counts move, and the history's
+``execution_cached`` message lists every node.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class FakeComfy:
 
     def _forget(self) -> None:
         self.queue, self.running, self.history, self.generation = [], None, {}, getattr(self, "generation", 0) + 1
+        self.cache: dict[str, dict] = {}  # a prompt's JSON -> its outputs
         self.session = {"id": uuid.uuid4().hex[:8], "node_ids": ["7", "8"], "hits": 0, "misses": {}, "last_run": None}
 
     def start(self) -> None:
@@ -117,6 +120,9 @@ class FakeComfy:
             error = {"node_id": "10", "node_type": "KSampler", "exception_message": "boom\n"}
             return {"outputs": {}, "status": {"status_str": "error", "completed": False, "messages": [["execution_error", error]]}}
         size, steps = f"{latent['width']}x{latent['height']}", sampler["steps"]
+        same = json.dumps(prompt, sort_keys=True)
+        if same in self.cache:  # ComfyUI's cache: nothing runs, /bcg/status stays as it is
+            return self._entry(prompt_id, self.cache[same], cached=list(prompt))
         if size in self.captured:
             self.session["hits"] += steps
         else:
@@ -124,7 +130,14 @@ class FakeComfy:
             self.session["misses"][reason] = self.session["misses"].get(reason, 0) + steps
         self.session["last_run"] = {"summary": f"replayed {steps if size in self.captured else 0}/{steps} calls"}
         image = {"filename": f"BCG_{len(self.history):05d}_.png", "subfolder": "", "type": "output"}
-        return {"outputs": self.outputs or {"12": {"images": [image]}}, "status": {"status_str": "success", "completed": True, "messages": []}}
+        self.cache[same] = self.outputs or {"12": {"images": [image]}}
+        return self._entry(prompt_id, self.cache[same], cached=[])
+
+    @staticmethod
+    def _entry(prompt_id: str, outputs: dict, cached: list[str]) -> dict:
+        messages = [["execution_start", {"prompt_id": prompt_id}], ["execution_cached", {"nodes": cached, "prompt_id": prompt_id}],
+                    ["execution_success", {"prompt_id": prompt_id}]]  # fmt: skip
+        return {"outputs": outputs, "status": {"status_str": "success", "completed": True, "messages": messages}}
 
     def prompts_of(self, key: str) -> list[dict]:
         return [p for _, p in self.received if key in json.dumps(p)]
@@ -572,3 +585,32 @@ def test_resume_after_the_spec_was_edited_keeps_every_record_it_did_not_rerun(tm
                      "--resume", out_path, *FAST)  # fmt: skip
     assert rc == 0 and "2 already done" in out and "0 to run" in out and len(a.received) == received
     assert sorted(j["prompt"] for j in results(out_path)["jobs"]) == ["one", "three", "two BOOM"]
+
+
+# -------------------------------------------------------------------------------- cached prompts
+def test_a_prompt_served_from_comfys_cache_says_so_instead_of_the_last_counts(tmp_path, capsys, fakes):
+    a = fakes()
+    spec = write_spec(tmp_path, prompts=["a fox"], seeds=[1], sizes=["64x64"])
+    rc, out, _ = run(capsys, "--job", spec, "--server", a.url, "--out", tmp_path / "first.json", *FAST)
+    assert rc == 0 and "BCG replayed 4/4 calls" in out and "cache" not in out
+    rc, out, _ = run(capsys, "--job", spec, "--server", a.url, "--out", tmp_path / "again.json", *FAST)  # the same prompt again
+    assert rc == 0, out
+    assert "BCG served from ComfyUI's cache (nothing sampled, no DiT call)" in out and "replayed 4/4 calls" not in out
+    assert "BCG over 1 prompt(s): replayed 0/0 DiT calls; eager 0" in out and "1 of them served from ComfyUI's cache" in out
+    doc = results(tmp_path / "again.json")
+    assert doc["cached"] == 1 and doc["jobs"][0]["cached"] is True and doc["replayed"] == 0
+    assert results(tmp_path / "first.json")["jobs"][0]["cached"] is False
+
+
+def test_served_from_cache_needs_every_sampler_and_bcg_node_cached():
+    workflow = json.loads(EXAMPLE.read_text())
+    sessions = [{"node_ids": ["7", "8"]}]
+
+    def entry(nodes):
+        return {"status": {"messages": [["execution_cached", {"nodes": nodes}]]}}
+
+    assert client.served_from_cache(entry(list(workflow)), workflow, sessions)
+    assert not client.served_from_cache(entry(["1", "2", "3", "4", "7", "8"]), workflow, sessions), "the sampler ran"
+    assert not client.served_from_cache(entry(["1", "2", "3", "4", "10"]), workflow, sessions), "BCG's nodes ran"
+    assert client.served_from_cache(entry(["10"]), workflow, []), "no session known yet: the samplers decide"
+    assert not client.served_from_cache({"status": {"messages": []}}, workflow, sessions), "no message: nothing known"
