@@ -147,6 +147,37 @@ def write_error(path: Path, e: OSError, what: str, option: str) -> WriteError:
 
 
 # ------------------------------------------------------------------------------------------ HTTP
+def comfy_error_text(body) -> str:
+    """ComfyUI's error answer (``{"error": ..., "node_errors": ...}``, as JSON text or decoded) as one
+    readable line: each node's errors once (ComfyUI repeats them in "error"), else the error itself.
+    Anything else is returned as text, cut at 2000 characters."""
+    try:
+        answer = json.loads(body) if isinstance(body, (str, bytes)) else body
+    except json.JSONDecodeError:
+        answer = None
+    if not isinstance(answer, dict) or not ("error" in answer or "node_errors" in answer):
+        return (body if isinstance(body, str) else json.dumps(body) if answer is not None else str(body))[:2000]
+    parts, missing = [], False
+    node_errors = answer.get("node_errors")
+    for node_id, node in sorted(node_errors.items()) if isinstance(node_errors, dict) else []:
+        errors = node.get("errors") if isinstance(node, dict) else None
+        for error in errors if isinstance(errors, list) else [node]:
+            error = error if isinstance(error, dict) else {"message": str(error)}
+            text = ": ".join(str(error[k]).strip() for k in ("message", "details") if error.get(k))
+            part = f"node {node_id} ({node.get('class_type', '?') if isinstance(node, dict) else '?'}): {text or 'invalid'}"
+            if part not in parts:
+                parts.append(part)
+            missing = missing or error.get("type") == "value_not_in_list"
+    if not parts:
+        error = answer.get("error")
+        if isinstance(error, dict):
+            parts.append(": ".join(str(error[k]).strip().replace("\n", "; ") for k in ("message", "details") if error.get(k)) or "refused")
+        else:
+            parts.append(str(error))
+    hint = "; a file the workflow names (a model?) is not on that server: add it to its models folder or change the workflow" if missing else ""
+    return ("; ".join(parts) + hint)[:2000]
+
+
 def http_bytes(server: str, path: str, data: bytes | None = None, timeout: float = 30) -> bytes:
     """The body of ``server + path`` (POST when ``data`` is given).
 
@@ -158,7 +189,7 @@ def http_bytes(server: str, path: str, data: bytes | None = None, timeout: float
             return response.read()
     except urllib.error.HTTPError as e:
         body = e.read().decode(errors="replace")
-        raise (ServerDown if e.code in DOWN_CODES else ClientError)(f"{e.code} from {path}: {body[:2000]}") from None
+        raise (ServerDown if e.code in DOWN_CODES else ClientError)(f"{e.code} from {path}: {comfy_error_text(body)}") from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
         reason = getattr(e, "reason", None) or str(e) or type(e).__name__
         raise ServerDown(f"cannot reach ComfyUI at {server} ({reason}); start it or pass --server / --servers") from None
@@ -178,7 +209,7 @@ def queue(server: str, prompt: dict, client_id: str, timeout: float = 30) -> str
     """POST /prompt; the prompt id. Validation errors are raised with ComfyUI's node errors."""
     answer = http_json(server, "/prompt", {"prompt": prompt, "client_id": client_id}, timeout)
     if isinstance(answer, dict) and answer.get("node_errors"):
-        raise ClientError(f"prompt refused: {json.dumps(answer['node_errors'])[:2000]}")
+        raise ClientError(f"prompt refused: {comfy_error_text(answer)}")
     if not isinstance(answer, dict) or "prompt_id" not in answer:
         raise ClientError(f"POST /prompt on {server} answered without a prompt_id: {json.dumps(answer)[:200]}; is it ComfyUI?")
     return answer["prompt_id"]
@@ -887,6 +918,7 @@ class Batch:
         self.workers = [ServerWorker(url, self) for url in servers]
         self.started = time.monotonic()
         self.fatal: WriteError | None = None  # a local write failed: the batch stopped (see abort)
+        self.errors: dict[str, str] = {}  # each error a job failed with -> the first job it was printed for
 
     def abort(self, error: WriteError) -> None:
         """Stop the batch for good (a results or image file cannot be written): no job is submitted
@@ -948,9 +980,14 @@ class Batch:
     def _give_up_if_all_down(self) -> None:
         downs = [w.down_since for w in self.workers]
         if all(d is not None for d in downs) and time.monotonic() - max(downs) >= self.config.timeout:
+            error, failed = f"no server answered for {self.config.timeout:g}s; start them (or raise --timeout)", 0
             for job in self.jobs:
                 if job.status in ("pending", "running"):
-                    self._settle(job, None, "failed", f"no server answered for {self.config.timeout:g}s; start them (or raise --timeout)")
+                    self._settle(job, None, "failed", error)
+                    self.errors.setdefault(error, job.key)
+                    failed += 1
+            if failed:
+                self.report(f"[{self.settled}/{self.total}] {failed} job(s) FAILED: {error}")
             self.pending.clear()
 
     # -- job state (each method ignores a job that has settled already)
@@ -991,7 +1028,7 @@ class Batch:
                 if job.attempts and "result" not in job.attempts[-1]:
                     job.attempts[-1]["result"] = error
                 self._settle(job, worker, "failed", error)
-                self.report(f"[{self.settled}/{self.total}] {job.key} FAILED: {error}")
+                self._report_failure(job, error)
 
     def lost(self, job: Job, worker: ServerWorker, reason: str) -> None:
         """The job's prompt is gone or stuck: resubmit it, or fail it after ``retries`` resubmissions."""
@@ -1003,12 +1040,18 @@ class Batch:
             if len(job.attempts) > self.config.retries:
                 error = f"lost {len(job.attempts)} times (limit: --retries {self.config.retries}); last: {reason}"
                 self._settle(job, worker, "failed", error)
-                self.report(f"[{self.settled}/{self.total}] {job.key} FAILED: {error}")
+                self._report_failure(job, error)
                 return
             job.status = "pending"
             self.pending.appendleft(job)
             self._changed()
             self.report(f"{job.key}: {reason}; resubmitting (attempt {len(job.attempts) + 1} of {self.config.retries + 1})")
+
+    def _report_failure(self, job: Job, error: str) -> None:
+        """``[n/total] key FAILED: error``, the error only the first time it is seen."""
+        first = self.errors.setdefault(error, job.key)
+        said = error if first == job.key else f"the same error as {first} (above)"
+        self.report(f"[{self.settled}/{self.total}] {job.key} FAILED: {said}")
 
     def _settle(self, job: Job, worker: ServerWorker | None, status: str, error: str | None = None) -> None:
         job.status, job.error = status, error
@@ -1209,9 +1252,9 @@ def summary_lines(batch: Batch, document: dict, folder: Path | None) -> list[str
     if folder is not None:
         lines.append(f"{len(document['images'])} image(s) in {folder}")
     failed = [j for j in batch.jobs if j.status == "failed"]
-    if failed:
-        lines.append(f"{len(failed)} job(s) failed for good:")
-        lines += [f"  {j.key}: {j.error}" for j in failed]
+    if failed:  # their errors were printed as they failed (each once) and are in the results
+        keys = ", ".join(j.key for j in failed[:10]) + (f" and {len(failed) - 10} more" if len(failed) > 10 else "")
+        lines.append(f"{len(failed)} job(s) failed for good: {keys} (the errors are above)")
     return lines
 
 

@@ -181,6 +181,14 @@ class _Handler(BaseHTTPRequestHandler):
         if path != "/prompt":
             return self._send(404, {"error": "not found"})
         prompt = body["prompt"]
+        if "MISSING" in prompt["4"]["inputs"]["text"]:  # ComfyUI's answer when a model file is not there
+            details = "unet_name: 'flux.safetensors' not in []"
+            error = {"type": "prompt_outputs_failed_validation", "message": "Prompt outputs failed validation",
+                     "details": f"Value not in list: {details}", "extra_info": {}}
+            reason = {"type": "value_not_in_list", "message": "Value not in list", "details": details,
+                      "extra_info": {"input_name": "unet_name", "received_value": "flux.safetensors"}}
+            node_errors = {"1": {"errors": [reason], "dependent_outputs": ["12"], "class_type": "UNETLoader"}}
+            return self._send(400, {"error": error, "node_errors": node_errors})  # fmt: skip
         if "REFUSE" in prompt["4"]["inputs"]["text"]:
             errors = {"4": {"errors": [{"message": "Value not in list"}], "class_type": "CLIPTextEncode"}}
             return self._send(400, {"error": {"message": "Prompt outputs failed validation"}, "node_errors": errors})
@@ -614,3 +622,28 @@ def test_served_from_cache_needs_every_sampler_and_bcg_node_cached():
     assert not client.served_from_cache(entry(["1", "2", "3", "4", "10"]), workflow, sessions), "BCG's nodes ran"
     assert client.served_from_cache(entry(["10"]), workflow, []), "no session known yet: the samplers decide"
     assert not client.served_from_cache({"status": {"messages": []}}, workflow, sessions), "no message: nothing known"
+
+
+# --------------------------------------------------------------------------------------- errors
+def test_each_error_is_printed_once_and_readable(tmp_path, capsys, fakes):
+    a = fakes()
+    out_path = tmp_path / "results.json"
+    spec = write_spec(tmp_path, prompts=["MISSING a", "MISSING b", "fine", "BOOM"], seeds=[1])
+    rc, out, err = run(capsys, "--job", spec, "--server", a.url, "--out", out_path, *FAST)
+    assert rc == 1
+    assert (out + err).count("unet_name: 'flux.safetensors' not in []") == 1, out + err
+    assert (out + err).count("node 10 (KSampler): boom") == 1, out + err
+    assert "{" not in out + err, "no raw JSON"
+    jobs = {j["prompt"]: j for j in results(out_path)["jobs"]}
+    readable = ("400 from /prompt: node 1 (UNETLoader): Value not in list: unet_name: 'flux.safetensors' not in []; a file the "
+                "workflow names (a model?) is not on that server: add it to its models folder or change the workflow")  # fmt: skip
+    assert jobs["MISSING a"]["error"] == jobs["MISSING b"]["error"] == f"refused by {client.server_label(a.url)}: {readable}"
+    first, second = sorted((jobs["MISSING a"]["key"], jobs["MISSING b"]["key"]), key=lambda k: out.index(f" {k} FAILED"))
+    assert f"{second} FAILED: the same error as {first} (above)" in out
+    assert "3 job(s) failed for good: " in out and "(the errors are above)" in out
+
+
+def test_comfy_error_text_without_node_errors_and_not_json():
+    assert client.comfy_error_text('{"error": {"message": "Prompt has no outputs", "details": ""}, "node_errors": {}}') == "Prompt has no outputs"
+    assert client.comfy_error_text("<html>bad gateway</html>") == "<html>bad gateway</html>"
+    assert client.comfy_error_text({"error": "no prompt", "node_errors": {}}) == "no prompt"
