@@ -274,13 +274,10 @@ def image_name(stem: str, node_id, class_type, k: int, server_filename) -> str:
     return f"{name_piece(stem, 80)}_{name_piece(class_type or 'output')}_n{name_piece(node_id)}_{k}{suffix}"
 
 
-def download_images(server: str, entry: dict, out_dir: Path, stem: str, prompt: dict | None = None) -> list[Path]:
-    """Fetch every image of a history entry through /view into ``out_dir``; ServerDown if it stops answering.
-
-    The files are named by :func:`image_name` (the node's class from ``prompt``, the job's workflow);
-    an OSError is the caller's (a local write failed)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    saved, used = [], set()
+def fetch_images(server: str, entry: dict, stem: str, prompt: dict | None = None) -> list[tuple[str, bytes]]:
+    """(file name, bytes) of every image of a history entry, fetched through /view; ServerDown if it
+    stops answering. The names are :func:`image_name`'s (the node's class from ``prompt``, the job's workflow)."""
+    files, used = [], set()
     for node_id, output in sorted(entry.get("outputs", {}).items()):
         node = (prompt or {}).get(str(node_id))
         class_type = node.get("class_type") if isinstance(node, dict) else None
@@ -292,10 +289,24 @@ def download_images(server: str, entry: dict, out_dir: Path, stem: str, prompt: 
             while name in used:  # two ids that clean to the same piece
                 name = f"{Path(name).stem}-{len(used)}{Path(name).suffix}"
             used.add(name)
-            path = out_dir / name
-            path.write_bytes(data)
-            saved.append(path)
+            files.append((name, data))
+    return files
+
+
+def save_files(files: list[tuple[str, bytes]], out_dir: Path) -> list[Path]:
+    """Write (name, bytes) pairs into ``out_dir`` (made if missing); an OSError is the caller's."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    saved = []
+    for name, data in files:
+        path = out_dir / name
+        path.write_bytes(data)
+        saved.append(path)
     return saved
+
+
+def download_images(server: str, entry: dict, out_dir: Path, stem: str, prompt: dict | None = None) -> list[Path]:
+    """Fetch every image of a history entry (see fetch_images) into ``out_dir``; an OSError is the caller's."""
+    return save_files(fetch_images(server, entry, stem, prompt), out_dir)
 
 
 def bcg_status(server: str, timeout: float = 30) -> list[dict]:

@@ -647,3 +647,13 @@ def test_comfy_error_text_without_node_errors_and_not_json():
     assert client.comfy_error_text('{"error": {"message": "Prompt has no outputs", "details": ""}, "node_errors": {}}') == "Prompt has no outputs"
     assert client.comfy_error_text("<html>bad gateway</html>") == "<html>bad gateway</html>"
     assert client.comfy_error_text({"error": "no prompt", "node_errors": {}}) == "no prompt"
+
+
+def test_nothing_but_the_ray_runner_imports_ray():
+    """ray is optional: the pack and the single-machine client must not need it."""
+    allowed = {ROOT / "scripts" / "bcg_ray.py", ROOT / "tests" / "unit" / "test_bcg_ray.py"}
+    for path in ROOT.rglob("*.py"):
+        if path in allowed or any(part.startswith(".") for part in path.relative_to(ROOT).parts):
+            continue
+        lines = [line.strip() for line in path.read_text(errors="replace").splitlines()]
+        assert not any(line.startswith(("import ray", "from ray")) for line in lines), path
