@@ -47,10 +47,18 @@ history (the server restarted) or was interrupted is resubmitted to any live ser
 ``--retries`` times. A prompt that ComfyUI refuses or whose execution fails is failed for good.
 
 Results JSON (``--out``; rewritten as the batch goes, so an interrupted run can be resumed): the
-totals (prompts, done, failed, replayed, calls, eager, images), "per_server" (done, failed, lost,
-replayed, calls, eager) and "jobs": one record per job with key (s<seed>_<W>x<H>_<hash of the
-prompt sent>), status (done / failed / pending), prompt, seed, width, height, server, prompt_id,
+totals (prompts, done, failed, replayed, calls, eager, cached, images), "per_server" (done,
+failed, lost, replayed, calls, eager) and "jobs": one record per job with key (s<seed>_<W>x<H>_<hash
+of the prompt sent>), status (done / failed / pending), prompt, seed, width, height, server, prompt_id,
+cached (ComfyUI served it from its cache: nothing sampled, so no BCG counts),
 outputs (the server's file names), images (downloaded copies, with --images), attempts and error.
+A --resume file's records of jobs that the spec no longer has (it was edited) are kept at the end
+of "jobs" as they were ("kept" counts them); the totals are those of the spec's jobs.
+Downloaded files are named by the client only: ``<index>_<key>_<node class>_n<node id>_<k>.png``
+(ids cleaned to [A-Za-z0-9_-]), so a server cannot choose where they go. A results or image file
+that cannot be written (unwritable path, a file where a folder should be, a full disk) stops the
+batch at once, before any prompt when it is so from the start: a one-line error naming the path
+and the fix, exit status 1; prompts still queued are taken off the servers.
 
 At the end the DiT calls replayed as CUDA graphs and those that ran eager (by reason) are printed
 per server and in total: the difference of GET /bcg/status between the start and the end of the
@@ -76,12 +84,15 @@ from __future__ import annotations
 
 import argparse
 import copy
+import errno
 import hashlib
 import http.client
 import itertools
 import json
 import os
+import re
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -113,7 +124,61 @@ class SpecError(ClientError):
     """A job spec field is bad; the message names the field and the fix."""
 
 
+class WriteError(ClientError):
+    """A results or image file could not be written; the batch stops (the message names the path and the fix)."""
+
+
+def write_error(path: Path, e: OSError, what: str, option: str) -> WriteError:
+    """A one-line WriteError for ``e`` raised while writing ``what`` at ``path`` (given by ``option``)."""
+    where = e.filename or path
+    if isinstance(e, (FileExistsError, NotADirectoryError)):
+        fix = f"a file is where a folder should be on that path; remove it or give another {option}"
+    elif isinstance(e, IsADirectoryError):
+        fix = f"a folder is where the file should be; give {option} a file name"
+    elif isinstance(e, PermissionError) or e.errno in (errno.EACCES, errno.EPERM):
+        fix = f"no permission to write there; give {option} a folder you can write"
+    elif e.errno == errno.ENOSPC or e.errno == getattr(errno, "EDQUOT", None):
+        fix = f"the disk is full; free some space or give {option} a path on another disk"
+    elif e.errno == errno.EROFS:
+        fix = f"that file system is read-only; give {option} a writable path"
+    else:
+        fix = f"check that path, or give {option} another one"
+    reason = (e.strerror or str(e) or type(e).__name__).replace("\n", " ")
+    return WriteError(f"cannot write the {what} at {str(where)!r} ({reason}); {fix}")
+
+
 # ------------------------------------------------------------------------------------------ HTTP
+def comfy_error_text(body) -> str:
+    """ComfyUI's error answer (``{"error": ..., "node_errors": ...}``, as JSON text or decoded) as one
+    readable line: each node's errors once (ComfyUI repeats them in "error"), else the error itself.
+    Anything else is returned as text, cut at 2000 characters."""
+    try:
+        answer = json.loads(body) if isinstance(body, (str, bytes)) else body
+    except json.JSONDecodeError:
+        answer = None
+    if not isinstance(answer, dict) or not ("error" in answer or "node_errors" in answer):
+        return (body if isinstance(body, str) else json.dumps(body) if answer is not None else str(body))[:2000]
+    parts, missing = [], False
+    node_errors = answer.get("node_errors")
+    for node_id, node in sorted(node_errors.items()) if isinstance(node_errors, dict) else []:
+        errors = node.get("errors") if isinstance(node, dict) else None
+        for error in errors if isinstance(errors, list) else [node]:
+            error = error if isinstance(error, dict) else {"message": str(error)}
+            text = ": ".join(str(error[k]).strip() for k in ("message", "details") if error.get(k))
+            part = f"node {node_id} ({node.get('class_type', '?') if isinstance(node, dict) else '?'}): {text or 'invalid'}"
+            if part not in parts:
+                parts.append(part)
+            missing = missing or error.get("type") == "value_not_in_list"
+    if not parts:
+        error = answer.get("error")
+        if isinstance(error, dict):
+            parts.append(": ".join(str(error[k]).strip().replace("\n", "; ") for k in ("message", "details") if error.get(k)) or "refused")
+        else:
+            parts.append(str(error))
+    hint = "; a file the workflow names (a model?) is not on that server: add it to its models folder or change the workflow" if missing else ""
+    return ("; ".join(parts) + hint)[:2000]
+
+
 def http_bytes(server: str, path: str, data: bytes | None = None, timeout: float = 30) -> bytes:
     """The body of ``server + path`` (POST when ``data`` is given).
 
@@ -125,7 +190,7 @@ def http_bytes(server: str, path: str, data: bytes | None = None, timeout: float
             return response.read()
     except urllib.error.HTTPError as e:
         body = e.read().decode(errors="replace")
-        raise (ServerDown if e.code in DOWN_CODES else ClientError)(f"{e.code} from {path}: {body[:2000]}") from None
+        raise (ServerDown if e.code in DOWN_CODES else ClientError)(f"{e.code} from {path}: {comfy_error_text(body)}") from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
         reason = getattr(e, "reason", None) or str(e) or type(e).__name__
         raise ServerDown(f"cannot reach ComfyUI at {server} ({reason}); start it or pass --server / --servers") from None
@@ -145,7 +210,7 @@ def queue(server: str, prompt: dict, client_id: str, timeout: float = 30) -> str
     """POST /prompt; the prompt id. Validation errors are raised with ComfyUI's node errors."""
     answer = http_json(server, "/prompt", {"prompt": prompt, "client_id": client_id}, timeout)
     if isinstance(answer, dict) and answer.get("node_errors"):
-        raise ClientError(f"prompt refused: {json.dumps(answer['node_errors'])[:2000]}")
+        raise ClientError(f"prompt refused: {comfy_error_text(answer)}")
     if not isinstance(answer, dict) or "prompt_id" not in answer:
         raise ClientError(f"POST /prompt on {server} answered without a prompt_id: {json.dumps(answer)[:200]}; is it ComfyUI?")
     return answer["prompt_id"]
@@ -183,18 +248,66 @@ def output_files(entry: dict) -> list[dict]:
     return files
 
 
-def download_images(server: str, entry: dict, out_dir: Path, prefix: str) -> list[Path]:
-    """Fetch every image of a history entry through /view into ``out_dir``; ServerDown if it stops answering."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    saved = []
+# Saved files are named by the client only: [A-Za-z0-9_-] pieces joined by "_", one known suffix.
+# Such a name has no separator, drive, ":" (NTFS streams), leading dot, trailing dot or space, and
+# its stem is never a Windows device name, so it stays inside the folder on Linux, macOS and Windows.
+NAME_PIECE = 40  # characters kept of a server-given piece (node id, class); a hash keeps it unique
+FILE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff", ".exr", ".mp4", ".webm", ".mov",
+                 ".wav", ".flac", ".mp3", ".ogg", ".glb")  # fmt: skip
+WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"{d}{i}" for d in ("COM", "LPT") for i in range(10))}
+
+
+def name_piece(text, limit: int = NAME_PIECE) -> str:
+    """``text`` as a file-name piece of [A-Za-z0-9_-]; a piece that had to change ends with a hash of it."""
+    raw = str(text)
+    clean = re.sub(r"[^A-Za-z0-9_-]+", "-", raw).strip("-") or "x"
+    if clean != raw or len(clean) > limit:
+        clean = f"{clean[:limit - 9]}-{hashlib.sha1(raw.encode()).hexdigest()[:8]}"
+    return f"_{clean}" if clean.upper() in WINDOWS_DEVICES else clean
+
+
+def image_name(stem: str, node_id, class_type, k: int, server_filename) -> str:
+    """The file name of a job's ``k``-th image of node ``node_id``: ``<stem>_<class>_n<id>_<k><suffix>``.
+
+    Only the suffix is taken from the server's file name, and only when it is a known one."""
+    suffix = Path(str(server_filename).replace("\\", "/")).suffix.lower() or ".png"
+    suffix = suffix if suffix in FILE_SUFFIXES else ".bin"
+    return f"{name_piece(stem, 80)}_{name_piece(class_type or 'output')}_n{name_piece(node_id)}_{k}{suffix}"
+
+
+def fetch_images(server: str, entry: dict, stem: str, prompt: dict | None = None) -> list[tuple[str, bytes]]:
+    """(file name, bytes) of every image of a history entry, fetched through /view; ServerDown if it
+    stops answering. The names are :func:`image_name`'s (the node's class from ``prompt``, the job's workflow)."""
+    files, used = [], set()
     for node_id, output in sorted(entry.get("outputs", {}).items()):
-        for k, image in enumerate(output.get("images", [])):
+        node = (prompt or {}).get(str(node_id))
+        class_type = node.get("class_type") if isinstance(node, dict) else None
+        images = output.get("images", []) if isinstance(output, dict) else []
+        for k, image in enumerate(i for i in images if isinstance(i, dict)):
             query = urllib.parse.urlencode({k2: image.get(k2, "") for k2 in ("filename", "subfolder", "type")})
             data = http_bytes(server, f"/view?{query}", timeout=60)
-            path = out_dir / f"{prefix}_node{node_id}_{k}{Path(image['filename']).suffix or '.png'}"
-            path.write_bytes(data)
-            saved.append(path)
+            name = image_name(stem, node_id, class_type, k, image.get("filename", ""))
+            while name in used:  # two ids that clean to the same piece
+                name = f"{Path(name).stem}-{len(used)}{Path(name).suffix}"
+            used.add(name)
+            files.append((name, data))
+    return files
+
+
+def save_files(files: list[tuple[str, bytes]], out_dir: Path) -> list[Path]:
+    """Write (name, bytes) pairs into ``out_dir`` (made if missing); an OSError is the caller's."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    saved = []
+    for name, data in files:
+        path = out_dir / name
+        path.write_bytes(data)
+        saved.append(path)
     return saved
+
+
+def download_images(server: str, entry: dict, out_dir: Path, stem: str, prompt: dict | None = None) -> list[Path]:
+    """Fetch every image of a history entry (see fetch_images) into ``out_dir``; an OSError is the caller's."""
+    return save_files(fetch_images(server, entry, stem, prompt), out_dir)
 
 
 def bcg_status(server: str, timeout: float = 30) -> list[dict]:
@@ -324,11 +437,18 @@ class Job:
     images: list[str] = field(default_factory=list)
     error: str | None = None
     resumed: bool = False
+    index: int | None = None  # its place in the spec (None: the key starts with it, as without a spec)
+    cached: bool = False  # done, and ComfyUI served it from its cache: no sampling, no DiT call
+
+    @property
+    def stem(self) -> str:
+        """What its file names start with: ``<index>_<key>``."""
+        return self.key if self.index is None else f"{self.index:03d}_{self.key}"
 
     def record(self) -> dict:
         """The job's entry in the results JSON."""
         w, h = self.size or (None, None)
-        keys = ("key", "status", "seed", "server", "prompt_id", "seconds", "outputs", "images", "attempts", "error")
+        keys = ("key", "status", "seed", "server", "prompt_id", "seconds", "cached", "outputs", "images", "attempts", "error")
         return {**{k: getattr(self, k) for k in keys}, "prompt": self.text, "width": w, "height": h}
 
 
@@ -540,9 +660,9 @@ def load_spec(path: Path, sets: list[str] = ()) -> JobSpec:
         if value is not None and not any(name in workflow[i]["inputs"] for i in targets.sampler):
             raise SpecError(f"{name}: none of the sampler nodes ({', '.join(targets.sampler)}) has a {name} input; name the node that has it in nodes.sampler")
     jobs = []
-    for text, seed, size in itertools.product(prompts, seeds, sizes):
+    for index, (text, seed, size) in enumerate(itertools.product(prompts, seeds, sizes)):
         prompt = apply_job(workflow, targets, seed, text, size, steps, cfg)
-        jobs.append(Job(job_key(prompt, seed, size), prompt, seed, text, size))
+        jobs.append(Job(job_key(prompt, seed, size), prompt, seed, text, size, index=index))
     shape = " x ".join(f"{len(v)} {n}" for n, v in (("prompts", prompts), ("seeds", seeds), ("sizes", sizes)) if v[0] is not None)
     return JobSpec(path, workflow_path, jobs, shape or "the workflow as is")
 
@@ -571,6 +691,25 @@ def run_totals(before: list[dict], after: list[dict]) -> tuple[int, Counter]:
         replayed += s["hits"] - old["hits"]
         eager.update(Counter(s["misses"]) - Counter(old["misses"]))
     return replayed, eager
+
+
+def served_from_cache(entry: dict, workflow: dict, sessions: list[dict]) -> bool:
+    """Whether ComfyUI ran none of this prompt's sampling: its history's "execution_cached"
+    message lists every KSampler and BCG node of ``workflow`` (as when the same prompt ran before).
+
+    /bcg/status does not move for such a prompt, so its last run is an earlier prompt's; False when
+    the history has no such message (nothing known)."""
+    cached, seen = set(), False
+    for message in (entry.get("status") or {}).get("messages") or []:
+        if isinstance(message, list) and len(message) == 2 and message[0] == "execution_cached" and isinstance(message[1], dict):
+            seen = True
+            cached.update(str(n) for n in message[1].get("nodes") or [])
+    bcg = {str(i) for s in sessions for i in s.get("node_ids", [])}
+    nodes = {i for i, n in workflow.items() if n.get("class_type") in SAMPLERS or i in bcg}
+    return seen and bool(nodes) and nodes <= cached
+
+
+CACHED = "served from ComfyUI's cache (nothing sampled, no DiT call)"
 
 
 def run_line(sessions: list[dict], workflow: dict) -> str:
@@ -624,6 +763,7 @@ class BatchConfig:
     backoff: tuple[float, float] = (1.0, 30.0)  # first and largest wait between probes of a down server
     http_timeout: float = 30.0
     images: Path | None = None  # download images here
+    images_option: str = "--images"  # the option that gave ``images`` (for error messages)
     client_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
@@ -759,13 +899,14 @@ class ServerWorker:
         images = []
         if self.batch.config.images is not None:  # before "done": a server lost mid-download reruns the job
             try:
-                images = [str(p) for p in download_images(self.url, entry, self.batch.config.images, job.key)]
-            except OSError as e:  # network errors are ServerDown; this one is local
+                images = [str(p) for p in download_images(self.url, entry, self.batch.config.images, job.stem, job.prompt)]
+            except OSError as e:  # network errors are ServerDown; this one is local: no later job could save either
                 del self.in_flight[prompt_id]
-                self.batch.fail(job, self, f"cannot save its images in {self.batch.config.images} ({e}); fix the --images folder")
+                self.batch.abort(write_error(self.batch.config.images, e, "images", self.batch.config.images_option))
                 return
         del self.in_flight[prompt_id]
-        self.batch.done(job, self, output_files(entry), images)
+        cached = served_from_cache(entry, job.prompt, self.status.sessions)
+        self.batch.done(job, self, output_files(entry), images, cached)
         try:
             self.status.refresh(self.batch.config.http_timeout)
         finally:
@@ -788,6 +929,27 @@ class Batch:
         self.settled = 0
         self.workers = [ServerWorker(url, self) for url in servers]
         self.started = time.monotonic()
+        self.fatal: WriteError | None = None  # a local write failed: the batch stopped (see abort)
+        self.errors: dict[str, str] = {}  # each error a job failed with -> the first job it was printed for
+
+    def abort(self, error: WriteError) -> None:
+        """Stop the batch for good (a results or image file cannot be written): no job is submitted
+        after this, the workers stop, and run() takes the prompts still queued off the servers."""
+        with self.lock:
+            if self.fatal is None:
+                self.fatal = error
+            self.stop.set()
+
+    def _changed(self) -> None:
+        """on_change(), whose write failure aborts the batch instead of reaching a worker's loop."""
+        if self.fatal is not None:
+            return
+        try:
+            self.on_change()
+        except WriteError as e:
+            self.abort(e)
+        except OSError as e:
+            self.abort(write_error(Path("."), e, "results", "--out"))
 
     # -- running
     def run(self) -> None:
@@ -804,6 +966,8 @@ class Batch:
             self.stop.set()
             for worker in self.workers:
                 worker.thread.join()
+            if self.fatal is not None:
+                self._unqueue()
             with self.lock:  # interrupted: what ran nowhere is pending again, for --resume
                 for job in self.jobs:
                     if job.status == "running":
@@ -815,19 +979,34 @@ class Batch:
                 except ServerDown:
                     pass
 
+    def _unqueue(self) -> None:
+        """Best effort: take the prompts still waiting in the servers' queues off them (the one
+        running finishes; its job stays pending, for --resume)."""
+        for worker in self.workers:
+            if worker.in_flight and worker.down_since is None:
+                try:
+                    http_json(worker.url, "/queue", {"delete": list(worker.in_flight)}, timeout=self.config.http_timeout)
+                except ClientError:
+                    pass
+
     def _give_up_if_all_down(self) -> None:
         downs = [w.down_since for w in self.workers]
         if all(d is not None for d in downs) and time.monotonic() - max(downs) >= self.config.timeout:
+            error, failed = f"no server answered for {self.config.timeout:g}s; start them (or raise --timeout)", 0
             for job in self.jobs:
                 if job.status in ("pending", "running"):
-                    self._settle(job, None, "failed", f"no server answered for {self.config.timeout:g}s; start them (or raise --timeout)")
+                    self._settle(job, None, "failed", error)
+                    self.errors.setdefault(error, job.key)
+                    failed += 1
+            if failed:
+                self.report(f"[{self.settled}/{self.total}] {failed} job(s) FAILED: {error}")
             self.pending.clear()
 
     # -- job state (each method ignores a job that has settled already)
     def take(self) -> Job | None:
         """The next pending job, marked running; None when there is none."""
         with self.lock:
-            if not self.pending:
+            if not self.pending or self.stop.is_set():
                 return None
             job = self.pending.popleft()
             job.status = "running"
@@ -844,12 +1023,12 @@ class Batch:
         with self.lock:
             job.server, job.prompt_id, job.submitted = worker.url, prompt_id, time.monotonic()
             job.attempts.append({"server": worker.url, "prompt_id": prompt_id})
-            self.on_change()
+            self._changed()
 
-    def done(self, job: Job, worker: ServerWorker, outputs: list[dict], images: list[str]) -> None:
+    def done(self, job: Job, worker: ServerWorker, outputs: list[dict], images: list[str], cached: bool = False) -> None:
         with self.lock:
             if job.status == "running":
-                job.outputs, job.images = outputs, images
+                job.outputs, job.images, job.cached = outputs, images, cached
                 job.seconds = round(time.monotonic() - job.submitted, 3)
                 job.attempts[-1]["result"] = "done"
                 self._settle(job, worker, "done")
@@ -861,7 +1040,7 @@ class Batch:
                 if job.attempts and "result" not in job.attempts[-1]:
                     job.attempts[-1]["result"] = error
                 self._settle(job, worker, "failed", error)
-                self.report(f"[{self.settled}/{self.total}] {job.key} FAILED: {error}")
+                self._report_failure(job, error)
 
     def lost(self, job: Job, worker: ServerWorker, reason: str) -> None:
         """The job's prompt is gone or stuck: resubmit it, or fail it after ``retries`` resubmissions."""
@@ -873,12 +1052,18 @@ class Batch:
             if len(job.attempts) > self.config.retries:
                 error = f"lost {len(job.attempts)} times (limit: --retries {self.config.retries}); last: {reason}"
                 self._settle(job, worker, "failed", error)
-                self.report(f"[{self.settled}/{self.total}] {job.key} FAILED: {error}")
+                self._report_failure(job, error)
                 return
             job.status = "pending"
             self.pending.appendleft(job)
-            self.on_change()
+            self._changed()
             self.report(f"{job.key}: {reason}; resubmitting (attempt {len(job.attempts) + 1} of {self.config.retries + 1})")
+
+    def _report_failure(self, job: Job, error: str) -> None:
+        """``[n/total] key FAILED: error``, the error only the first time it is seen."""
+        first = self.errors.setdefault(error, job.key)
+        said = error if first == job.key else f"the same error as {first} (above)"
+        self.report(f"[{self.settled}/{self.total}] {job.key} FAILED: {said}")
 
     def _settle(self, job: Job, worker: ServerWorker | None, status: str, error: str | None = None) -> None:
         job.status, job.error = status, error
@@ -886,7 +1071,7 @@ class Batch:
         if worker is not None:
             worker.done += status == "done"
             worker.failed += status == "failed"
-        self.on_change()
+        self._changed()
 
     # -- progress
     def report(self, line: str) -> None:
@@ -903,14 +1088,18 @@ class Batch:
             eta = f", {seconds:.0f}s left" if 0 < seconds < 120 else f", {seconds / 60:.0f} min left" if seconds else ""
             servers = ", ".join(f"{w.label} {w.done} done {len(w.in_flight)} queued" + (" DOWN" if w.down_since is not None else "")
                                 for w in self.workers)  # fmt: skip
-            bcg = run_line(worker.status.sessions, job.prompt) if worker.status.base is not None else "totals unavailable"
+            if job.cached:
+                bcg = CACHED
+            else:
+                bcg = run_line(worker.status.sessions, job.prompt) if worker.status.base is not None else "totals unavailable"
             self.report(f"[{self.settled}/{self.total}] {job.key} on {worker.label} ({job.seconds:.1f}s): "
                         f"{len(job.outputs)} output(s); BCG {bcg} | {servers} | {rate:.1f} jobs/min{eta}")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------- results
-def results_document(batch: Batch, meta: dict) -> dict:
-    """The results JSON: ``meta``, the totals, "per_server" and "jobs" (see the module docstring)."""
+def results_document(batch: Batch, meta: dict, kept: list[dict] = ()) -> dict:
+    """The results JSON: ``meta``, the totals, "per_server" and "jobs" (see the module docstring);
+    ``kept``: records of the --resume file that are not jobs of this spec, carried over as they are."""
     per_server, replayed, eager = {}, 0, Counter()
     for w in batch.workers:
         totals = w.status.totals()
@@ -921,9 +1110,11 @@ def results_document(batch: Batch, meta: dict) -> dict:
         **meta,
         "prompts": len(batch.jobs), "done": counts["done"], "failed": counts["failed"], "pending": counts["pending"] + counts["running"],
         "replayed": replayed, "calls": replayed + sum(eager.values()), "eager": dict(eager),
+        "cached": sum(j.cached for j in batch.jobs if not j.resumed),
         "images": [p for j in batch.jobs for p in j.images],
         "per_server": per_server,
-        "jobs": [j.record() for j in batch.jobs],
+        "kept": len(kept),
+        "jobs": [j.record() for j in batch.jobs] + list(kept),
     }  # fmt: skip
 
 
@@ -935,21 +1126,24 @@ def write_json(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def apply_resume(jobs: list[Job], path: Path) -> int:
-    """Mark the jobs that ``path`` (a results JSON) records as done; how many were."""
+def apply_resume(jobs: list[Job], path: Path) -> tuple[int, list[dict]]:
+    """Mark the jobs that ``path`` (a results JSON) records as done: (how many were, the records
+    that are not jobs of ``jobs``, e.g. of a spec since edited: they are kept in the results as they are)."""
     results = read_json(path, "--resume")
     records = results.get("jobs")
     if not isinstance(records, list) or not all(isinstance(r, dict) and "key" in r for r in records):
         raise ClientError(f"--resume {str(path)!r}: no \"jobs\" list; give a results JSON written by this client (--out)")
     done = {r["key"]: r for r in records if r.get("status") == "done"}
+    keys = {job.key for job in jobs}
+    kept = [r for r in records if r["key"] not in keys]
     count = 0
     for job in jobs:
         record = done.get(job.key)
         if record:
             job.status, job.resumed, count = "done", True, count + 1
-            for name in ("server", "prompt_id", "seconds", "outputs", "images", "attempts"):
+            for name in ("server", "prompt_id", "seconds", "cached", "outputs", "images", "attempts"):
                 setattr(job, name, record.get(name, getattr(job, name)))
-    return count
+    return count, kept
 
 
 # ------------------------------------------------------------------------------------------ CLI
@@ -1026,22 +1220,23 @@ def check_modes(args: argparse.Namespace) -> None:
                 raise ClientError(f"{option}: only with --job SPEC (without a spec the images go to --out)")
 
 
-def prepare(args: argparse.Namespace) -> tuple[list[Job], dict, Path | None, str]:
-    """(jobs, results meta, results path, the opening line) for either mode."""
+def prepare(args: argparse.Namespace) -> tuple[list[Job], dict, Path | None, str, list[dict]]:
+    """(jobs, results meta, results path, the opening line, the --resume records kept) for either mode."""
     if args.job:
         spec = load_spec(args.job, args.set)
         meta = {"spec": str(args.job), "workflow": str(spec.workflow_path)}
-        skipped = apply_resume(spec.jobs, args.resume) if args.resume else 0
+        skipped, kept = apply_resume(spec.jobs, args.resume) if args.resume else (0, [])
         out = args.out or args.resume or Path("bcg_results.json")
         resumed = f"; {skipped} already done in {args.resume}" if args.resume else ""
-        return spec.jobs, meta, out, f"{len(spec.jobs)} job(s) ({spec.shape}){resumed}"
+        resumed += f"; {len(kept)} other record(s) there kept as they are (not jobs of this spec)" if kept else ""
+        return spec.jobs, meta, out, f"{len(spec.jobs)} job(s) ({spec.shape}){resumed}", kept
     workflow_path = args.workflow or DEFAULT_WORKFLOW
     workflow = load_workflow(workflow_path, "--workflow")
     apply_sets(workflow, args.set)
     resolutions = parse_resolutions(args.resolutions) if args.resolutions else None
     count = 4 if args.count is None else args.count
     jobs = legacy_jobs(workflow, count, args.seed or 0, args.prompts, resolutions)
-    return jobs, {"workflow": str(workflow_path)}, None, f"{count} prompt(s) of {workflow_path.name}"
+    return jobs, {"workflow": str(workflow_path)}, None, f"{count} prompt(s) of {workflow_path.name}", []
 
 
 def totals_lines(label: str, replayed: int, eager: Counter, head: str) -> list[str]:
@@ -1064,13 +1259,25 @@ def summary_lines(batch: Batch, document: dict, folder: Path | None) -> list[str
     eager = Counter(document["eager"])
     ran = sum(w.done for w in batch.workers)
     lines += totals_lines("", document["replayed"], eager, f"BCG over {ran} prompt(s): ")
+    if document["cached"]:
+        lines.append(f"  {document['cached']} of them served from ComfyUI's cache (nothing sampled, no DiT call)")
     if folder is not None:
         lines.append(f"{len(document['images'])} image(s) in {folder}")
     failed = [j for j in batch.jobs if j.status == "failed"]
-    if failed:
-        lines.append(f"{len(failed)} job(s) failed for good:")
-        lines += [f"  {j.key}: {j.error}" for j in failed]
+    if failed:  # their errors were printed as they failed (each once) and are in the results
+        keys = ", ".join(j.key for j in failed[:10]) + (f" and {len(failed) - 10} more" if len(failed) > 10 else "")
+        lines.append(f"{len(failed)} job(s) failed for good: {keys} (the errors are above)")
     return lines
+
+
+def check_folder(folder: Path, option: str) -> None:
+    """Make ``folder`` and write a file in it, or raise the WriteError saying why not and the fix."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise write_error(folder, e, "images", option) from None
 
 
 def check_reachable(servers: list[str], timeout: float = 10) -> None:
@@ -1091,25 +1298,37 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_modes(args)
         servers = parse_servers(args.servers) if args.servers else parse_servers(args.server)
-        jobs, meta, results_path, opening = prepare(args)
+        jobs, meta, results_path, opening, kept = prepare(args)
         check_reachable(servers)
     except (ClientError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     folder = args.images if args.job else (args.out or Path("bcg_client_out"))
     config = BatchConfig(in_flight=args.in_flight, retries=args.retries, timeout=args.timeout, lost_after=args.lost_after,
-                         poll=args.poll, backoff=(args.backoff, max(args.backoff, 30.0)), images=folder)  # fmt: skip
-    paths = [p for p in (results_path, args.json) if p is not None]
+                         poll=args.poll, backoff=(args.backoff, max(args.backoff, 30.0)), images=folder,
+                         images_option="--images" if args.job else "--out")  # fmt: skip
+    paths = [(p, o) for p, o in ((results_path, "--out"), (args.json, "--json")) if p is not None]
     last_save = [0.0]
 
     def save(force: bool = False) -> None:
+        """Write the results files (at most once a second unless forced); a WriteError if one cannot be."""
         if paths and (force or time.monotonic() - last_save[0] >= 1.0):
-            document = results_document(batch, {**meta, "servers": servers})
-            for path in paths:
-                write_json(path, document)
+            document = results_document(batch, {**meta, "servers": servers}, kept)
+            for path, option in paths:
+                try:
+                    write_json(path, document)
+                except OSError as e:
+                    raise write_error(path, e, "results", option) from None
             last_save[0] = time.monotonic()
 
     batch = Batch(jobs, servers, config, report=lambda line: print(line, flush=True), on_change=save)
+    try:  # before any prompt is submitted: an unwritable --out / --json / --images stops here
+        save(force=True)
+        if folder is not None:
+            check_folder(folder, config.images_option)
+    except WriteError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     print(f"{opening}; {batch.total} to run on {len(servers)} server(s): {', '.join(servers)}", flush=True)
     interrupted = False
     try:
@@ -1119,10 +1338,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with batch.lock:
             save(force=True)
-    except OSError as e:
-        print(f"error: cannot write the results ({e}); check the --out / --json path", file=sys.stderr)
+    except WriteError as e:
+        if batch.fatal is None or str(e) != str(batch.fatal):
+            print(f"error: {e}", file=sys.stderr)
+        if batch.fatal is None:
+            return 1
+        results_path = None  # not written: no --resume hint
+    if batch.fatal is not None:
+        left = sum(j.status == "pending" for j in batch.jobs)
+        again = f"; {left} job(s) not done: fix it and run again with --resume {results_path}" if results_path and left else ""
+        print(f"error: {batch.fatal}{again}", file=sys.stderr)
         return 1
-    document = results_document(batch, meta)
+    document = results_document(batch, meta, kept)
     for line in summary_lines(batch, document, folder):
         print(line)
     if results_path is not None:

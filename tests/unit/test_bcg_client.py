@@ -3,19 +3,24 @@
 The servers are in-process fakes of ComfyUI's HTTP API (the network peer only): POST /prompt,
 GET /queue, GET /history/<id>, GET /bcg/status, GET /view and POST /queue (delete). Each runs its
 queue one prompt at a time and counts the KSampler's steps as replayed DiT calls when the latent
-size is in ``captured``, else as eager ``not captured: WxH``.
+size is in ``captured``, else as eager ``not captured: WxH``. A prompt equal to one it ran before
+(in this life) is served from its cache, as ComfyUI does: no counts move, and the history's
+``execution_cached`` message lists every node.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import json
+import ntpath
+import posixpath
 import sys
 import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -44,8 +49,9 @@ class FakeComfy:
     brings it back on the same port, ``restart()`` forgets its queue, history and BCG session as a
     restarted process would. ``on_prompt(fake, n)`` runs after the n-th accepted POST /prompt."""
 
-    def __init__(self, work_s: float = 0.02, captured=("64x64",), fail_texts=("BOOM",), on_prompt=None):
+    def __init__(self, work_s: float = 0.02, captured=("64x64",), fail_texts=("BOOM",), on_prompt=None, outputs=None):
         self.work_s, self.captured, self.fail_texts, self.on_prompt = work_s, set(captured), set(fail_texts), on_prompt
+        self.outputs = outputs  # the history's "outputs" of every prompt, instead of one SaveImage image
         self.lock = threading.Lock()
         self.received: list[tuple[str, dict]] = []  # every accepted prompt, over all lives
         self.port, self.down = 0, threading.Event()
@@ -58,6 +64,7 @@ class FakeComfy:
 
     def _forget(self) -> None:
         self.queue, self.running, self.history, self.generation = [], None, {}, getattr(self, "generation", 0) + 1
+        self.cache: dict[str, dict] = {}  # a prompt's JSON -> its outputs
         self.session = {"id": uuid.uuid4().hex[:8], "node_ids": ["7", "8"], "hits": 0, "misses": {}, "last_run": None}
 
     def start(self) -> None:
@@ -113,6 +120,9 @@ class FakeComfy:
             error = {"node_id": "10", "node_type": "KSampler", "exception_message": "boom\n"}
             return {"outputs": {}, "status": {"status_str": "error", "completed": False, "messages": [["execution_error", error]]}}
         size, steps = f"{latent['width']}x{latent['height']}", sampler["steps"]
+        same = json.dumps(prompt, sort_keys=True)
+        if same in self.cache:  # ComfyUI's cache: nothing runs, /bcg/status stays as it is
+            return self._entry(prompt_id, self.cache[same], cached=list(prompt))
         if size in self.captured:
             self.session["hits"] += steps
         else:
@@ -120,7 +130,14 @@ class FakeComfy:
             self.session["misses"][reason] = self.session["misses"].get(reason, 0) + steps
         self.session["last_run"] = {"summary": f"replayed {steps if size in self.captured else 0}/{steps} calls"}
         image = {"filename": f"BCG_{len(self.history):05d}_.png", "subfolder": "", "type": "output"}
-        return {"outputs": {"12": {"images": [image]}}, "status": {"status_str": "success", "completed": True, "messages": []}}
+        self.cache[same] = self.outputs or {"12": {"images": [image]}}
+        return self._entry(prompt_id, self.cache[same], cached=[])
+
+    @staticmethod
+    def _entry(prompt_id: str, outputs: dict, cached: list[str]) -> dict:
+        messages = [["execution_start", {"prompt_id": prompt_id}], ["execution_cached", {"nodes": cached, "prompt_id": prompt_id}],
+                    ["execution_success", {"prompt_id": prompt_id}]]  # fmt: skip
+        return {"outputs": outputs, "status": {"status_str": "success", "completed": True, "messages": messages}}
 
     def prompts_of(self, key: str) -> list[dict]:
         return [p for _, p in self.received if key in json.dumps(p)]
@@ -164,6 +181,14 @@ class _Handler(BaseHTTPRequestHandler):
         if path != "/prompt":
             return self._send(404, {"error": "not found"})
         prompt = body["prompt"]
+        if "MISSING" in prompt["4"]["inputs"]["text"]:  # ComfyUI's answer when a model file is not there
+            details = "unet_name: 'flux.safetensors' not in []"
+            error = {"type": "prompt_outputs_failed_validation", "message": "Prompt outputs failed validation",
+                     "details": f"Value not in list: {details}", "extra_info": {}}
+            reason = {"type": "value_not_in_list", "message": "Value not in list", "details": details,
+                      "extra_info": {"input_name": "unet_name", "received_value": "flux.safetensors"}}
+            node_errors = {"1": {"errors": [reason], "dependent_outputs": ["12"], "class_type": "UNETLoader"}}
+            return self._send(400, {"error": error, "node_errors": node_errors})  # fmt: skip
         if "REFUSE" in prompt["4"]["inputs"]["text"]:
             errors = {"4": {"errors": [{"message": "Value not in list"}], "class_type": "CLIPTextEncode"}}
             return self._send(400, {"error": {"message": "Prompt outputs failed validation"}, "node_errors": errors})
@@ -415,7 +440,7 @@ def test_the_quick_cli_without_a_spec_still_works(tmp_path, capsys, fakes):
     assert rc == 0, stdout
     totals = json.loads(summary.read_text())
     assert (totals["calls"], totals["replayed"], totals["eager"]) == (16, 8, {"not captured: 96x64": 8})
-    assert sorted(Path(p).name for p in totals["images"]) == ["000_seed100_node12_0.png", "001_seed101_node12_0.png"]
+    assert sorted(Path(p).name for p in totals["images"]) == ["000_seed100_SaveImage_n12_0.png", "001_seed101_SaveImage_n12_0.png"]
     assert sorted(p["10"]["inputs"]["seed"] for _, p in a.received) == [100, 101]
     assert "replayed 8/16 DiT calls" in stdout and "2 image(s) in" in stdout
 
@@ -426,3 +451,209 @@ def test_totals_survive_a_restart_between_snapshots():
     assert client.run_totals(before, [{"id": "old", "hits": 58, "misses": {"x": 3}}]) == (8, {"x": 1})
     assert client.run_totals(before, [{"id": "old", "hits": 8, "misses": {}}]) == (8, {}), "counts went down: a new process"
     assert client.run_totals(before, [{"id": "new", "hits": 4, "misses": {"y": 1}}]) == (4, {"y": 1})
+
+
+# ------------------------------------------------------------------------------- saved file names
+NASTY_IDS = ["12", "..\\..\\AppData\\Roaming\\Startup\\evil", "../../etc/evil", "5:12", "C:\\Windows\\evil", "/abs/evil",
+             "\\\\server\\share\\x", "CON", "nul", "COM1", "lpt9", "trailing. ", "dots...", ".hidden", "x" * 300, "", "a/b:c*d?e\"<>|",
+             "\x00nul", "é✓"]  # fmt: skip
+NASTY_FILES = ["BCG_00001_.png", "..\\..\\evil.exe", "x.png:stream", "y.PNG", "noext", "z.png ", "w.bat", "../a.png"]
+
+
+def _safe_everywhere(name: str, folder_win: str = "C:\\out", folder_posix: str = "/out") -> None:
+    """``name`` is one plain file name inside the folder under Windows and POSIX rules."""
+    assert PureWindowsPath(name).name == name and not PureWindowsPath(name).drive and not PureWindowsPath(name).anchor, name
+    assert PurePosixPath(name).name == name and name not in (".", ".."), name
+    assert ntpath.dirname(ntpath.normpath(ntpath.join(folder_win, name))) == folder_win, name
+    assert posixpath.dirname(posixpath.normpath(posixpath.join(folder_posix, name))) == folder_posix, name
+    assert ":" not in name and not name.endswith((".", " ")) and not name.startswith("."), name  # no NTFS stream, no trimming
+    assert name.split(".")[0].upper() not in client.WINDOWS_DEVICES, name
+    assert len(name) <= 200 and name.isascii() and name.isprintable(), name
+
+
+def test_saved_names_are_ours_and_stay_inside_the_folder_on_every_os():
+    names = set()
+    for node_id in NASTY_IDS:
+        for filename in NASTY_FILES:
+            for class_type in ("SaveImage", None, "../Evil:Class", "CON"):
+                name = client.image_name("007_s1_64x64_0123456789", node_id, class_type, 0, filename)
+                _safe_everywhere(name)
+                assert name.startswith("007_s1_64x64_0123456789_")
+                names.add((node_id, name))
+    by_id = {}
+    for node_id, name in names:
+        by_id.setdefault(name, set()).add(node_id)
+    assert all(len(ids) == 1 for ids in by_id.values()), "two node ids must not share a file name"
+    assert client.image_name("000_seed1", "5:12", "SaveImage", 2, "a.webp").startswith("000_seed1_SaveImage_n5-12-")
+    assert client.image_name("000_seed1", "12", "SaveImage", 0, "a.webp") == "000_seed1_SaveImage_n12_0.webp"
+    assert client.image_name("000_seed1", "12", "SaveImage", 0, "x.png:evil").endswith("_0.bin")
+
+
+def test_server_chosen_names_never_leave_the_images_folder(tmp_path, capsys, fakes):
+    outputs = {node_id: {"images": [{"filename": f, "subfolder": "", "type": "output"} for f in NASTY_FILES]} for node_id in NASTY_IDS}
+    a = fakes(outputs=outputs)
+    images = tmp_path / "deep" / "images"
+    rc, out, _ = run(capsys, "--job", write_spec(tmp_path, seeds=[1, 2]), "--server", a.url, "--out", tmp_path / "r.json",
+                     "--images", images, *FAST)  # fmt: skip
+    assert rc == 0, out
+    doc = results(tmp_path / "r.json")
+    saved = [Path(p) for j in doc["jobs"] for p in j["images"]]
+    assert len(saved) == 2 * len(NASTY_IDS) * len(NASTY_FILES) == len(set(saved))
+    assert sorted(p.name for p in images.iterdir()) == sorted(p.name for p in saved)
+    for path in saved:
+        assert path.parent == images and path.read_bytes().startswith(b"PNG:")
+        _safe_everywhere(path.name)
+    assert {p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*")} == {"deep", "r.json", "spec.json"}
+    assert all(p.name.startswith(("000_s1_", "001_s2_")) for p in saved)
+
+
+# ------------------------------------------------------------------------------- write failures
+def _one_error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: cannot write the "), err
+    return lines[0]
+
+
+@pytest.mark.parametrize("option", ["--out", "--json", "--images"])
+def test_an_unwritable_output_path_stops_before_any_prompt(tmp_path, capsys, fakes, option):
+    a = fakes()
+    (tmp_path / "afile").write_text("in the way")
+    bad = tmp_path / "afile" / ("images" if option == "--images" else "results.json")
+    argv = {"--out": ["--out", bad], "--json": ["--out", tmp_path / "r.json", "--json", bad],
+            "--images": ["--out", tmp_path / "r.json", "--images", bad]}[option]  # fmt: skip
+    started = time.monotonic()
+    rc, out, err = run(capsys, "--job", write_spec(tmp_path, seeds=2), "--server", a.url, *argv, *FAST[:-2], "--timeout", "5")
+    assert rc == 1 and time.monotonic() - started < 4
+    line = _one_error_line(err)
+    assert str(tmp_path / "afile") in line and "a file is where a folder should be on that path; remove it or give another " + option in line
+    assert not a.received, "nothing may run when its results cannot be kept"
+
+
+def test_a_results_write_failing_mid_batch_stops_it_at_once(tmp_path, capsys, fakes, monkeypatch):
+    a = fakes(work_s=0.3)  # 8 jobs take 2.4 s: the save due after 1 s fails
+    calls, write_json = [0], client.write_json
+
+    def full_disk(path, data):
+        calls[0] += 1
+        if calls[0] > 1:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        write_json(path, data)
+
+    monkeypatch.setattr(client, "write_json", full_disk)
+    out_path = tmp_path / "r.json"
+    started = time.monotonic()
+    rc, out, err = run(capsys, "--job", write_spec(tmp_path, seeds=8), "--server", a.url, "--out", out_path, *FAST[:-2], "--timeout", "5")
+    assert rc == 1 and time.monotonic() - started < 4
+    line = _one_error_line(err)
+    assert f"cannot write the results at {str(out_path)!r} (No space left on device); the disk is full; free some space or give --out" in line
+    assert len(a.received) < 8 and not a.queue, "no prompt submitted after the failure, the queued ones taken off the server"
+    assert "not answering" not in out
+
+
+def test_an_image_write_failing_mid_batch_stops_it_and_resume_finishes(tmp_path, capsys, fakes, monkeypatch):
+    a = fakes(work_s=0.05)
+    write_bytes = Path.write_bytes
+
+    def broken(self, data):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(Path, "write_bytes", broken)
+    out_path, images = tmp_path / "r.json", tmp_path / "images"
+    spec = write_spec(tmp_path, seeds=4)
+    rc, out, err = run(capsys, "--job", spec, "--server", a.url, "--out", out_path, "--images", images, *FAST[:-2], "--timeout", "5")
+    assert rc == 1
+    line = _one_error_line(err)
+    assert f"cannot write the images at {str(images)!r} (Input/output error); check that path, or give --images another one" in line
+    assert line.endswith(f"4 job(s) not done: fix it and run again with --resume {out_path}")
+    doc = results(out_path)
+    assert doc["done"] == 0 and doc["pending"] == 4 and not a.queue
+    monkeypatch.setattr(Path, "write_bytes", write_bytes)
+    rc, out, err = run(capsys, "--job", spec, "--server", a.url, "--resume", out_path, "--images", images, *FAST)
+    assert rc == 0 and results(out_path)["done"] == 4 and len(list(images.iterdir())) == 4
+
+
+def test_resume_after_the_spec_was_edited_keeps_every_record_it_did_not_rerun(tmp_path, capsys, fakes):
+    a = fakes()
+    out_path = tmp_path / "results.json"
+    rc, _, _ = run(capsys, "--job", write_spec(tmp_path, prompts=["one", "two BOOM"], seeds=[1]), "--server", a.url, "--out", out_path, *FAST)
+    assert rc == 1
+    first = {j["prompt"]: j for j in results(out_path)["jobs"]}
+    a.fail_texts = set()
+    edited = write_spec(tmp_path, prompts=["two BOOM", "three"], seeds=[1])  # "one" removed, "three" added
+    rc, out, _ = run(capsys, "--job", edited, "--server", a.url, "--resume", out_path, *FAST)
+    assert rc == 0, out
+    assert "2 job(s) (2 prompts x 1 seeds); 0 already done in" in out and "1 other record(s) there kept as they are" in out
+    doc = results(out_path)
+    jobs = {j["prompt"]: j for j in doc["jobs"]}
+    assert sorted(jobs) == ["one", "three", "two BOOM"] and len(doc["jobs"]) == 3
+    assert jobs["one"] == first["one"], "a record not rerun is kept as it was"
+    assert jobs["two BOOM"]["status"] == jobs["three"]["status"] == "done" and (doc["prompts"], doc["done"], doc["kept"]) == (2, 2, 1)
+    received = len(a.received)
+    rc, out, _ = run(capsys, "--job", write_spec(tmp_path, prompts=["one", "two BOOM"], seeds=[1]), "--server", a.url,
+                     "--resume", out_path, *FAST)  # fmt: skip
+    assert rc == 0 and "2 already done" in out and "0 to run" in out and len(a.received) == received
+    assert sorted(j["prompt"] for j in results(out_path)["jobs"]) == ["one", "three", "two BOOM"]
+
+
+# -------------------------------------------------------------------------------- cached prompts
+def test_a_prompt_served_from_comfys_cache_says_so_instead_of_the_last_counts(tmp_path, capsys, fakes):
+    a = fakes()
+    spec = write_spec(tmp_path, prompts=["a fox"], seeds=[1], sizes=["64x64"])
+    rc, out, _ = run(capsys, "--job", spec, "--server", a.url, "--out", tmp_path / "first.json", *FAST)
+    assert rc == 0 and "BCG replayed 4/4 calls" in out and "cache" not in out
+    rc, out, _ = run(capsys, "--job", spec, "--server", a.url, "--out", tmp_path / "again.json", *FAST)  # the same prompt again
+    assert rc == 0, out
+    assert "BCG served from ComfyUI's cache (nothing sampled, no DiT call)" in out and "replayed 4/4 calls" not in out
+    assert "BCG over 1 prompt(s): replayed 0/0 DiT calls; eager 0" in out and "1 of them served from ComfyUI's cache" in out
+    doc = results(tmp_path / "again.json")
+    assert doc["cached"] == 1 and doc["jobs"][0]["cached"] is True and doc["replayed"] == 0
+    assert results(tmp_path / "first.json")["jobs"][0]["cached"] is False
+
+
+def test_served_from_cache_needs_every_sampler_and_bcg_node_cached():
+    workflow = json.loads(EXAMPLE.read_text())
+    sessions = [{"node_ids": ["7", "8"]}]
+
+    def entry(nodes):
+        return {"status": {"messages": [["execution_cached", {"nodes": nodes}]]}}
+
+    assert client.served_from_cache(entry(list(workflow)), workflow, sessions)
+    assert not client.served_from_cache(entry(["1", "2", "3", "4", "7", "8"]), workflow, sessions), "the sampler ran"
+    assert not client.served_from_cache(entry(["1", "2", "3", "4", "10"]), workflow, sessions), "BCG's nodes ran"
+    assert client.served_from_cache(entry(["10"]), workflow, []), "no session known yet: the samplers decide"
+    assert not client.served_from_cache({"status": {"messages": []}}, workflow, sessions), "no message: nothing known"
+
+
+# --------------------------------------------------------------------------------------- errors
+def test_each_error_is_printed_once_and_readable(tmp_path, capsys, fakes):
+    a = fakes()
+    out_path = tmp_path / "results.json"
+    spec = write_spec(tmp_path, prompts=["MISSING a", "MISSING b", "fine", "BOOM"], seeds=[1])
+    rc, out, err = run(capsys, "--job", spec, "--server", a.url, "--out", out_path, *FAST)
+    assert rc == 1
+    assert (out + err).count("unet_name: 'flux.safetensors' not in []") == 1, out + err
+    assert (out + err).count("node 10 (KSampler): boom") == 1, out + err
+    assert "{" not in out + err, "no raw JSON"
+    jobs = {j["prompt"]: j for j in results(out_path)["jobs"]}
+    readable = ("400 from /prompt: node 1 (UNETLoader): Value not in list: unet_name: 'flux.safetensors' not in []; a file the "
+                "workflow names (a model?) is not on that server: add it to its models folder or change the workflow")  # fmt: skip
+    assert jobs["MISSING a"]["error"] == jobs["MISSING b"]["error"] == f"refused by {client.server_label(a.url)}: {readable}"
+    first, second = sorted((jobs["MISSING a"]["key"], jobs["MISSING b"]["key"]), key=lambda k: out.index(f" {k} FAILED"))
+    assert f"{second} FAILED: the same error as {first} (above)" in out
+    assert "3 job(s) failed for good: " in out and "(the errors are above)" in out
+
+
+def test_comfy_error_text_without_node_errors_and_not_json():
+    assert client.comfy_error_text('{"error": {"message": "Prompt has no outputs", "details": ""}, "node_errors": {}}') == "Prompt has no outputs"
+    assert client.comfy_error_text("<html>bad gateway</html>") == "<html>bad gateway</html>"
+    assert client.comfy_error_text({"error": "no prompt", "node_errors": {}}) == "no prompt"
+
+
+def test_nothing_but_the_ray_runner_imports_ray():
+    """ray is optional: the pack and the single-machine client must not need it."""
+    allowed = {ROOT / "scripts" / "bcg_ray.py", ROOT / "tests" / "unit" / "test_bcg_ray.py"}
+    for path in ROOT.rglob("*.py"):
+        if path in allowed or any(part.startswith(".") for part in path.relative_to(ROOT).parts):
+            continue
+        lines = [line.strip() for line in path.read_text(errors="replace").splitlines()]
+        assert not any(line.startswith(("import ray", "from ray")) for line in lines), path
