@@ -196,7 +196,7 @@ def _bypass_key(hook: Any, keep: list) -> Hashable:
     """A bypass-LoRA hook by what its forward reads: the hook and adapter objects, the strength,
     the adapter's tensors by address and its other attributes by value."""
     adapter = hook.adapter
-    keep += [hook, adapter]
+    keep += [hook, adapter, hook.original_forward]  # each held, so no id below is reused
     state = tuple((k, _value(v, keep)) for k, v in sorted(vars(adapter).items()) if not k.startswith("__"))
     return (id(hook), id(adapter), hook.multiplier, id(hook.original_forward), state)
 

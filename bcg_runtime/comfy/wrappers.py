@@ -23,7 +23,7 @@ from ..core import CaptureStatus
 from ..core.runner import EAGER, SERVE
 from ..core.trees import outputs_equal
 from . import guards
-from .decision import CALL_OPTIONS, OUTSIDE_RUN, decide
+from .decision import CALL_OPTIONS, decide
 from .fast import NOT_BIT_EXACT, RegionalCompile
 from .sdpa_order import cudnn_attention_preferred
 from .session import BCGConfig, BCGSession, BreakingAttention, CaptureRecord, Mode
@@ -31,7 +31,6 @@ from .session import BCGConfig, BCGSession, BreakingAttention, CaptureRecord, Mo
 log = logging.getLogger(__name__)
 
 BCG_KEY = "bcg"
-__all__ = ["BCG_KEY", "OUTSIDE_RUN", "install", "session_of"]
 
 
 class _SessionHook:
