@@ -124,6 +124,13 @@ _MODULE_INTERNALS = frozenset(
         "_load_state_dict_post_hooks", "_version", "training",
     }
 )  # fmt: skip
+#: Module attributes that others set and the forward never reads, with why.
+NOT_READ_BY_THE_FORWARD = {
+    # torch 2.14 marks what torch.compile returned; 0.8.0's TorchCompileModel compiles the DiT
+    # module itself, so the marker stays on the module every clone shares. Only dynamo's tracer
+    # reads it, and a compiled run makes BCG step aside (guards.compile_refusal).
+    "_is_torch_compile": "torch.compile's marker, read by dynamo's tracer only",
+}
 _PLAIN = (str, int, float, bool, type(None), torch.dtype, torch.device)
 
 
@@ -161,7 +168,7 @@ def _module_state(diffusion_model: torch.nn.Module, patched: set[int], scratch: 
         if refusal is None:
             refusal = _hooks_refusal(name, d)
         for attr, value in d.items():
-            if attr in _MODULE_INTERNALS or (module is diffusion_model and attr in scratch):
+            if attr in _MODULE_INTERNALS or attr in NOT_READ_BY_THE_FORWARD or (module is diffusion_model and attr in scratch):
                 continue
             if isinstance(value, torch.Tensor):
                 weights.append(_address(value))

@@ -173,6 +173,8 @@ def test_bypass_lora_follows_the_model_into_a_copy_rebuilt_from_its_loader(pack,
     import comfy.sd
     from safetensors.torch import save_file
 
+    if not hasattr(comfy.sd, "load_bypass_lora_for_models"):
+        pytest.skip("this ComfyUI has no bypass LoRA and no Dynamic VRAM twin (both came after 0.8.0)")
     twin_module = sys.modules[f"{PACK}.bcg_runtime.comfy.twin"]
     path = tmp_path / "qwen_depth1.safetensors"
     save_file({k: v.contiguous() for k, v in synthetic.build_state_dict(QWEN, depth=1).items()}, str(path))
