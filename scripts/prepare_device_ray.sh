@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 PY=${PY:-3.12}
 OUT_DIR=${OUT_DIR:-.carryray}
 pkgs=(ray==2.60.0 jsonschema==4.26.0 jsonschema-specifications==2025.9.1 referencing==0.37.0 rpds-py==2026.9.1)
-cache=.wheelcache/cp${PY//./}
+cache=$PWD/.wheelcache/cp${PY//./}
 mkdir -p "$cache" "$OUT_DIR"
 exclude=$(git rev-parse --git-path info/exclude)  # a worktree's too
 mkdir -p "$(dirname "$exclude")"
@@ -25,7 +25,7 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$PY" 
 site=$(mktemp -d)
 for spec in "${pkgs[@]}"; do
   name=${spec%%==*} version=${spec#*==}
-  (cd "$site" && python3 -m zipfile -e "$OLDPWD/$(ls "$cache"/"${name//-/_}"-"$version"-*.whl | head -1)" .)
+  python3 -m zipfile -e "$(ls "$cache"/"${name//-/_}"-"$version"-*.whl | head -1)" "$site"
 done
 rm -rf "$site"/ray/jars "$site"/ray/dashboard/client/build "$site"/ray/{rllib,data,serve,train,tune,llm,cpp}
 find "$site" -name __pycache__ -prune -exec rm -rf {} +
