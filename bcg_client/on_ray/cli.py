@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         ray.init(address=args.address, log_to_driver=False, runtime_env=RUNTIME_ENV, **local)
     servers, runner = {}, None
     try:
-        servers = start_servers(args)
+        servers = start_servers(args, report=lambda line: print(line, flush=True))
         meta = {"spec": str(args.job), "workflow": str(spec.workflow_path), "runner": "ray"}
         runner = Runner(args, spec.jobs, kept, meta, servers, report=lambda line: print(line, flush=True))
         runner.save()  # an unwritable --out stops here, before any prompt

@@ -5,6 +5,7 @@ format after every job, saves the images under the client's names and prints the
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import time
 import uuid
@@ -130,23 +131,44 @@ class Runner:
         return summary_lines(self.document(), self.jobs, self.args.images) + [f"results in {self.out}"]
 
 
-def start_servers(args: argparse.Namespace) -> dict:
-    """{url: ComfyServer actor}: one per --servers URL, and --gpus started ones with --comfyui."""
+def actor_error_text(error: Exception) -> str:
+    """One line for a Ray error about an actor: the message of the exception its task raised (Ray
+    puts a traceback before it), else the first line of Ray's own message."""
+    cause = getattr(error, "cause", None)
+    text = str(cause if cause is not None else error)
+    raised = list(re.finditer(r"^\w+(?:Error|Exception|Lost): ", text, re.M))
+    return " ".join((text[raised[-1].end():] if raised else text.strip().split("\n")[0]).split())[:300] or type(error).__name__
+
+
+def start_servers(args: argparse.Namespace, report=print) -> dict:
+    """{url: ComfyServer actor}: one per --servers URL, and --gpus started ones with --comfyui.
+
+    A server whose actor cannot be made (ComfyUI did not start, its node died) is reported and left
+    out; RuntimeError when none is left."""
     actor = ray.remote(ComfyServer)
     common = {"lost_after": args.lost_after, "poll": args.poll}
     concurrency = args.in_flight + 4
-    made = [actor.options(num_cpus=0, max_concurrency=concurrency).remote(url=url, **common)
+    made = [(url, actor.options(num_cpus=0, max_concurrency=concurrency).remote(url=url, **common))
             for url in (parse_servers(args.servers) if args.servers else [])]  # fmt: skip
     if args.comfyui:
         extra = shlex.split(args.comfy_args) + (["--cpu"] if args.cpu else [])
         options = {"num_gpus": 0 if args.cpu else 1, "num_cpus": 1 if args.cpu else 0, "max_concurrency": concurrency}
-        made += [actor.options(**options).remote(comfyui=str(args.comfyui.resolve()), comfy_args=extra, **common) for _ in range(args.gpus)]
-    servers = {}
-    for server in made:
-        url = ray.get(server.address.remote())
+        made += [(f"server {i + 1} of --comfyui {args.comfyui}", actor.options(**options).remote(comfyui=str(args.comfyui.resolve()), comfy_args=extra, **common))
+                 for i in range(args.gpus)]  # fmt: skip
+    servers, errors = {}, []
+    for name, server in made:
+        try:
+            url = ray.get(server.address.remote())
+        except ray.exceptions.RayError as e:
+            reason = actor_error_text(e)
+            errors.append(f"{name}: {reason}")
+            report(f"{name}: not started, left out ({reason})")
+            continue
         if url in servers:
             raise RuntimeError(f"{url} is listed twice; list each server once")
         servers[url] = server
+    if not servers:
+        raise RuntimeError(f"no server could be used: {'; '.join(errors)}")
     return servers
 
 

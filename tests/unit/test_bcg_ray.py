@@ -150,6 +150,19 @@ def test_refused_and_failing_jobs_fail_once_and_resume_runs_the_rest(tmp_path, c
     assert jobs["BOOM now"]["status"] == "done" and jobs["fine"] == json.loads(json.dumps(jobs["fine"]))
 
 
+def test_a_server_that_does_not_start_is_left_out_and_the_others_run_the_jobs(tmp_path, capsys, fakes, local_ray):
+    a = fakes()
+    broken = tmp_path / "ComfyUI"
+    broken.mkdir()
+    (broken / "main.py").write_text("import sys\nprint('no models folder')\nsys.exit(3)\n")
+    out_path = tmp_path / "r.json"
+    rc, out, err = run(capsys, "--job", write_spec(tmp_path, seeds=3), "--servers", a.url, "--comfyui", broken, "--cpu", "--out", out_path, *FAST)
+    assert rc == 0, out + err
+    assert f"server 1 of --comfyui {broken}: not started, left out (ComfyUI in {broken} exited with 3 while starting" in out
+    doc = results(out_path)
+    assert doc["done"] == 3 and list(doc["per_server"]) == [a.url]
+
+
 def test_bad_input_is_one_line(tmp_path, capsys):
     rc, _, err = run(capsys, "--job", write_spec(tmp_path))
     assert rc == 1 and "give the servers with --servers URL1,URL2 and/or have them started with --comfyui PATH --gpus N" in err
