@@ -233,8 +233,10 @@ def _mark_evicted(session: BCGSession, report: WarmupReport) -> None:
     """
     last: dict[str, CaptureRecord] = {}
     for record in report.records:
-        last.pop(record.label, None)
-        last[record.label] = record
+        earlier = last.pop(record.label, None)
+        # "already captured" by a later job of this warm-up is the capture an earlier job made
+        keep_earlier = earlier is not None and earlier.status == "captured" and record.status == "already captured"
+        last[record.label] = earlier if keep_earlier else record
     live = {e.label for e in session.runner.entries()}
     for record in last.values():
         if record.status in ("captured", "already captured") and record.label not in live:

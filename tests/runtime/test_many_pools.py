@@ -28,7 +28,7 @@ CHILD = textwrap.dedent(
     f"""
     import gc, torch
     from bcg_runtime.core.backends import CudaGraphBackend
-    backend, device = CudaGraphBackend(), torch.device("cuda")
+    backend, device = CudaGraphBackend(), torch.device("cuda", 0)
     for n in range({POOLS}):
         pool = backend.new_pool(device)
         with backend.allocate_in_pool(pool, device):
