@@ -67,7 +67,7 @@ ADAPTER = CosmosPredict2Adapter(
     config_classes=("CosmosT2IPredict2",),
     max_text_length=1024,
     text_policy="natural buckets, exact: T5 pads every prompt to 512 tokens (longer prompts keep their length)",
-    forward_scratch_attributes=("affline_emb", "crossattn_emb"),
+    forward_scratch_attributes=("affline_scale_log_info", "affline_emb", "crossattn_emb"),
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like Cosmos-Predict2 2B text-to-image:
