@@ -35,6 +35,11 @@
 #                             COMFYUI_PATH names a missing tree whose parent holds comfyui.tar.xz,
 #                             it is unpacked there);
 #   neither: ComfyUI from $COMFYUI_PATH, else ./.comfyui.
+# A host folder may name another as its base (a file `base` holding that folder's path, e.g.
+# .carry033n/base = ".carry033"; prepare_device_site.sh 033n writes it): the base's packages come
+# first, the folder's own *.whl replace theirs (comfy-aimdo 0.6.0 over 0.4.13), and the folder's
+# own ComfyUI tree is used when it has one, else the base's. Only the base's site.tar.xz needs to
+# travel then (carry [".carry033/site.tar.xz", ".carry033n"]).
 # Each host gets its own site folder (/tmp/bcg_site/<host>) first on PYTHONPATH. Always also, for
 # machines without a registry: ./.whl/*.whl, ./.whl_unpacked, ./.whl_e2e/*.whl and
 # ./.whl_e2e/unpacked when present (git-ignored).
@@ -86,33 +91,55 @@ fi
 export BCG_COMFY_TEST_CPU=0 PYTHONUNBUFFERED=1
 
 # ------------------------------------------------------------------ per host
+host_chain() { # host_chain <dir>: the folder's base (its file `base`, if any), then the folder
+  local base
+  if [ -f "$1/base" ]; then
+    base=$(head -1 "$1/base")
+    [ -d "$base" ] || { echo "host folder $1 names base '$base', which is missing (carry it too)" >&2; return 1; }
+    echo "$base"
+  fi
+  echo "$1"
+}
 host_packages() { # host_packages <dir> <name>: this host's packages first on PYTHONPATH
-  local dir=$1 site=/tmp/bcg_site/$2 t
+  local dir=$1 site=/tmp/bcg_site/$2 t d w chain
   rm -rf "$site"
-  for t in "$dir"/*.tar.xz; do
-    [ -f "$t" ] && [ "$(basename "$t")" != comfyui.tar.xz ] && { unpack "$t" "$site" || return 1; }
+  chain=$(host_chain "$dir") || return 1
+  for d in $chain; do
+    for t in "$d"/*.tar.xz; do
+      [ -f "$t" ] && [ "$(basename "$t")" != comfyui.tar.xz ] && { unpack "$t" "$site" || return 1; }
+    done
+    for w in "$d"/*.whl; do  # a folder's wheel replaces the same project from its base
+      [ -f "$w" ] || continue
+      rm -rf "$site/$(basename "$w" | cut -d- -f1)"-*.dist-info
+      pip_target "$site" "$w" || return 1
+    done
   done
-  if compgen -G "$dir/*.whl" >/dev/null; then pip_target "$site" "$dir"/*.whl || return 1; fi
   [ -d "$site" ] && export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
-  [ -d "$dir/site" ] && export PYTHONPATH=$(cd "$dir/site" && pwd)${PYTHONPATH:+:$PYTHONPATH}
-  [ -d "$dir/unpacked" ] && export PYTHONPATH=$(cd "$dir/unpacked" && pwd)${PYTHONPATH:+:$PYTHONPATH}
+  for d in $chain; do
+    [ -d "$d/site" ] && export PYTHONPATH=$(cd "$d/site" && pwd)${PYTHONPATH:+:$PYTHONPATH}
+    [ -d "$d/unpacked" ] && export PYTHONPATH=$(cd "$d/unpacked" && pwd)${PYTHONPATH:+:$PYTHONPATH}
+  done
   return 0
 }
 host_comfy() { # host_comfy <host dir or ""> <name>: prints the ComfyUI tree to use, unpacking it if needed
-  local dir=$1 name=$2 path
+  local dir=$1 name=$2 path="" d
   if [ -n "${COMFYUI_PATH:-}" ] && [ "$NHOSTS" -le 1 ]; then
     path=$COMFYUI_PATH
     if [ ! -f "$path/main.py" ] && [ -f "$(dirname "$path")/comfyui.tar.xz" ]; then
       unpack "$(dirname "$path")/comfyui.tar.xz" "$(dirname "$path")" || return 1
     fi
-  elif [ -n "$dir" ] && [ -f "$dir/ComfyUI/main.py" ]; then
-    path=$dir/ComfyUI
-  elif [ -n "$dir" ] && [ -f "$dir/comfyui.tar.xz" ]; then
-    rm -rf "/tmp/bcg_hosts/$name" && unpack "$dir/comfyui.tar.xz" "/tmp/bcg_hosts/$name" || return 1
-    path=/tmp/bcg_hosts/$name/ComfyUI
-  else
-    path=$PWD/.comfyui
+  elif [ -n "$dir" ]; then
+    for d in $(host_chain "$dir" | tac); do  # the folder's own tree first, then its base's
+      if [ -f "$d/ComfyUI/main.py" ]; then
+        path=$d/ComfyUI
+      elif [ -f "$d/comfyui.tar.xz" ]; then
+        rm -rf "/tmp/bcg_hosts/$name" && unpack "$d/comfyui.tar.xz" "/tmp/bcg_hosts/$name" || return 1
+        path=/tmp/bcg_hosts/$name/ComfyUI
+      fi
+      [ -n "$path" ] && break
+    done
   fi
+  [ -n "$path" ] || path=$PWD/.comfyui
   (cd "$path" 2>/dev/null && pwd) || echo "$path"
 }
 

@@ -35,7 +35,8 @@ def allocator_refusal() -> str | None:
             "PyTorch runs the cudaMallocAsync allocator, which has no private graph pools; the pack's "
             "prestartup script switches it off before torch loads, so this process skipped it (started with "
             "--disable-all-custom-nodes, a launcher or another pack's prestartup script that imports torch "
-            f"first, or {OPT_OUT_VAR}=1 set): restart ComfyUI without those, or with --disable-cuda-malloc; "
+            f"first, a custom-node policy that refused this pack's prestartup, or {OPT_OUT_VAR}=1 set): restart "
+            "ComfyUI without those, or with --disable-cuda-malloc; "
             "the model runs unchanged"
         )
     return None
