@@ -27,8 +27,9 @@ compiler's recording depends on aimdo internals that no release note describes. 
   (``python -m bcg_runtime.compiler_bench``).
 
 Where ComfyUI already runs a module of the DiT as a CUDA graph, BCG does not graph a graph
-(``fingerprint``: a module carrying ``_comfy_graph``; ``wrappers``: a call made while another
-capture is under way); ``aside`` also keeps those per-block graphs off for BCG's model.
+(``fingerprint``: a module carrying ``_comfy_graph``; ``decision``: a call made while another
+capture is under way), with a reason of kind ``core_graph``; ``aside`` also keeps those per-block
+graphs off for BCG's model.
 
 On ComfyUI without the compiler (0.8.0, 0.33.0) everything here is inert: the wrapper passes the
 call through, logs nothing and touches no flag.
