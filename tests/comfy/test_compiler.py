@@ -147,3 +147,28 @@ def test_a_bad_compiler_policy_is_bcg_applys_error_naming_the_variable(pack, mod
     monkeypatch.setenv("BCG_COMFY_COMPILER", "sideways")
     with pytest.raises(ValueError, match=r"BCG_COMFY_COMPILER: 'sideways' is not a policy; accepted: aside, inside"):
         nodes["BCGApply"].execute(models(FLUX), "auto")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU run; on CUDA test_compiler_cuda.py runs the tool with the compiler")
+def test_the_compiler_benchmark_runs_every_mode_on_cpu_and_says_why_there_is_no_compiler(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from bcg_testing import ROOT
+
+    out = tmp_path / "compiler.json"
+    command = [sys.executable, "-m", "bcg_runtime.compiler_bench", "--comfyui", os.environ["COMFYUI_PATH"],
+               "--placements", "outer", "--repeats", "1", "--json", str(out)]  # fmt: skip
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "compiler: no CUDA: the malloc graph needs an NVIDIA GPU" in proc.stdout
+    report = json.loads(out.read_text())
+    env, rows = report["env"], report["rows"]
+    assert env["compiler"] is None and env["simulated_flags"] == [] and env["dynamic_vram"] is False
+    assert [r["mode"] for r in rows] == ["eager", "eager-off", "bcg-aside", "bcg-inside"]
+    assert all(r["error"] is None and r["equal_to_eager"] is True and r["compiler"] == [] for r in rows), rows
+    for r in rows[2:]:  # BCG Apply on a CPU: every call eager, saying why
+        assert r["replayed"] == 0 and r["calls"] > 0 and all("no CUDA" in reason for reason in r["eager_reasons"]), r
+    assert "| outer | bcg-aside |" in proc.stdout.splitlines()[-2]
