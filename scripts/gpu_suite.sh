@@ -15,7 +15,11 @@
 #            family twice: BENCH_FAMILIES="flux flux_fp8=flux" BENCH_ARGS_flux_fp8="--weight-dtype comfy_quant_fp8");
 #   batch    the batch benchmark (bcg_runtime.batch_bench): prompts of varied lengths over 3 sizes,
 #            no warm-up, BCG vs eager per job; BATCH_RUNS lists family:prompts[:seeds[:depth]]
-#            (default "zimage:100 qwen_image:100"; a depth reduces the model to fit the time).
+#            (default "zimage:100 qwen_image:100"; a depth reduces the model to fit the time);
+#   compiler BCG's two policies for ComfyUI's model compiler (0.34+) against eager, with the real
+#            comfy-aimdo 0.6.0 malloc graph around the DiT (bcg_runtime.compiler_bench; COMPILER_ARGS
+#            adds its arguments, default "--family flux --depth 2 --steps 8"): its table goes into
+#            the summary (a host with comfy-aimdo 0.6.0: HOSTS=.carry033n).
 # A short table comes last (also $OUT/summary.txt).
 #
 #   bash scripts/gpu_suite.sh                 # = all: tests + quick benchmark
@@ -65,7 +69,7 @@ case "$what" in
   *) stages=${what//,/ } ;;
 esac
 for s in $stages; do
-  case "$s" in tests | noflags | e2e | bench | batch) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch; all; full)" >&2; exit 2 ;; esac
+  case "$s" in tests | noflags | e2e | bench | batch | compiler) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch, compiler; all; full)" >&2; exit 2 ;; esac
 done
 
 # ------------------------------------------------------------------ packages every host shares
@@ -233,6 +237,13 @@ stage_batch() {
     tail -7 "$OUT_H/batch_${name}.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
     case "$RC" in 0) row batch "$name: ok" "$SECS" ;; *) row batch "$name: FAILED (exit $RC, see batch_${name}.log)" "$SECS"; status=1 ;; esac
   done
+}
+
+stage_compiler() {
+  timed compiler "$OUT_H/compiler.log" python3 -m bcg_runtime.compiler_bench ${COMPILER_ARGS:---family flux --depth 2 --steps 8} \
+    --json "$OUT_H/compiler.json"
+  case "$RC" in 0) row compiler "ok (compiler.json)" "$SECS" ;; *) row compiler "FAILED (exit ${RC/124/timeout}, see compiler.log)" "$SECS"; status=1 ;; esac
+  grep -E "^[a-z0-9_]+ depth=|^\|" "$OUT_H/compiler.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
 }
 
 run_host() { # run_host <host dir or ""> <name> <out dir>; in a subshell: its PYTHONPATH and COMFYUI_PATH stay its own
