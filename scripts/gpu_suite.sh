@@ -13,6 +13,10 @@
 #            BENCH_ARGS_<family>="--resolutions 832x480x33 --steps 8" adds that family's own arguments;
 #            an entry NAME=FAMILY is its own process with BENCH_ARGS_<NAME>, so one call can measure a
 #            family twice: BENCH_FAMILIES="flux flux_fp8=flux" BENCH_ARGS_flux_fp8="--weight-dtype comfy_quant_fp8");
+#   ray      the Ray runner (scripts/bcg_ray.py) against one stock server (`python main.py`, no flags,
+#            synthetic Z-Image of BCG_E2E_DEPTH blocks): RAY_PROMPTS prompts (20) at RAY_SIZE (512x512),
+#            RAY_STEPS steps (8), the eager twin then BCG, per-prompt times (scripts/ray_gpu_check.py;
+#            ray_check.json); needs ray: carry .carryray from scripts/prepare_device_ray.sh;
 #   batch    the batch benchmark (bcg_runtime.batch_bench): prompts of varied lengths over 3 sizes,
 #            no warm-up, BCG vs eager per job; BATCH_RUNS lists family:prompts[:seeds[:depth]]
 #            (default "zimage:100 qwen_image:100"; a depth reduces the model to fit the time);
@@ -29,6 +33,7 @@
 #   bash scripts/gpu_suite.sh tests,noflags   # any comma list of stages
 #   bash scripts/gpu_suite.sh bench 1024x1024 # benchmark only, at the given resolutions
 #   bash scripts/gpu_suite.sh e2e             # e2e layer only
+#   bash scripts/gpu_suite.sh ray             # the Ray runner's per-prompt times, eager vs BCG
 #
 # Which ComfyUI, with which Python packages (the device image lacks ComfyUI and some of its needs):
 #   BCG_HOST=.carry033        a host folder: the ComfyUI tree as comfyui.tar.xz (unpacked under
@@ -69,7 +74,7 @@ case "$what" in
   *) stages=${what//,/ } ;;
 esac
 for s in $stages; do
-  case "$s" in tests | noflags | e2e | bench | batch | compiler) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch, compiler; all; full)" >&2; exit 2 ;; esac
+  case "$s" in tests | noflags | e2e | bench | batch | ray | compiler) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch, ray, compiler; all; full)" >&2; exit 2 ;; esac
 done
 
 # ------------------------------------------------------------------ packages every host shares
@@ -92,6 +97,11 @@ if compgen -G ".whl_e2e/*.whl" >/dev/null; then
   export PYTHONPATH=/tmp/bcg_e2e_site:${PYTHONPATH:-}
 fi
 [ -d .whl_e2e/unpacked ] && export PYTHONPATH=$PWD/.whl_e2e/unpacked:${PYTHONPATH:-}
+if compgen -G ".carryray/*.tar.xz" >/dev/null; then  # ray for the Ray runner (scripts/prepare_device_ray.sh)
+  rm -rf /tmp/bcg_ray_site && for t in .carryray/*.tar.xz; do unpack "$t" /tmp/bcg_ray_site || exit 1; done
+  export PYTHONPATH=/tmp/bcg_ray_site:${PYTHONPATH:-}
+fi
+export RAY_USAGE_STATS_ENABLED=0
 export BCG_COMFY_TEST_CPU=0 PYTHONUNBUFFERED=1
 
 # ------------------------------------------------------------------ per host
@@ -207,6 +217,19 @@ stage_noflags() {
   [ "$RC" = 0 ] || status=1
 }
 
+stage_ray() {
+  local line
+  timed ray "$OUT_H/ray.log" python3 scripts/ray_gpu_check.py "$OUT_H" "/tmp/bcg_ray/$HOST"
+  case "$RC" in
+    skip) line="skipped: time budget spent" ;;
+    124 | 137) line="TIMEOUT after ${SECS}s" ;;
+    *) line=$(grep -E "^ray: " "$OUT_H/ray.log" | tail -1); line=${line:-"FAILED (exit $RC, no summary; see ray.log)"} ;;
+  esac
+  echo "$line"
+  row ray "${line#ray: }" "$SECS"
+  [ "$RC" = 0 ] || status=1
+}
+
 stage_bench() {
   local entry name family extra t0=$SECONDS n=0 failed="" families=${BENCH_FAMILIES:-zimage flux qwen_image flux2}
   # This suite is how a family gets verified: families still awaiting it (FLUX.2) opt in here.
@@ -287,7 +310,7 @@ PY
     cat "$OUT_H/summary.rows"
   } >"$OUT_H/summary.txt"
   rm -f "$OUT_H/summary.rows"
-  (cd "$OUT_H" && mapfile -t rest < <(ls -A | grep -vx -e summary.txt -e gpu_tests.log -e noflags.json -e e2e_summary.json -e details.tar.gz) \
+  (cd "$OUT_H" && mapfile -t rest < <(ls -A | grep -vx -e summary.txt -e gpu_tests.log -e noflags.json -e e2e_summary.json -e ray_check.json -e details.tar.gz) \
     && if [ "${#rest[@]}" -gt 0 ]; then tar czf details.tar.gz "${rest[@]}" && rm -rf "${rest[@]}"; fi)
   return $status
 }

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from ..plan import parse_plan
 from . import compiler, guards
 from .models import SUPPORTED, UNSUPPORTED, adapter_for, config_class_name
+from .twin import fixed_address_clone
 from .session import BCGConfig, BCGSession, CapturePolicy, Mode
 from .warmup import WarmupReport, run_warmup
 from .wrappers import install, session_of
@@ -37,7 +38,7 @@ def apply(
 
     ``capture``: a :class:`CapturePolicy` value ('on first call' or 'warm-up only')."""
     compiler.policy()  # a bad BCG_COMFY_COMPILER is this node's error, not a sampling run's
-    m, refusal = _static_clone(model)
+    m, refusal = fixed_address_clone(model)
     adapter = adapter_for(m)
     if adapter is None:
         name = config_class_name(m)
@@ -72,32 +73,6 @@ def apply(
     if refusal:
         log.warning("[BCG] off: %s", refusal)
     return m
-
-
-def _static_clone(model: Any) -> tuple[Any, str | None]:
-    """A clone whose weights stay at fixed addresses, and a refusal when there can be none.
-
-    Under Dynamic VRAM (ComfyUI's default on NVIDIA since 2026) a model's weights are faulted in
-    and evicted per forward, so no graph could hold their addresses. Like core's TorchCompileModel,
-    BCG then takes the model's classic (non-dynamic) twin: ComfyUI builds it once per model from
-    the loader's recipe (``get_non_dynamic_delegate`` caches it for later clones), and it loads
-    fully on the GPU like any model under ``--disable-dynamic-vram``. The original stays dynamic
-    for every other node of the workflow.
-    """
-    is_dynamic = getattr(model, "is_dynamic", None)
-    if not (callable(is_dynamic) and is_dynamic()):
-        return model.clone(), None
-    try:
-        delegate = getattr(model, "get_non_dynamic_delegate", None)
-        static = delegate() if callable(delegate) else model.clone(disable_dynamic=True)
-    except Exception as e:  # e.g. a custom loader registered no recipe (cached_patcher_init)
-        reason = (
-            f"Dynamic VRAM: ComfyUI could not make a fixed-address copy of this model ({type(e).__name__}: {e}); "
-            "load it with a core loader, or start ComfyUI with --disable-dynamic-vram (or --highvram); the model runs unchanged"
-        )
-        return model.clone(), reason
-    log.info("[BCG] Dynamic VRAM: BCG uses this model's fixed-address twin (loaded fully on the GPU while sampling)")
-    return static, None
 
 
 def require_session(model: Any) -> BCGSession:

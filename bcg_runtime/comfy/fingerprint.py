@@ -127,11 +127,17 @@ _MODULE_INTERNALS = frozenset(
         "_load_state_dict_post_hooks", "_version", "training",
     }
 )  # fmt: skip
-#: ComfyUI's model compiler (0.34+ ``comfy/model_prefetch.py``): the per-module malloc graph of
-#: one generation (``@afc78e8``), an allocation recorder the forward's math never reads (and,
-#: under the native allocator BCG runs, one that records nothing). Left out, so its appearance
-#: after the first forward does not change the fingerprint.
-_COMPILER_BOOKKEEPING = frozenset({"_comfy_malloc_graph"})
+#: Module attributes that others set and the forward never reads, with why.
+NOT_READ_BY_THE_FORWARD = {
+    # torch 2.14 marks what torch.compile returned; 0.8.0's TorchCompileModel compiles the DiT
+    # module itself, so the marker stays on the module every clone shares. Only dynamo's tracer
+    # reads it, and a compiled run makes BCG step aside (guards.compile_refusal).
+    "_is_torch_compile": "torch.compile's marker, read by dynamo's tracer only",
+    # ComfyUI 0.34+'s model compiler (comfy/model_prefetch.py@afc78e8) keeps a per-module malloc
+    # graph here: an allocation recorder (under the native allocator BCG runs, one that records
+    # nothing); left out, so its appearance after the first forward does not change the fingerprint.
+    "_comfy_malloc_graph": "the model compiler's allocation recorder, never read by the forward's math",
+}
 #: The attribute ComfyUI's compiler keeps a module's own CUDA graph in (``{"graph", "signature"}``).
 CORE_GRAPH_ATTR = "_comfy_graph"
 _PLAIN = (str, int, float, bool, type(None), torch.dtype, torch.device)
@@ -171,7 +177,7 @@ def _module_state(diffusion_model: torch.nn.Module, patched: set[int], scratch: 
         if refusal is None:
             refusal = _hooks_refusal(name, d)
         for attr, value in d.items():
-            if attr in _MODULE_INTERNALS or attr in _COMPILER_BOOKKEEPING or (module is diffusion_model and attr in scratch):
+            if attr in _MODULE_INTERNALS or attr in NOT_READ_BY_THE_FORWARD or (module is diffusion_model and attr in scratch):
                 continue
             if attr == CORE_GRAPH_ATTR and value is not None and refusal is None:
                 refusal = core_graph_reason(name)

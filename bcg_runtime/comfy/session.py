@@ -244,6 +244,12 @@ class BCGSession:
         self.run_thread, self.run_patcher = threading.get_ident(), model_patcher
         self.run_options = model_options if model_options is not None else model_patcher.model_options
         reason = guards.run_refusal(model_patcher)
+        if reason and not warming:
+            # Nothing can replay in this run: no fingerprint walk. The graphs stay; the next run
+            # that can replay takes its own fingerprint and keeps only those captured under it.
+            self.state = None
+            self.runner.disable(reason)
+            return
         state = self.take_fingerprint()
         self.run_dicts = fingerprint.module_dicts(model_patcher.model.diffusion_model)
         self.run_token = fingerprint.modules_token(self.run_dicts)

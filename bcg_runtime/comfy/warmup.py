@@ -224,12 +224,24 @@ EVICTED = (
 
 
 def _mark_evicted(session: BCGSession, report: WarmupReport) -> None:
-    """A shape captured early in a warm-up can be evicted by a later one under the memory budget
-    (policy 'on first call'): the report must not say it is captured."""
-    live = {e.label for e in session.runner.entries()}
+    """One record per shape, saying what the warm-up left of it.
+
+    Two jobs can issue the same DiT call (a workflow prompt and a placeholder of its length), and a
+    shape captured early can be evicted by a later one under the memory budget and captured again:
+    the report keeps each shape's last record, and a shape that is no longer held is "evicted",
+    never "captured".
+    """
+    last: dict[str, CaptureRecord] = {}
     for record in report.records:
+        earlier = last.pop(record.label, None)
+        # "already captured" by a later job of this warm-up is the capture an earlier job made
+        keep_earlier = earlier is not None and earlier.status == "captured" and record.status == "already captured"
+        last[record.label] = earlier if keep_earlier else record
+    live = {e.label for e in session.runner.entries()}
+    for record in last.values():
         if record.status in ("captured", "already captured") and record.label not in live:
             record.status, record.reason = "evicted", EVICTED
+    report.records = list(last.values())
 
 
 def _release_cached(device: torch.device) -> None:

@@ -159,15 +159,12 @@ def _pool_segments(segments: list[dict], pool: Any) -> list[dict]:
 def _read_pool_segments(pool: Any, device: torch.device) -> list[dict]:
     """The pool's segments as the allocator has them now.
 
-    Asked of the pool alone and without traces where torch can (``memory_snapshot(mempool_id,
-    include_traces=False)``): a whole-allocator snapshot grows with every segment of the process
-    and was read after every capture, a cost a first-call capture pays on the user's time.
+    Read from the whole allocator's snapshot (``_snapshot``, which passes no pool id to C) and
+    filtered by pool id. The per-pool form, ``memory_snapshot(pool.id)``, hands torch's C side a
+    tuple whose items it releases once too often (pytorch/pytorch PR #196366, open in torch 2.11):
+    harmless while pool ids are small cached ints, but once a process has made more than 256 pools
+    the id is a heap int that gets freed under its tuple, and the next read crashes the process.
     """
-    if isinstance(pool, _MEMPOOL_TYPES):
-        try:
-            return _pool_segments(torch.cuda.memory.memory_snapshot(pool.id, include_traces=False), pool)
-        except TypeError:  # a torch without per-pool snapshots
-            pass
     return _pool_segments(torch.cuda.memory._snapshot(device).get("segments", []), pool)
 
 

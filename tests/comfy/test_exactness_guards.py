@@ -49,7 +49,7 @@ def test_warmup_rerun_after_weights_moved_captures_again_and_replays_the_new_wei
         assert "64x64 txt40 b1: already captured" not in report.split("\n")[1], report
         out = sample(warmed, positive, negative)
         assert torch.equal(out, sample(model, positive, negative))
-        assert session_of(warmed).last_run["state"] == "replayed"
+        assert session_of(warmed).last_run["state"] == "replayed", session_of(warmed).last_run
     finally:
         undo()
 
@@ -189,7 +189,7 @@ def test_torch_compile_model_after_bcg_makes_bcg_step_aside_with_the_backend(pac
     ], run
     # Without the compile wrapper the same session replays again.
     sample(warmed, positive, negative)
-    assert session_of(warmed).last_run["state"] == "replayed"
+    assert session_of(warmed).last_run["state"] == "replayed", session_of(warmed).last_run
 
 
 def test_torch_compile_model_with_bcg_compiles_exactly_what_it_compiles_alone(pack, warmed_qwen):

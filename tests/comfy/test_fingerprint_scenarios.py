@@ -7,11 +7,12 @@ The CPU stand-in replays by address (``bcg_runtime/core/cpu_graph.py``), so a gr
 bypass LoRA or replayed a stale sigma would give the wrong numbers here exactly as on a GPU.
 """
 
+import sys
 import threading
 
 import pytest
 import torch
-from bcg_testing import conds, session_of
+from bcg_testing import PACK, conds, session_of
 from test_bcg_nodes import QWEN, models  # noqa: F401  (fixture)
 
 from bcg_runtime.comfy import synthetic
@@ -161,3 +162,48 @@ def test_a_torch_math_flag_changed_between_runs_drops_the_graphs(pack, models, s
         assert sum(n for r, n in run["eager"].items() if r.startswith("first call, captured")) == 2, run
     finally:
         torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = before
+
+
+def test_bypass_lora_follows_the_model_into_a_copy_rebuilt_from_its_loader(pack, tmp_path):
+    """Issue 26 (1), Dynamic VRAM: BCG samples with a twin ComfyUI rebuilds from the loader's
+    recipe, a new module tree, while ``clone`` copies the bypass LoRA's injection still bound to
+    the original's layers. ``clone(force_deepcopy=True)`` takes the very rebuild path of
+    ``get_non_dynamic_delegate`` on this host (no Dynamic VRAM on a CPU): without remaking the
+    injection the copy samples without the LoRA and the original, sampled after it, with it."""
+    import comfy.sd
+    from safetensors.torch import save_file
+
+    if not hasattr(comfy.sd, "load_bypass_lora_for_models"):
+        pytest.skip("this ComfyUI has no bypass LoRA and no Dynamic VRAM twin (both came after 0.8.0)")
+    twin_module = sys.modules[f"{PACK}.bcg_runtime.comfy.twin"]
+    path = tmp_path / "qwen_depth1.safetensors"
+    save_file({k: v.contiguous() for k, v in synthetic.build_state_dict(QWEN, depth=1).items()}, str(path))
+    model = comfy.sd.load_diffusion_model(str(path))
+    assert model.cached_patcher_init is not None  # the loader's recipe, which the twin is rebuilt from
+    positive, negative = conds(QWEN)
+    plain = sample(model, positive, negative)
+    with_lora = bypass(model, random_lora(model), 0.8)
+    reference = sample(with_lora, positive, negative)
+    assert not torch.equal(reference, plain)
+
+    twin = with_lora.clone(force_deepcopy=True)
+    assert twin.model is not with_lora.model and "bypass_lora" in twin.injections
+    assert twin_module.remake_injections(twin, with_lora) is None
+    assert torch.equal(sample(twin, positive, negative), reference)  # the copy has the LoRA
+    assert torch.equal(sample(model, positive, negative), plain)  # and the original does not
+
+
+def test_an_injection_bcg_cannot_remake_refuses_the_copy_naming_it(pack, tmp_path):
+    import comfy.patcher_extension
+
+    twin_module = sys.modules[f"{PACK}.bcg_runtime.comfy.twin"]
+
+    class Original:
+        model = object()
+
+    class Twin:
+        model = object()
+        injections = {"my_pack_hooks": [comfy.patcher_extension.PatcherInjection(inject=lambda mp: None, eject=lambda mp: None)]}
+
+    refusal = twin_module.remake_injections(Twin(), Original())
+    assert refusal is not None and "'my_pack_hooks'" in refusal and "--disable-dynamic-vram" in refusal

@@ -124,3 +124,25 @@ def test_warmup_latent_without_conditioning_names_the_fix(pack, models):
         nodes["BCGWarmupCapture"].execute(bcg_model, "", "256", "1", None, None, latent)
     assert nodes["BCGWarmupCapture"].validate_inputs(resolutions="", text_buckets="256", batch_sizes="1", latent=None) is True
     assert "resolutions: empty" in nodes["BCGWarmupCapture"].validate_inputs(resolutions="", text_buckets="256", batch_sizes="1")
+
+
+def test_warmup_under_a_small_budget_reports_the_shapes_it_evicted_again(pack, models, standin_graphs):
+    """Three resolutions warmed under a budget that holds one graph: each shape is reported once,
+    the one kept as captured, every other as evicted, and the totals count what is held."""
+    _, nodes = pack
+    model = models(QWEN)
+    positive, negative = conds(QWEN)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "full", 1).args  # 1 MiB: one graph at a time
+    _, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64,80x64,96x64", "", "1", positive, negative).args
+    session = session_of(bcg_model)
+    [kept] = session.runner.entries()
+    shapes = [line for line in report.splitlines() if " b1: " in line]
+    labels = [line.split(": ", 1)[0] for line in shapes]
+    assert len(labels) == len(set(labels)) >= 3, report
+    for line in shapes:
+        if line.startswith(kept.label + ":"):
+            assert ": captured," in line and "replay exact" in line, report
+        else:
+            assert ": evicted: captured and proven, then evicted" in line, report
+    evicted = len(shapes) - 1
+    assert "1 new captures" in report and f"({evicted} evicted again, memory budget)" in report, report

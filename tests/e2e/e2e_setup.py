@@ -136,12 +136,11 @@ def skip_reason() -> str | None:
 
 
 def load_client():
-    """``scripts/bcg_client.py`` as a module (the tests use its HTTP helpers)."""
-    spec = importlib.util.spec_from_file_location("bcg_client", ROOT / "scripts" / "bcg_client.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bcg_client"] = module
-    spec.loader.exec_module(module)
-    return module
+    """The headless client's HTTP helpers (``bcg_client.comfy_http``: queue, wait, http_json,
+    bcg_status, download_images), which the e2e tests drive the server with."""
+    from bcg_client import comfy_http
+
+    return comfy_http
 
 
 # ------------------------------------------------------------------------------ base directory

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from bcg_client.status import run_totals
 from e2e_setup import (
     APPLY_ID, COND_LENGTH, ROOT, SAVE_ID, SIZE, STEPS, WARMUP_ID, cached_nodes, call_label, e2e_workflow,
     load_client, png_size, run_prompt, session_by_id,
@@ -59,7 +60,7 @@ def test_prompt_runs_and_reports(comfy_server, artifacts):
     assert client.http_json(comfy_server.url, "/api/bcg/status")["sessions"] == after
     session = session_by_id(after, event["id"])
     assert session["last_run"] == event["last_run"]
-    replayed, eager = client.run_totals(before, after)
+    replayed, eager = run_totals(before, after)
     if comfy_server.cuda:
         device = client.http_json(comfy_server.url, "/system_stats")["devices"][0]["name"]
         assert device.endswith("native"), f"expected PyTorch's native allocator (the pack's prestartup script switches to it): {device}"

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import pytest
 import torch
 
+from bcg_client.status import run_totals
 from e2e_setup import (
     APPLY_ID, SOAK_COLD_LENGTHS, SOAK_COLD_RESOLUTIONS, SOAK_STEPS, SOAK_WARM_LENGTHS, SOAK_WARM_RESOLUTIONS,
     alive, call_label, eager_twin, gpu_memory, latent_workflow, load_client, run_prompt, saved_latent, session_by_id,
@@ -135,7 +136,7 @@ def test_soak(comfy_server, summary):
         run = run_prompt(comfy_server, p.workflow(), timeout=300)
         entry = client.wait(comfy_server.url, run.prompt_id, timeout=60)
         after = client.bcg_status(comfy_server.url)
-        replayed, eager = client.run_totals(status, after)
+        replayed, eager = run_totals(status, after)
         status = after
         want_replayed, want_eager = p.expected()
         where = f"prompt {p.index} ({p.label}, seed {p.seed})"

@@ -1,4 +1,4 @@
-"""scripts/bcg_client.py: job specs, spreading over servers, recovery, --resume and the totals.
+"""The headless client (bcg_client, run as scripts/bcg_client.py): job specs, spreading over servers, recovery, --resume and the totals.
 
 The servers are in-process fakes of ComfyUI's HTTP API (the network peer only): POST /prompt,
 GET /queue, GET /history/<id>, GET /bcg/status, GET /view and POST /queue (delete). Each runs its
@@ -11,11 +11,9 @@ size is in ``captured``, else as eager ``not captured: WxH``. A prompt equal to 
 from __future__ import annotations
 
 import errno
-import importlib.util
 import json
 import ntpath
 import posixpath
-import sys
 import threading
 import time
 import uuid
@@ -32,15 +30,8 @@ EXAMPLE = ROOT / "scripts" / "bcg_api_example.json"
 FAST = ["--poll", "0.02", "--backoff", "0.05", "--lost-after", "0.3", "--timeout", "30"]
 
 
-def _load_client():
-    spec = importlib.util.spec_from_file_location("bcg_client", ROOT / "scripts" / "bcg_client.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bcg_client"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-client = _load_client()
+from bcg_client import cli, comfy_http, files, status  # the pack's folder is on sys.path (tests/conftest.py)
+from bcg_client import jobs as specs
 
 
 # ------------------------------------------------------------------------------ the fake server
@@ -224,7 +215,7 @@ def write_spec(tmp_path: Path, **fields) -> Path:
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:
-    rc = client.main([str(a) for a in argv])
+    rc = cli.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
     return rc, out, err
@@ -237,7 +228,7 @@ def results(path: Path) -> dict:
 # ------------------------------------------------------------------------------------ job specs
 def test_spec_is_the_cross_product_and_edits_the_example_nodes(tmp_path):
     spec = write_spec(tmp_path, prompts=["a fox", "a lighthouse"], seeds=2, seed_start=5, sizes=["64x64", "96x64"], cfg=2.5)
-    parsed = client.load_spec(spec)
+    parsed = specs.load_spec(spec)
     assert len(parsed.jobs) == 8 and parsed.shape == "2 prompts x 2 seeds x 2 sizes"
     job = parsed.jobs[-1]
     assert (job.text, job.seed, job.size) == ("a lighthouse", 6, (96, 64))
@@ -246,7 +237,7 @@ def test_spec_is_the_cross_product_and_edits_the_example_nodes(tmp_path):
     assert (nodes["9"]["inputs"]["width"], nodes["9"]["inputs"]["height"]) == (96, 64)
     assert {k: nodes["10"]["inputs"][k] for k in ("seed", "steps", "cfg")} == {"seed": 6, "steps": 4, "cfg": 2.5}
     assert len({j.key for j in parsed.jobs}) == 8 and job.key.startswith("s6_96x64_")
-    assert [j.key for j in client.load_spec(spec).jobs] == [j.key for j in parsed.jobs], "keys must be stable for --resume"
+    assert [j.key for j in specs.load_spec(spec).jobs] == [j.key for j in parsed.jobs], "keys must be stable for --resume"
 
 
 def test_spec_prompt_file_explicit_nodes_and_set(tmp_path):
@@ -254,7 +245,7 @@ def test_spec_prompt_file_explicit_nodes_and_set(tmp_path):
     (tmp_path / "prompts.txt").write_text("first prompt\n\n  second prompt  \n")
     nodes = {"text": "4", "latent": 9, "seed": "10", "sampler": ["10"]}
     spec = write_spec(tmp_path, workflow="wf.json", prompts="prompts.txt", seeds=[7], nodes=nodes, set={"8.resolutions": "64x64"})
-    jobs = client.load_spec(spec).jobs
+    jobs = specs.load_spec(spec).jobs
     assert [j.text for j in jobs] == ["first prompt", "second prompt"]
     assert all(j.prompt["8"]["inputs"]["resolutions"] == "64x64" and j.prompt["10"]["inputs"]["seed"] == 7 for j in jobs)
     assert all(j.prompt["9"]["inputs"]["width"] == 1024 for j in jobs), "no sizes: the workflow's own size"
@@ -321,7 +312,7 @@ def test_bad_options_are_one_line_errors(tmp_path, capsys, argv, message):
 
 def test_help_documents_the_spec(capsys):
     with pytest.raises(SystemExit) as e:
-        client.main(["--help"])
+        cli.main(["--help"])
     out = capsys.readouterr().out
     assert e.value.code == 0
     for text in ("/bcg/status", "--resolutions", "--servers", "--resume", '"sizes": ["1024x1024", "768x1344"]', "seed_start"):
@@ -349,7 +340,7 @@ def test_jobs_spread_over_two_servers_with_per_server_totals(tmp_path, capsys, f
         small = sum(j["width"] == 64 for j in mine)
         assert doc["per_server"][url] == {"done": len(mine), "failed": 0, "lost": 0, "replayed": 4 * small, "calls": 4 * len(mine),
                                           "eager": {"not captured: 96x64": 4 * (len(mine) - small)} if len(mine) > small else {}}
-        assert f"{client.server_label(url)}: {len(mine)} done, 0 failed, 0 lost and resubmitted; BCG replayed {4 * small}/{4 * len(mine)}" in out
+        assert f"{comfy_http.server_label(url)}: {len(mine)} done, 0 failed, 0 lost and resubmitted; BCG replayed {4 * small}/{4 * len(mine)}" in out
     assert (doc["replayed"], doc["calls"], doc["eager"]) == (24, 48, {"not captured: 96x64": 24})
     assert "BCG over 12 prompt(s): replayed 24/48 DiT calls (50%); eager 24" in out and "  24x not captured: 96x64" in out
     assert "[12/12] " in out and "jobs/min" in out and "12 image(s) in" in out
@@ -380,7 +371,7 @@ def test_a_server_that_goes_down_hands_its_jobs_to_the_others_and_is_retried(tmp
     assert rc == 0, out
     doc = results(out_path)
     assert doc["done"] == 12 and doc["failed"] == 0
-    label = client.server_label(b.url)
+    label = comfy_http.server_label(b.url)
     assert f"{label}: not answering (cannot reach ComfyUI at {b.url}" in out
     moved = [j for j in doc["jobs"] if len(j["attempts"]) > 1]
     assert moved and all(j["attempts"][0]["server"] == b.url for j in moved)
@@ -409,7 +400,7 @@ def test_refused_and_failing_prompts_fail_for_good_without_retry(tmp_path, capsy
     assert jobs["fine"]["status"] == "done"
     assert jobs["BOOM now"]["status"] == "failed" and "node 10 (KSampler): boom" in jobs["BOOM now"]["error"]
     assert len(jobs["BOOM now"]["attempts"]) == 1
-    assert jobs["REFUSE this"]["error"].startswith(f"refused by {client.server_label(a.url)}: 400 from /prompt")
+    assert jobs["REFUSE this"]["error"].startswith(f"refused by {comfy_http.server_label(a.url)}: 400 from /prompt")
     assert "2 job(s) failed for good:" in out
 
 
@@ -448,9 +439,9 @@ def test_the_quick_cli_without_a_spec_still_works(tmp_path, capsys, fakes):
 # -------------------------------------------------------------------------------------- totals
 def test_totals_survive_a_restart_between_snapshots():
     before = [{"id": "old", "hits": 50, "misses": {"x": 2}}]
-    assert client.run_totals(before, [{"id": "old", "hits": 58, "misses": {"x": 3}}]) == (8, {"x": 1})
-    assert client.run_totals(before, [{"id": "old", "hits": 8, "misses": {}}]) == (8, {}), "counts went down: a new process"
-    assert client.run_totals(before, [{"id": "new", "hits": 4, "misses": {"y": 1}}]) == (4, {"y": 1})
+    assert status.run_totals(before, [{"id": "old", "hits": 58, "misses": {"x": 3}}]) == (8, {"x": 1})
+    assert status.run_totals(before, [{"id": "old", "hits": 8, "misses": {}}]) == (8, {}), "counts went down: a new process"
+    assert status.run_totals(before, [{"id": "new", "hits": 4, "misses": {"y": 1}}]) == (4, {"y": 1})
 
 
 # ------------------------------------------------------------------------------- saved file names
@@ -467,7 +458,7 @@ def _safe_everywhere(name: str, folder_win: str = "C:\\out", folder_posix: str =
     assert ntpath.dirname(ntpath.normpath(ntpath.join(folder_win, name))) == folder_win, name
     assert posixpath.dirname(posixpath.normpath(posixpath.join(folder_posix, name))) == folder_posix, name
     assert ":" not in name and not name.endswith((".", " ")) and not name.startswith("."), name  # no NTFS stream, no trimming
-    assert name.split(".")[0].upper() not in client.WINDOWS_DEVICES, name
+    assert name.split(".")[0].upper() not in files.WINDOWS_DEVICES, name
     assert len(name) <= 200 and name.isascii() and name.isprintable(), name
 
 
@@ -476,7 +467,7 @@ def test_saved_names_are_ours_and_stay_inside_the_folder_on_every_os():
     for node_id in NASTY_IDS:
         for filename in NASTY_FILES:
             for class_type in ("SaveImage", None, "../Evil:Class", "CON"):
-                name = client.image_name("007_s1_64x64_0123456789", node_id, class_type, 0, filename)
+                name = files.image_name("007_s1_64x64_0123456789", node_id, class_type, 0, filename)
                 _safe_everywhere(name)
                 assert name.startswith("007_s1_64x64_0123456789_")
                 names.add((node_id, name))
@@ -484,9 +475,9 @@ def test_saved_names_are_ours_and_stay_inside_the_folder_on_every_os():
     for node_id, name in names:
         by_id.setdefault(name, set()).add(node_id)
     assert all(len(ids) == 1 for ids in by_id.values()), "two node ids must not share a file name"
-    assert client.image_name("000_seed1", "5:12", "SaveImage", 2, "a.webp").startswith("000_seed1_SaveImage_n5-12-")
-    assert client.image_name("000_seed1", "12", "SaveImage", 0, "a.webp") == "000_seed1_SaveImage_n12_0.webp"
-    assert client.image_name("000_seed1", "12", "SaveImage", 0, "x.png:evil").endswith("_0.bin")
+    assert files.image_name("000_seed1", "5:12", "SaveImage", 2, "a.webp").startswith("000_seed1_SaveImage_n5-12-")
+    assert files.image_name("000_seed1", "12", "SaveImage", 0, "a.webp") == "000_seed1_SaveImage_n12_0.webp"
+    assert files.image_name("000_seed1", "12", "SaveImage", 0, "x.png:evil").endswith("_0.bin")
 
 
 def test_server_chosen_names_never_leave_the_images_folder(tmp_path, capsys, fakes):
@@ -531,7 +522,7 @@ def test_an_unwritable_output_path_stops_before_any_prompt(tmp_path, capsys, fak
 
 def test_a_results_write_failing_mid_batch_stops_it_at_once(tmp_path, capsys, fakes, monkeypatch):
     a = fakes(work_s=0.3)  # 8 jobs take 2.4 s: the save due after 1 s fails
-    calls, write_json = [0], client.write_json
+    calls, write_json = [0], cli.write_json
 
     def full_disk(path, data):
         calls[0] += 1
@@ -539,7 +530,7 @@ def test_a_results_write_failing_mid_batch_stops_it_at_once(tmp_path, capsys, fa
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
         write_json(path, data)
 
-    monkeypatch.setattr(client, "write_json", full_disk)
+    monkeypatch.setattr(cli, "write_json", full_disk)
     out_path = tmp_path / "r.json"
     started = time.monotonic()
     rc, out, err = run(capsys, "--job", write_spec(tmp_path, seeds=8), "--server", a.url, "--out", out_path, *FAST[:-2], "--timeout", "5")
@@ -617,11 +608,11 @@ def test_served_from_cache_needs_every_sampler_and_bcg_node_cached():
     def entry(nodes):
         return {"status": {"messages": [["execution_cached", {"nodes": nodes}]]}}
 
-    assert client.served_from_cache(entry(list(workflow)), workflow, sessions)
-    assert not client.served_from_cache(entry(["1", "2", "3", "4", "7", "8"]), workflow, sessions), "the sampler ran"
-    assert not client.served_from_cache(entry(["1", "2", "3", "4", "10"]), workflow, sessions), "BCG's nodes ran"
-    assert client.served_from_cache(entry(["10"]), workflow, []), "no session known yet: the samplers decide"
-    assert not client.served_from_cache({"status": {"messages": []}}, workflow, sessions), "no message: nothing known"
+    assert status.served_from_cache(entry(list(workflow)), workflow, sessions)
+    assert not status.served_from_cache(entry(["1", "2", "3", "4", "7", "8"]), workflow, sessions), "the sampler ran"
+    assert not status.served_from_cache(entry(["1", "2", "3", "4", "10"]), workflow, sessions), "BCG's nodes ran"
+    assert status.served_from_cache(entry(["10"]), workflow, []), "no session known yet: the samplers decide"
+    assert not status.served_from_cache({"status": {"messages": []}}, workflow, sessions), "no message: nothing known"
 
 
 # --------------------------------------------------------------------------------------- errors
@@ -637,21 +628,22 @@ def test_each_error_is_printed_once_and_readable(tmp_path, capsys, fakes):
     jobs = {j["prompt"]: j for j in results(out_path)["jobs"]}
     readable = ("400 from /prompt: node 1 (UNETLoader): Value not in list: unet_name: 'flux.safetensors' not in []; a file the "
                 "workflow names (a model?) is not on that server: add it to its models folder or change the workflow")  # fmt: skip
-    assert jobs["MISSING a"]["error"] == jobs["MISSING b"]["error"] == f"refused by {client.server_label(a.url)}: {readable}"
+    assert jobs["MISSING a"]["error"] == jobs["MISSING b"]["error"] == f"refused by {comfy_http.server_label(a.url)}: {readable}"
     first, second = sorted((jobs["MISSING a"]["key"], jobs["MISSING b"]["key"]), key=lambda k: out.index(f" {k} FAILED"))
     assert f"{second} FAILED: the same error as {first} (above)" in out
     assert "3 job(s) failed for good: " in out and "(the errors are above)" in out
 
 
 def test_comfy_error_text_without_node_errors_and_not_json():
-    assert client.comfy_error_text('{"error": {"message": "Prompt has no outputs", "details": ""}, "node_errors": {}}') == "Prompt has no outputs"
-    assert client.comfy_error_text("<html>bad gateway</html>") == "<html>bad gateway</html>"
-    assert client.comfy_error_text({"error": "no prompt", "node_errors": {}}) == "no prompt"
+    assert comfy_http.comfy_error_text('{"error": {"message": "Prompt has no outputs", "details": ""}, "node_errors": {}}') == "Prompt has no outputs"
+    assert comfy_http.comfy_error_text("<html>bad gateway</html>") == "<html>bad gateway</html>"
+    assert comfy_http.comfy_error_text({"error": "no prompt", "node_errors": {}}) == "no prompt"
 
 
 def test_nothing_but_the_ray_runner_imports_ray():
     """ray is optional: the pack and the single-machine client must not need it."""
-    allowed = {ROOT / "scripts" / "bcg_ray.py", ROOT / "tests" / "unit" / "test_bcg_ray.py"}
+    allowed = {ROOT / "scripts" / "bcg_ray.py", ROOT / "tests" / "unit" / "test_bcg_ray.py", ROOT / "tests" / "e2e" / "test_ray_runner.py",
+               *(ROOT / "bcg_client" / "on_ray").glob("*.py")}  # fmt: skip
     for path in ROOT.rglob("*.py"):
         if path in allowed or any(part.startswith(".") for part in path.relative_to(ROOT).parts):
             continue

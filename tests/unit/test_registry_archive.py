@@ -29,9 +29,11 @@ COMFY = PYPROJECT["tool"]["comfy"]
 REQUIRED = [
     "__init__.py", "prestartup_script.py", "pyproject.toml", "LICENSE", "README.md", "requirements.txt",
     "nodes/__init__.py", "web/bcg.js", "web/docs/BCGApply.md", "web/docs/BCGWarmupCapture.md",
-    "scripts/bcg_client.py", "scripts/bcg_api_example.json", "docs/models.md",
+    "scripts/bcg_client.py", "scripts/bcg_api_example.json", "docs/models.md", "bcg_client/__init__.py", "bcg_client/cli.py",
+    "bcg_client/batch.py", "scripts/bcg_ray.py", "bcg_client/on_ray/cli.py", "bcg_runtime/plan.py",
 ]  # fmt: skip
-LAB = ("tests/", ".ci/", ".github/", "scripts/gpu_suite.sh", "scripts/prepare_device_site.sh", "scripts/noflags_check.py")
+LAB = ("tests/", ".ci/", ".github/", "scripts/gpu_suite.sh", "scripts/prepare_device_site.sh", "scripts/noflags_check.py",
+       "scripts/prepare_device_ray.sh", "scripts/ray_gpu_check.py")  # fmt: skip
 
 
 def _ignore_lines() -> list[str]:
