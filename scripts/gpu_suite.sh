@@ -19,7 +19,11 @@
 #            ray_check.json); needs ray: carry .carryray from scripts/prepare_device_ray.sh;
 #   batch    the batch benchmark (bcg_runtime.batch_bench): prompts of varied lengths over 3 sizes,
 #            no warm-up, BCG vs eager per job; BATCH_RUNS lists family:prompts[:seeds[:depth]]
-#            (default "zimage:100 qwen_image:100"; a depth reduces the model to fit the time).
+#            (default "zimage:100 qwen_image:100"; a depth reduces the model to fit the time);
+#   compiler BCG's two policies for ComfyUI's model compiler (0.34+) against eager, with the real
+#            comfy-aimdo 0.6.0 malloc graph around the DiT (bcg_runtime.compiler_bench; COMPILER_ARGS
+#            adds its arguments, default "--family flux --depth 2 --steps 8"): its table goes into
+#            the summary (a host with comfy-aimdo 0.6.0: HOSTS=.carry033n).
 # A short table comes last (also $OUT/summary.txt).
 #
 #   bash scripts/gpu_suite.sh                 # = all: tests + quick benchmark
@@ -40,6 +44,11 @@
 #                             COMFYUI_PATH names a missing tree whose parent holds comfyui.tar.xz,
 #                             it is unpacked there);
 #   neither: ComfyUI from $COMFYUI_PATH, else ./.comfyui.
+# A host folder may name another as its base (a file `base` holding that folder's path, e.g.
+# .carry033n/base = ".carry033"; prepare_device_site.sh 033n writes it): the base's packages come
+# first, the folder's own *.whl replace theirs (comfy-aimdo 0.6.0 over 0.4.13), and the folder's
+# own ComfyUI tree is used when it has one, else the base's. Only the base's site.tar.xz needs to
+# travel then (carry [".carry033/site.tar.xz", ".carry033n"]).
 # Each host gets its own site folder (/tmp/bcg_site/<host>) first on PYTHONPATH. Always also, for
 # machines without a registry: ./.whl/*.whl, ./.whl_unpacked, ./.whl_e2e/*.whl and
 # ./.whl_e2e/unpacked when present (git-ignored).
@@ -65,7 +74,7 @@ case "$what" in
   *) stages=${what//,/ } ;;
 esac
 for s in $stages; do
-  case "$s" in tests | noflags | e2e | bench | batch | ray) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch, ray; all; full)" >&2; exit 2 ;; esac
+  case "$s" in tests | noflags | e2e | bench | batch | ray | compiler) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch, ray, compiler; all; full)" >&2; exit 2 ;; esac
 done
 
 # ------------------------------------------------------------------ packages every host shares
@@ -96,33 +105,55 @@ export RAY_USAGE_STATS_ENABLED=0
 export BCG_COMFY_TEST_CPU=0 PYTHONUNBUFFERED=1
 
 # ------------------------------------------------------------------ per host
+host_chain() { # host_chain <dir>: the folder's base (its file `base`, if any), then the folder
+  local base
+  if [ -f "$1/base" ]; then
+    base=$(head -1 "$1/base")
+    [ -d "$base" ] || { echo "host folder $1 names base '$base', which is missing (carry it too)" >&2; return 1; }
+    echo "$base"
+  fi
+  echo "$1"
+}
 host_packages() { # host_packages <dir> <name>: this host's packages first on PYTHONPATH
-  local dir=$1 site=/tmp/bcg_site/$2 t
+  local dir=$1 site=/tmp/bcg_site/$2 t d w chain
   rm -rf "$site"
-  for t in "$dir"/*.tar.xz; do
-    [ -f "$t" ] && [ "$(basename "$t")" != comfyui.tar.xz ] && { unpack "$t" "$site" || return 1; }
+  chain=$(host_chain "$dir") || return 1
+  for d in $chain; do
+    for t in "$d"/*.tar.xz; do
+      [ -f "$t" ] && [ "$(basename "$t")" != comfyui.tar.xz ] && { unpack "$t" "$site" || return 1; }
+    done
+    for w in "$d"/*.whl; do  # a folder's wheel replaces the same project from its base
+      [ -f "$w" ] || continue
+      rm -rf "$site/$(basename "$w" | cut -d- -f1)"-*.dist-info
+      pip_target "$site" "$w" || return 1
+    done
   done
-  if compgen -G "$dir/*.whl" >/dev/null; then pip_target "$site" "$dir"/*.whl || return 1; fi
   [ -d "$site" ] && export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
-  [ -d "$dir/site" ] && export PYTHONPATH=$(cd "$dir/site" && pwd)${PYTHONPATH:+:$PYTHONPATH}
-  [ -d "$dir/unpacked" ] && export PYTHONPATH=$(cd "$dir/unpacked" && pwd)${PYTHONPATH:+:$PYTHONPATH}
+  for d in $chain; do
+    [ -d "$d/site" ] && export PYTHONPATH=$(cd "$d/site" && pwd)${PYTHONPATH:+:$PYTHONPATH}
+    [ -d "$d/unpacked" ] && export PYTHONPATH=$(cd "$d/unpacked" && pwd)${PYTHONPATH:+:$PYTHONPATH}
+  done
   return 0
 }
 host_comfy() { # host_comfy <host dir or ""> <name>: prints the ComfyUI tree to use, unpacking it if needed
-  local dir=$1 name=$2 path
+  local dir=$1 name=$2 path="" d
   if [ -n "${COMFYUI_PATH:-}" ] && [ "$NHOSTS" -le 1 ]; then
     path=$COMFYUI_PATH
     if [ ! -f "$path/main.py" ] && [ -f "$(dirname "$path")/comfyui.tar.xz" ]; then
       unpack "$(dirname "$path")/comfyui.tar.xz" "$(dirname "$path")" || return 1
     fi
-  elif [ -n "$dir" ] && [ -f "$dir/ComfyUI/main.py" ]; then
-    path=$dir/ComfyUI
-  elif [ -n "$dir" ] && [ -f "$dir/comfyui.tar.xz" ]; then
-    rm -rf "/tmp/bcg_hosts/$name" && unpack "$dir/comfyui.tar.xz" "/tmp/bcg_hosts/$name" || return 1
-    path=/tmp/bcg_hosts/$name/ComfyUI
-  else
-    path=$PWD/.comfyui
+  elif [ -n "$dir" ]; then
+    for d in $(host_chain "$dir" | tac); do  # the folder's own tree first, then its base's
+      if [ -f "$d/ComfyUI/main.py" ]; then
+        path=$d/ComfyUI
+      elif [ -f "$d/comfyui.tar.xz" ]; then
+        rm -rf "/tmp/bcg_hosts/$name" && unpack "$d/comfyui.tar.xz" "/tmp/bcg_hosts/$name" || return 1
+        path=/tmp/bcg_hosts/$name/ComfyUI
+      fi
+      [ -n "$path" ] && break
+    done
   fi
+  [ -n "$path" ] || path=$PWD/.comfyui
   (cd "$path" 2>/dev/null && pwd) || echo "$path"
 }
 
@@ -229,6 +260,13 @@ stage_batch() {
     tail -7 "$OUT_H/batch_${name}.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
     case "$RC" in 0) row batch "$name: ok" "$SECS" ;; *) row batch "$name: FAILED (exit $RC, see batch_${name}.log)" "$SECS"; status=1 ;; esac
   done
+}
+
+stage_compiler() {
+  timed compiler "$OUT_H/compiler.log" python3 -m bcg_runtime.compiler_bench ${COMPILER_ARGS:---family flux --depth 2 --steps 8} \
+    --json "$OUT_H/compiler.json"
+  case "$RC" in 0) row compiler "ok (compiler.json)" "$SECS" ;; *) row compiler "FAILED (exit ${RC/124/timeout}, see compiler.log)" "$SECS"; status=1 ;; esac
+  grep -E "^[a-z0-9_]+ depth=|^\|" "$OUT_H/compiler.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
 }
 
 run_host() { # run_host <host dir or ""> <name> <out dir>; in a subshell: its PYTHONPATH and COMFYUI_PATH stay its own

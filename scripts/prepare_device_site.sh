@@ -8,6 +8,11 @@
 #   PY=3.11 FORMAT=dir OUT_DIR=/tmp/site033_py311 bash scripts/prepare_device_site.sh 033
 #        # the same set for this machine's python, unpacked in <OUT_DIR>/site/ (a local check)
 #   KORNIA=0 ...                                       # without kornia + kornia-rs (-4.8 MB packed)
+#   bash scripts/prepare_device_site.sh 033n           # the assembled "newer" host (docs/compatibility.md):
+#        # .carry033n/ = the comfy-aimdo 0.6.0 wheel (0.4 MB) and a file `base` naming .carry033, whose
+#        # packages gpu_suite.sh takes first; put the assembled ComfyUI tree beside it as comfyui.tar.xz
+#        # (docs/compatibility.md says what it holds; this repository builds none of it). Carry
+#        # [".carry033/site.tar.xz", ".carry033n"]: ~54 + ~5.3 MiB, under the device's 64 MiB.
 #
 # The same folder is meant to hold the host's ComfyUI tree as comfyui.tar.xz (or ComfyUI/), so that
 # one carried path serves one host (gpu_suite.sh finds both there).
@@ -29,29 +34,42 @@
 # package) and SIZES.txt (unpacked bytes per top-level entry).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-host=${1:?usage: prepare_device_site.sh 033|080}
+host=${1:?usage: prepare_device_site.sh 033|080|033n}
 PY=${PY:-3.12}
 OUT_DIR=${OUT_DIR:-.carry$host}
 KORNIA=${KORNIA:-1}
 FORMAT=${FORMAT:-xz}
 pyver=${PY//./}
+exclude=$(git rev-parse --git-path info/exclude 2>/dev/null || echo .git/info/exclude)  # also in a worktree
+mkdir -p "$(dirname "$exclude")"
 
 common=(torchsde==0.2.6 trampoline==0.1.2 alembic==1.20.1 mako==1.4.3 sqlalchemy==2.1.9 av==18.1.0
         pydantic==2.14.4 pydantic-core==2.50.5 pydantic-settings==2.16.3 annotated-types==0.8.0
         typing-inspection==0.4.5 python-dotenv==1.2.4 spandrel==0.4.2)
 [ "$KORNIA" = 1 ] && common+=(kornia==0.9.0 kornia-rs==0.2.0)
+if [ "$host" = 033n ]; then  # a small folder over .carry033: only the newer comfy-aimdo
+  mkdir -p "$OUT_DIR"
+  rm -f "$OUT_DIR"/*.whl
+  python3 -m pip download --no-deps --only-binary=:all: --python-version "$PY" --implementation cp \
+    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d "$OUT_DIR" comfy-aimdo==0.6.0 >/dev/null
+  echo "${BASE_DIR:-.carry033}" >"$OUT_DIR/base"
+  echo "comfy-aimdo==0.6.0 (over the packages of $(cat "$OUT_DIR/base"))" >"$OUT_DIR/MANIFEST.txt"
+  case "$OUT_DIR" in /*) ;; *) grep -qx "/${OUT_DIR#./}/" "$exclude" 2>/dev/null || echo "/${OUT_DIR#./}/" >>"$exclude" ;; esac
+  echo "$OUT_DIR: $(ls "$OUT_DIR"/*.whl), base $(cat "$OUT_DIR/base"); add the assembled ComfyUI tree as $OUT_DIR/comfyui.tar.xz"
+  exit 0
+fi
 case "$host" in
   033) pkgs=("${common[@]}" comfy-kitchen==0.2.31 comfy-aimdo==0.4.13 simpleeval==1.0.8 blake3==1.0.11) ;;
   080) pkgs=("${common[@]}" comfy-kitchen==0.2.40) ;;
-  *) echo "unknown host '$host' (033 or 080)" >&2; exit 2 ;;
+  *) echo "unknown host '$host' (033, 080 or 033n)" >&2; exit 2 ;;
 esac
 
 platform=(--python-version "$PY" --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64
           --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux1_x86_64)
 cache=.wheelcache/cp$pyver
 mkdir -p "$cache"
-grep -qx '/.wheelcache/' .git/info/exclude 2>/dev/null || echo /.wheelcache/ >>.git/info/exclude
-case "$OUT_DIR" in /*) ;; *) grep -qx "/${OUT_DIR#./}/" .git/info/exclude 2>/dev/null || echo "/${OUT_DIR#./}/" >>.git/info/exclude ;; esac
+grep -qx '/.wheelcache/' "$exclude" 2>/dev/null || echo /.wheelcache/ >>"$exclude"
+case "$OUT_DIR" in /*) ;; *) grep -qx "/${OUT_DIR#./}/" "$exclude" 2>/dev/null || echo "/${OUT_DIR#./}/" >>"$exclude" ;; esac
 
 wheels=()
 for spec in "${pkgs[@]}"; do

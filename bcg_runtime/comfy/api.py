@@ -11,7 +11,7 @@ import os
 from typing import Any, Callable
 
 from ..plan import parse_plan
-from . import guards
+from . import compiler, guards
 from .models import SUPPORTED, UNSUPPORTED, adapter_for, config_class_name
 from .twin import fixed_address_clone
 from .session import BCGConfig, BCGSession, CapturePolicy, Mode
@@ -37,6 +37,7 @@ def apply(
     """A clone of ``model`` whose DiT calls replay captured graphs; unchanged where BCG cannot run.
 
     ``capture``: a :class:`CapturePolicy` value ('on first call' or 'warm-up only')."""
+    compiler.policy()  # a bad BCG_COMFY_COMPILER is this node's error, not a sampling run's
     m, refusal = fixed_address_clone(model)
     adapter = adapter_for(m)
     if adapter is None:

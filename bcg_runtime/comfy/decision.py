@@ -4,6 +4,8 @@
 (:mod:`.fingerprint`); the DIFFUSION_MODEL hook carries the choice out and nothing else. In order,
 a call runs eager (with a :class:`~bcg_runtime.core.reasons.Reason` naming the cause) when:
 
+0. the call is made while another CUDA graph capture is under way on this thread (ComfyUI's
+   per-block graphs, another node's cudagraphs): BCG does not graph a graph;
 1. BCG is off for the model or this run (no CUDA, unsupported, lowvram, compiled, or the run's
    fingerprint holds something unclassified), outside a warm-up;
 2. another DIFFUSION_MODEL wrapper would run inside BCG's;
@@ -33,6 +35,12 @@ from ..core.runner import CAPTURE, EAGER, Decision
 from . import fingerprint
 from .options import options_key
 
+#: Reason of a DiT call made while someone else captures a CUDA graph around it.
+FOREIGN_CAPTURE = Reason(
+    reasons.CORE_GRAPH,
+    "the DiT is called inside another CUDA graph capture (ComfyUI's or another node's): BCG does not graph a graph, "
+    "the call runs as it would without BCG",
+)
 #: Reason of a DiT call made outside a sampling run, where BCG has not checked the model's state.
 OUTSIDE_RUN = Reason(reasons.OUTSIDE_RUN, "outside a sampling run: the model's weights were not checked for this call")
 MULTIGPU = "multigpu_thread_device"
@@ -62,6 +70,8 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
 
     runner = session.runner
     warming = session.capture_log is not None
+    if foreign_capture():
+        return eager(FOREIGN_CAPTURE)
     if runner.disabled_reason is not None and not warming:
         return eager(Reason(reasons.DISABLED, f"disabled: {runner.disabled_reason}"))
     if executor.idx != len(executor.wrappers) - 1:
@@ -95,6 +105,16 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
         (), call, capture_miss=session.captures_on_first_call, calls_left=session.calls_left(dispatch["label"]), **dispatch
     )
     return CallPlan(decision, call, dispatch)
+
+
+def foreign_capture() -> bool:
+    """Whether a CUDA graph capture that is not BCG's is under way on this thread's stream (BCG's
+    own never reaches this hook: it captures below it). Never initialises CUDA."""
+    import torch
+
+    from ..core.breaks import is_capturing
+
+    return torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing() and not is_capturing()
 
 
 def current_state(session: Any) -> fingerprint.Fingerprint:

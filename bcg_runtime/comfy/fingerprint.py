@@ -21,7 +21,10 @@ is what it was captured with. :func:`take` gathers all of it for a ModelPatcher,
   ``bias_function``, a parametrization, an active torch function or dispatch mode, ComfyUI hook
   patches (they patch weights between calls), or a ``model_options`` entry nobody listed. Any of
   these makes :attr:`Fingerprint.refusal` a reason that names it, and the call runs eager: BCG does
-  not guess what code it does not know does.
+  not guess what code it does not know does;
+* **a graph already**: a module carrying ComfyUI's own CUDA graph (``_comfy_graph``, the model
+  compiler of 0.34+): the reason is of kind ``core_graph`` and the call runs eager, since BCG does
+  not graph a graph. The compiler's malloc-graph recorder (``_comfy_malloc_graph``) is left out.
 
 Two fingerprints are equal when every part is; a graph serves only a call whose fingerprint equals
 its capture's. The whole walk runs at each sampling run's start; within a run each call compares a
@@ -36,7 +39,7 @@ from typing import Any, Hashable, Iterable
 
 import torch
 
-from ..core.reasons import UNCLASSIFIED, Reason
+from ..core.reasons import CORE_GRAPH, UNCLASSIFIED, Reason
 
 #: ``model_options`` entries that never run inside the DiT forward, with why (ComfyUI 0.8.0-0.33.0).
 OUTSIDE_THE_FORWARD = {
@@ -130,7 +133,13 @@ NOT_READ_BY_THE_FORWARD = {
     # module itself, so the marker stays on the module every clone shares. Only dynamo's tracer
     # reads it, and a compiled run makes BCG step aside (guards.compile_refusal).
     "_is_torch_compile": "torch.compile's marker, read by dynamo's tracer only",
+    # ComfyUI 0.34+'s model compiler (comfy/model_prefetch.py@afc78e8) keeps a per-module malloc
+    # graph here: an allocation recorder (under the native allocator BCG runs, one that records
+    # nothing); left out, so its appearance after the first forward does not change the fingerprint.
+    "_comfy_malloc_graph": "the model compiler's allocation recorder, never read by the forward's math",
 }
+#: The attribute ComfyUI's compiler keeps a module's own CUDA graph in (``{"graph", "signature"}``).
+CORE_GRAPH_ATTR = "_comfy_graph"
 _PLAIN = (str, int, float, bool, type(None), torch.dtype, torch.device)
 
 
@@ -170,6 +179,8 @@ def _module_state(diffusion_model: torch.nn.Module, patched: set[int], scratch: 
         for attr, value in d.items():
             if attr in _MODULE_INTERNALS or attr in NOT_READ_BY_THE_FORWARD or (module is diffusion_model and attr in scratch):
                 continue
+            if attr == CORE_GRAPH_ATTR and value is not None and refusal is None:
+                refusal = core_graph_reason(name)
             if isinstance(value, torch.Tensor):
                 weights.append(_address(value))
             elif attr == "forward":
@@ -188,6 +199,15 @@ def _module_state(diffusion_model: torch.nn.Module, patched: set[int], scratch: 
         if refusal is None and "parametrizations" in module._modules:
             refusal = _unclassified(f"parametrization on {name}")
     return tuple(weights), tuple(attributes), tuple(overrides), refusal
+
+
+def core_graph_reason(name: str) -> Reason:
+    """The reason for a module that ComfyUI itself replays as a CUDA graph."""
+    return Reason(
+        CORE_GRAPH,
+        f"ComfyUI already runs {name} as a CUDA graph (its model compiler, Dynamic VRAM): BCG does not graph a graph, "
+        "the model runs as it would without BCG",
+    )
 
 
 def _hooks_refusal(name: str, d: dict) -> Reason | None:

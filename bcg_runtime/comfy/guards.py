@@ -35,7 +35,8 @@ def allocator_refusal() -> str | None:
             "PyTorch runs the cudaMallocAsync allocator, which has no private graph pools; the pack's "
             "prestartup script switches it off before torch loads, so this process skipped it (started with "
             "--disable-all-custom-nodes, a launcher or another pack's prestartup script that imports torch "
-            f"first, or {OPT_OUT_VAR}=1 set): restart ComfyUI without those, or with --disable-cuda-malloc; "
+            f"first, a custom-node policy that refused this pack's prestartup, or {OPT_OUT_VAR}=1 set): restart "
+            "ComfyUI without those, or with --disable-cuda-malloc; "
             "the model runs unchanged"
         )
     return None
@@ -93,19 +94,10 @@ def compile_refusal(model_patcher: Any) -> str | None:
     )
 
 
-def core_graph_refusal(model_patcher: Any) -> str | None:
-    """ComfyUI's own per-layer CUDA graphs (``comfy/model_prefetch.py``, Dynamic VRAM) on this
-    model's DiT: graphing a forward whose layers replay graphs would capture graphs in a graph."""
-    dm = getattr(getattr(model_patcher, "model", None), "diffusion_model", None)
-    modules = dm.modules() if hasattr(dm, "modules") else ()
-    if any(getattr(m, "_comfy_graph", None) is not None for m in modules):
-        return "ComfyUI already runs this model's layers as CUDA graphs (Dynamic VRAM prefetch): BCG steps aside"
-    return None
-
-
 def run_refusal(model_patcher: Any) -> str | None:
-    """Why graphs cannot serve this sampling run, or None; checked at the start of every run."""
-    for refusal in (dynamic_vram_refusal, lowvram_refusal, compile_refusal, core_graph_refusal):
+    """Why graphs cannot serve this sampling run, or None; checked at the start of every run.
+    (ComfyUI's own per-module CUDA graphs are in the model's fingerprint: ``fingerprint.py``.)"""
+    for refusal in (dynamic_vram_refusal, lowvram_refusal, compile_refusal):
         reason = refusal(model_patcher)
         if reason:
             return reason

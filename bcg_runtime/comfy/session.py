@@ -198,6 +198,9 @@ class BCGSession:
     hook_calls: int = 0
     #: The run's compile refusal while a torch.compile'd forward serves its DiT calls, else None.
     compiled_run: str | None = None
+    #: What the run's summary says besides its counts (the Comfy model compiler stepped aside:
+    #: ``compiler.OuterSampleHook``); set around one sampling run.
+    run_notes: list[str] = field(default_factory=list)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
 
     def __post_init__(self) -> None:
@@ -320,13 +323,14 @@ class BCGSession:
         calls = replayed + sum(eager.values())
         if not calls:
             return
-        summary = summarize_run(replayed, eager, evicted)
+        summary = "; ".join([summarize_run(replayed, eager, evicted), *self.run_notes])
         log.info("[BCG] %s", summary)
         self.last_run = {
             "replayed": replayed,
             "calls": calls,
             "eager": dict(eager),
             "evicted": evicted,
+            "notes": list(self.run_notes),
             "summary": summary,
             "state": self.badge_state(replayed, calls),
         }

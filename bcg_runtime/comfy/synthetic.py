@@ -41,6 +41,8 @@ __all__ = [
     "detect_family_class",
     "detected_config",
     "load_model",
+    "save_model_file",
+    "load_model_file",
     "linear_weight_keys",
     "block_linear_layers",
     "quantized_layers",
@@ -296,6 +298,34 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
         info.name, got[0], got[1], dict(zip(info.block_attrs, blocks)), sorted(map(str, weight_dtypes)),
         base.manual_cast_dtype, patcher.load_device, time.perf_counter() - t0,
     )
+    return patcher
+
+
+def save_model_file(family: str, path: str, depth=None, seed: int = 0, device=None) -> str:
+    """Write the synthetic ``family`` checkpoint (bf16) as a safetensors file, the form UNETLoader
+    reads from ``models/diffusion_models``; returns ``path``. ``device``: where it is generated."""
+    from safetensors.torch import save_file
+
+    sd = build_state_dict(family, depth=depth, seed=seed, device=device)
+    save_file({k: v.contiguous().cpu() for k, v in sd.items()}, path)
+    return path
+
+
+def load_model_file(path: str, family: str, depth=None, model_options=None, disable_dynamic: bool = False):
+    """A file written by :func:`save_model_file`, loaded the way UNETLoader loads it
+    (``comfy.sd.load_diffusion_model``): under Dynamic VRAM a dynamic patcher whose
+    ``cached_patcher_init`` rebuilds it through this function (so ``get_non_dynamic_delegate``,
+    the fixed-address twin, works as for a core loader, depth included)."""
+    import inspect
+
+    import comfy.sd
+
+    info = family_info(family)
+    options = dict(model_options or {})
+    extra = {"disable_dynamic": True} if disable_dynamic and "disable_dynamic" in inspect.signature(comfy.sd.load_diffusion_model).parameters else {}
+    with _depth_set_at_load(info, depth):
+        patcher = comfy.sd.load_diffusion_model(path, model_options=options, **extra)
+    patcher.cached_patcher_init = (load_model_file, (path, family, depth, options))
     return patcher
 
 

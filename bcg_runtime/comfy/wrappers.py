@@ -7,6 +7,8 @@
   moved weights), making BCG the innermost DIFFUSION_MODEL wrapper, and the run summary.
 - PREPARE_SAMPLING: reserves the graphs' memory in ComfyUI's VRAM estimate, which cannot see
   private graph pools, so ComfyUI does not offload the DiT to make room we already hold.
+- OUTER_SAMPLE (outermost): steps ComfyUI's model compiler (0.34+) aside for the run
+  (``compiler.py``); inert on a ComfyUI without it.
 - ``transformer_options["optimized_attention_override"]``: the attention break (mode breakable).
 """
 
@@ -23,6 +25,7 @@ from ..core import CaptureStatus
 from ..core.runner import EAGER, SERVE
 from ..core.trees import outputs_equal
 from . import guards
+from .compiler import OuterSampleHook
 from .decision import CALL_OPTIONS, decide
 from .fast import NOT_BIT_EXACT, RegionalCompile
 from .sdpa_order import cudnn_attention_preferred
@@ -224,7 +227,7 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
     from comfy.patcher_extension import WrappersMP
 
     session = BCGSession(adapter, config, permanent_refusal=permanent_refusal)
-    for wrapper_type in (WrappersMP.DIFFUSION_MODEL, WrappersMP.APPLY_MODEL, WrappersMP.SAMPLER_SAMPLE, WrappersMP.PREPARE_SAMPLING):
+    for wrapper_type in (WrappersMP.DIFFUSION_MODEL, WrappersMP.APPLY_MODEL, WrappersMP.SAMPLER_SAMPLE, WrappersMP.PREPARE_SAMPLING, WrappersMP.OUTER_SAMPLE):
         model_patcher.remove_wrappers_with_key(wrapper_type, BCG_KEY)
     # This patcher's DiT: the model may be loaded under another clone, whose object patches (a
     # compile node's torch.compile'd module, say) are then in place.
@@ -235,6 +238,7 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
     model_patcher.add_wrapper_with_key(WrappersMP.APPLY_MODEL, BCG_KEY, ApplyModelHook(session))
     model_patcher.add_wrapper_with_key(WrappersMP.SAMPLER_SAMPLE, BCG_KEY, SamplerRunHook(session))
     model_patcher.add_wrapper_with_key(WrappersMP.PREPARE_SAMPLING, BCG_KEY, PrepareSamplingHook(session))
+    model_patcher.add_wrapper_with_key(WrappersMP.OUTER_SAMPLE, BCG_KEY, OuterSampleHook(session))
     if config.mode is Mode.BREAKABLE and permanent_refusal is None:
         options = model_patcher.model_options.setdefault("transformer_options", {})
         previous = options.get("optimized_attention_override")

@@ -46,3 +46,4 @@ WRAPPER = "wrapper"  # another DIFFUSION_MODEL wrapper runs inside BCG's
 LIMIT = "limit"  # entry, segment or memory limit
 THREAD = "thread"  # another thread or device than the run's (multi-GPU split)
 COMPILED = "compiled"  # a torch.compile'd forward served the call
+CORE_GRAPH = "core_graph"  # ComfyUI (or another node) already runs this forward or a module of it as a CUDA graph
