@@ -14,7 +14,9 @@ __all__ = ["comfy_entrypoint", "WEB_DIRECTORY"]
 async def comfy_entrypoint():
     """Called by ComfyUI's loader; returns the pack's ``ComfyExtension``."""
     from .bcg_runtime.comfy.host_version import report_running_host
+    from .bcg_runtime.comfy.startup import report_process
     from .nodes import BCGExtension
 
     report_running_host()  # one INFO line when ComfyUI is newer than the newest tested version
+    report_process()  # one WARNING line when BCG cannot run in this process (--cpu, no CUDA, ...)
     return BCGExtension()

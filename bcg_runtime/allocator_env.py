@@ -120,6 +120,14 @@ def sync_comfy_args(modules) -> bool:
     return True
 
 
+def runs_on_cpu(modules) -> bool:
+    """Whether an already imported ComfyUI was started with ``--cpu`` (``comfy.cli_args.args.cpu``;
+    looked up in ``modules``, nothing imported): no model then touches CUDA, BCG cannot run, and
+    the pack's start-up line says so, so the allocator needs no line of its own."""
+    args = getattr(modules.get("comfy.cli_args"), "args", None)
+    return bool(getattr(args, "cpu", False))
+
+
 def _describe(before: dict, environ) -> str:
     parts = []
     for name, old in before.items():
@@ -133,7 +141,8 @@ def prestartup(environ, modules, log=None) -> list[str]:
 
     Logs one ``[BCG]`` line when it switches the allocator, when ``BCG_KEEP_CUDA_MALLOC_ASYNC``
     keeps cudaMallocAsync, or when torch was imported too early to switch it. Silent (debug only)
-    when no variable selects cudaMallocAsync.
+    when no variable selects cudaMallocAsync, and under ``--cpu`` (:func:`runs_on_cpu`: ComfyUI
+    sets cudaMallocAsync there too, but no CUDA allocator is ever used), where it still switches.
     """
     if log is None:
         log = logging.getLogger(LOGGER_NAME)
@@ -142,15 +151,18 @@ def prestartup(environ, modules, log=None) -> list[str]:
         log.debug("[BCG] no allocator variable selects cudaMallocAsync; nothing to change")
         return []
     where = ", ".join(found)
+    level = logging.DEBUG if runs_on_cpu(modules) else logging.INFO
     if opted_out(environ):
-        log.info(
+        log.log(
+            level,
             "[BCG] %s=%s: PyTorch keeps the cudaMallocAsync allocator (from %s), so BCG stays off "
             "and every model runs unchanged (BCG's CUDA graphs need PyTorch's native allocator)",
             OPT_OUT_VAR, environ.get(OPT_OUT_VAR), where,
         )
         return []
     if "torch" in modules:
-        log.warning(
+        log.log(
+            logging.DEBUG if level == logging.DEBUG else logging.WARNING,
             "[BCG] torch was imported before BCG's prestartup script ran (by a launcher or an earlier "
             "prestartup script), so its allocator is already fixed: PyTorch runs cudaMallocAsync (from %s) "
             "and BCG stays off for this process; start ComfyUI with --disable-cuda-malloc to use BCG",
@@ -160,7 +172,8 @@ def prestartup(environ, modules, log=None) -> list[str]:
     before = {name: environ[name] for name in found}
     changed = strip_cuda_malloc_async(environ)
     sync_comfy_args(modules)
-    log.info(
+    log.log(
+        level,
         "[BCG] This ComfyUI process now uses PyTorch's native CUDA allocator instead of cudaMallocAsync, "
         "as --disable-cuda-malloc does: BCG's CUDA graphs are not safe under cudaMallocAsync (%s). "
         "To keep cudaMallocAsync (BCG then stays off), set %s=1",

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .errors import InputError
+
 #: ComfyUI's own upper bound for latent image sizes (nodes.MAX_RESOLUTION).
 MAX_RESOLUTION = 16384
 #: The VAEs of the supported families downsample by 8: a pixel size must be a multiple of it.
@@ -22,7 +24,7 @@ PIXEL_GRID = 8
 MAX_BATCH = 64
 
 
-class PlanError(ValueError):
+class PlanError(InputError):
     """A warm-up input that cannot be used; the message names the field and the fix."""
 
 

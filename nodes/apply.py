@@ -5,6 +5,8 @@ from comfy_api.latest import io
 
 from ..bcg_runtime.comfy import api
 from ..bcg_runtime.comfy.session import CapturePolicy, Mode
+from ..bcg_runtime.errors import InputError
+from .input_error import blocked
 from .schema import CATEGORY, SEARCH_ALIASES, schema
 
 
@@ -68,4 +70,7 @@ class BCGApply(io.ComfyNode):
         cls, model, mode: str, memory_budget_mb: int = 0, verify: bool = False, capture: str = CapturePolicy.ON_FIRST_CALL.value
     ) -> io.NodeOutput:
         node_id = getattr(getattr(cls, "hidden", None), "unique_id", None)
-        return io.NodeOutput(api.apply(model, mode, memory_budget_mb, verify, node_id=node_id, capture=capture))
+        try:
+            return io.NodeOutput(api.apply(model, mode, memory_budget_mb, verify, node_id=node_id, capture=capture))
+        except InputError as error:  # a mode this model cannot take: one line on this node
+            return blocked("BCG Apply", node_id, error)

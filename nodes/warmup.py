@@ -5,7 +5,9 @@ from comfy_api.latest import io
 
 from ..bcg_runtime.comfy import api
 from ..bcg_runtime.comfy import session as session_module
-from ..bcg_runtime.plan import PlanError, parse_batch_sizes, parse_sizes, parse_text_buckets
+from ..bcg_runtime.errors import InputError
+from ..bcg_runtime.plan import PlanError, parse_sizes
+from .input_error import blocked
 from .schema import CATEGORY, SEARCH_ALIASES, schema
 
 
@@ -56,13 +58,20 @@ class BCGWarmupCapture(io.ComfyNode):
         )
 
     @classmethod
-    def validate_inputs(cls, resolutions: str = "1024x1024", text_buckets: str = "", batch_sizes: str = "1,2", **kwargs):
+    def validate_inputs(cls, resolutions: str = "1024x1024"):
+        """Judge ``resolutions`` from its text before anything runs (its syntax, sizes on the
+        8-pixel grid); ComfyUI marks the input invalid with the message.
+
+        ComfyUI attaches the message this returns to every input it takes as a parameter, so it
+        takes one: a bad value marks that input alone. The other fields are judged when the node
+        runs (before any work: ``api.warm_up`` parses them first), as is what depends on the model
+        (frame counts, its longest text) or on what is connected (an empty ``resolutions`` with a
+        latent, an empty ``text_buckets`` with conditioning); those stop the node with one line
+        (``input_error.py``)."""
+        if not resolutions.strip():
+            return True  # allowed with a latent connected, which this method cannot see
         try:
-            if resolutions.strip() or "latent" not in kwargs:
-                parse_sizes(resolutions)
-            if text_buckets.strip():
-                parse_text_buckets(text_buckets, api.ANY_MODEL_MAX_TEXT)
-            parse_batch_sizes(batch_sizes)
+            parse_sizes(resolutions)
         except PlanError as e:
             return str(e)
         return True
@@ -78,8 +87,11 @@ class BCGWarmupCapture(io.ComfyNode):
     ) -> io.NodeOutput:
         node_id = getattr(getattr(cls, "hidden", None), "unique_id", None)
         bar = comfy.utils.ProgressBar(1)
-        report = api.warm_up(
-            model, resolutions, text_buckets, batch_sizes, positive, negative,
-            node_id=node_id, progress=lambda i, n: bar.update_absolute(i, n), latent=latent,
-        )  # fmt: skip
+        try:
+            report = api.warm_up(
+                model, resolutions, text_buckets, batch_sizes, positive, negative,
+                node_id=node_id, progress=lambda i, n: bar.update_absolute(i, n), latent=latent,
+            )  # fmt: skip
+        except InputError as error:  # a field the model or the wiring cannot take: one line on this node
+            return blocked("BCG Warmup Capture", node_id, error, ui_text=True)
         return io.NodeOutput(model, report.text(), ui={"text": (report.text(),)})

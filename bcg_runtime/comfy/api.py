@@ -10,6 +10,7 @@ import logging
 import os
 from typing import Any, Callable
 
+from ..errors import InputError
 from ..plan import parse_plan
 from . import compiler, guards
 from .models import SUPPORTED, UNSUPPORTED, adapter_for, config_class_name
@@ -49,36 +50,39 @@ def apply(
             f"{adapter.display_name} support awaits its GPU exactness test: the model runs unchanged "
             f"(set {UNVERIFIED_OPT_IN}=1 to try it; every graph is still proven bit-equal to eager before it serves)"
         )
-    refusal = refusal or guards.device_refusal(m) or guards.allocator_refusal()
+    process_refusal = guards.process_refusal()
+    refusal = refusal or process_refusal or guards.device_refusal(m)
     try:
         chosen = Mode(mode)
     except ValueError:
-        raise ValueError(f"mode: '{mode}' is not a BCG mode; accepted: {', '.join(x.value for x in Mode)}") from None
+        raise InputError(f"mode: '{mode}' is not a BCG mode; accepted: {', '.join(x.value for x in Mode)}") from None
     if chosen is Mode.AUTO:
         chosen = Mode.FULL if adapter is not None and adapter.full_graph_safe else Mode.BREAKABLE
     try:
         policy = CapturePolicy(capture)
     except ValueError:
-        raise ValueError(f"capture: '{capture}' is not a capture policy; accepted: {', '.join(repr(p.value) for p in CapturePolicy)}") from None
+        raise InputError(f"capture: '{capture}' is not a capture policy; accepted: {', '.join(repr(p.value) for p in CapturePolicy)}") from None
     config = BCGConfig(mode=chosen, memory_budget_mb=int(memory_budget_mb), verify=bool(verify), capture=policy)
     if config.mode in (Mode.FULL, Mode.FAST) and adapter is not None and not adapter.full_graph_safe:
-        raise ValueError(f"mode: '{config.mode.value}' is not safe for {adapter.display_name} (its forward syncs with the host); use 'breakable'")
+        raise InputError(f"mode: '{config.mode.value}' is not safe for {adapter.display_name} (its forward syncs with the host); use 'breakable'")
     if config.mode is Mode.FAST and adapter is not None and adapter.stage_host_copies:
         # Dynamo would trace the host-copy staging mode (core/host_copies.py) inside the compiled
         # blocks, with the mode stack differing between warm-up, capture and proof: untested.
-        raise ValueError(f"mode: 'fast' is not available for {adapter.display_name} yet (its captures stage host copies); use 'auto'")
+        raise InputError(f"mode: 'fast' is not available for {adapter.display_name} yet (its captures stage host copies); use 'auto'")
     session = install(m, adapter, config, refusal)
     if node_id is not None:
         session.node_ids.add(str(node_id))
-    if refusal:
-        log.warning("[BCG] off: %s", refusal)
+    if refusal and refusal != process_refusal:
+        log.warning("[BCG] off for %s: %s", adapter.display_name if adapter else "this model", refusal)
+    elif refusal:  # said once at start-up (startup.py); the badge and the run summary say it too
+        log.debug("[BCG] off: %s", refusal)
     return m
 
 
 def require_session(model: Any) -> BCGSession:
     session = session_of(model)
     if session is None:
-        raise ValueError("model: no BCG Apply on this model; connect BCG Apply between the model loader and BCG Warmup Capture")
+        raise InputError("model: no BCG Apply on this model; connect BCG Apply between the model loader and BCG Warmup Capture")
     return session
 
 
@@ -99,14 +103,14 @@ def warm_up(
     ``resolutions`` may be empty."""
     session = require_session(model)
     if not text_buckets.strip() and positive is None:
-        raise ValueError("text_buckets: empty and no conditioning connected; give buckets (e.g. 256) or connect positive")
+        raise InputError("text_buckets: empty and no conditioning connected; give buckets (e.g. 256) or connect positive")
     samples = None
     if latent is not None:
         samples = latent.get("samples") if isinstance(latent, dict) else None
         if samples is None or not hasattr(samples, "shape") or samples.dim() < 4:
-            raise ValueError("latent: not a LATENT with 'samples' of shape [batch, channels, (frames,) height, width]; connect the latent node that feeds the KSampler")
+            raise InputError("latent: not a LATENT with 'samples' of shape [batch, channels, (frames,) height, width]; connect the latent node that feeds the KSampler")
         if positive is None:
-            raise ValueError("latent: connected without positive; connect the workflow's conditioning too, so its calls can be built")
+            raise InputError("latent: connected without positive; connect the workflow's conditioning too, so its calls can be built")
     max_text = session.adapter.max_text_length if session.adapter else ANY_MODEL_MAX_TEXT
     plan = parse_plan(resolutions, text_buckets if text_buckets.strip() else None, batch_sizes, max_text, resolutions_optional=samples is not None)
     if node_id is not None:

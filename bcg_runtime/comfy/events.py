@@ -1,7 +1,8 @@
-"""Tell the browser what happened: one ``bcg.status`` event per sampling run and warm-up.
+"""Tell the browser what happened: one ``bcg.status`` event per sampling run and warm-up, and one
+``bcg.input_error`` event when a BCG node stops on an input it cannot use.
 
-The frontend extension (``web/bcg.js``) listens with ``api.addEventListener("bcg.status", ...)``
-and finds the nodes by id. Without a running server (tests, scripts) this is a no-op.
+The frontend extension (``web/bcg.js``) listens with ``api.addEventListener(...)`` and finds the
+nodes by id. Without a running server (tests, scripts) this is a no-op.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 EVENT = "bcg.status"
+INPUT_ERROR_EVENT = "bcg.input_error"
 
 
 def jsonable(value: Any) -> Any:
@@ -30,6 +32,17 @@ def jsonable(value: Any) -> Any:
 
 
 def publish(session) -> None:
+    """Send ``session.status()`` as a ``bcg.status`` event."""
+    _send(EVENT, lambda: session.status())
+
+
+def publish_input_error(node_id: str | None, message: str, field: str | None) -> None:
+    """Send ``{"node_id", "message", "field"}`` as a ``bcg.input_error`` event: the badge of that
+    node then names the input to fix."""
+    _send(INPUT_ERROR_EVENT, lambda: {"node_id": None if node_id is None else str(node_id), "message": message, "field": field})
+
+
+def _send(event: str, payload) -> None:
     try:
         from server import PromptServer
     except Exception:  # no ComfyUI server in this process
@@ -38,6 +51,6 @@ def publish(session) -> None:
     if instance is None:
         return
     try:
-        instance.send_sync(EVENT, jsonable(session.status()))
+        instance.send_sync(event, jsonable(payload()))
     except Exception as e:  # a UI message must never fail a sampling run
-        log.warning("[BCG] could not send %s: %s", EVENT, e)
+        log.warning("[BCG] could not send %s: %s", event, e)

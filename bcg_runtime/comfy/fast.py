@@ -52,6 +52,7 @@ import torch
 from torch.utils._pytree import tree_leaves
 
 from ..core.runner import CaptureStrategy
+from ..errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +140,7 @@ class RegionalCompile:
         self.last_difference: Difference | None = None
         self.lists = repeated_block_lists(diffusion_model)
         if not self.lists:
-            raise ValueError(
+            raise InputError(
                 f"mode: 'fast' compiles the DiT's repeated blocks, and {type(diffusion_model).__name__} has no "
                 "list of blocks; use 'auto'"
             )

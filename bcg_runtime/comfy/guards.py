@@ -8,9 +8,30 @@ reason with the fix, or None.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import torch
+
+
+def process_refusal() -> str | None:
+    """Why BCG can serve no model in this whole process, or None: ComfyUI runs on the CPU
+    (``--cpu``) or on another device than CUDA, PyTorch sees no CUDA GPU, or PyTorch runs the
+    cudaMallocAsync allocator (:func:`allocator_refusal`). Each is fixed once ComfyUI has started,
+    so the pack says it once at start-up (``startup.py``) and every model's session carries it."""
+    args = getattr(sys.modules.get("comfy.cli_args"), "args", None)
+    if getattr(args, "cpu", False):
+        return "no CUDA: ComfyUI runs with --cpu; graphs need an NVIDIA GPU, models run unchanged"
+    if not torch.cuda.is_available():
+        return f"no CUDA: PyTorch {torch.__version__} sees no CUDA GPU; graphs need an NVIDIA GPU, models run unchanged"
+    mm = sys.modules.get("comfy.model_management")
+    try:
+        device = mm.get_torch_device() if mm is not None else None
+    except Exception:  # ComfyUI could not pick a device: nothing to say beyond the per-model check
+        device = None
+    if device is not None and getattr(device, "type", None) != "cuda":
+        return f"no CUDA: ComfyUI runs on {device}; graphs need an NVIDIA GPU, models run unchanged"
+    return allocator_refusal()
 
 
 def device_refusal(model_patcher: Any) -> str | None:

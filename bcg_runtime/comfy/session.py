@@ -17,7 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import EXACT, CaptureStrategy, GraphRunner, RunnerLimits, summarize_run
+from ..core import EXACT, CaptureStrategy, GraphRunner, RunnerLimits, reasons, summarize_run
+from ..core.reasons import headline, kind_of
 from ..core.breaks import graph_break, is_capturing
 from . import fingerprint, guards
 from .models import ModelAdapter
@@ -324,11 +325,12 @@ class BCGSession:
         if not calls:
             return
         summary = "; ".join([summarize_run(replayed, eager, evicted), *self.run_notes])
-        log.info("[BCG] %s", summary)
+        log.info("[BCG] %s", self.log_line(replayed, calls, eager, summary))
         self.last_run = {
             "replayed": replayed,
             "calls": calls,
             "eager": dict(eager),
+            "eager_kinds": {str(r): kind_of(r) for r in eager},
             "evicted": evicted,
             "notes": list(self.run_notes),
             "summary": summary,
@@ -338,6 +340,15 @@ class BCGSession:
 
         events.publish(self)
 
+    def log_line(self, replayed: int, calls: int, eager: Any, summary: str) -> str:
+        """The run's one log line: the model and the summary; a run that BCG was off for says so
+        in a few words (the reason itself was logged once, at start-up or by BCG Apply)."""
+        model = self.adapter.display_name if self.adapter else "unsupported model"
+        off = self.runner.disabled_reason
+        if off and not replayed and all(kind_of(r) == reasons.DISABLED for r in eager):
+            return f"{model}: {calls} DiT calls ran eager, BCG is off ({headline(off)})"
+        return f"{model}: {summary}"
+
     def badge_state(self, replayed: int, calls: int) -> str:
         """'replayed' (all), 'partial' or 'off' (none), the badge colours of the UI."""
         if calls and replayed == calls:
@@ -345,6 +356,20 @@ class BCGSession:
         return "partial" if replayed else "off"
 
     # ----------------------------------------------------------------- reporting
+    def disabled_scope(self) -> str | None:
+        """'process' when BCG is off because no model of this process can run (the reason said at
+        start-up), 'model' when off for this model or run, None when on."""
+        off = self.runner.disabled_reason
+        if not off:
+            return None
+        return "process" if off == guards.process_refusal() else "model"
+
+    def _warmup_status(self) -> dict | None:
+        warm = self.last_warmup
+        if warm and warm.get("refusal"):
+            return {**warm, "refusal_short": headline(warm["refusal"])}
+        return warm
+
     def status(self) -> dict:
         """JSON for the HTTP route and UI events."""
         stats = self.runner.stats
@@ -354,11 +379,16 @@ class BCGSession:
             "mode": self.config.mode.value,
             "capture": self.config.capture.value,
             "disabled": self.runner.disabled_reason,
+            # a few words of it for the badge, and whether no model of this process can run (--cpu, no CUDA)
+            "disabled_short": headline(self.runner.disabled_reason) if self.runner.disabled_reason else None,
+            "disabled_scope": self.disabled_scope(),
             "node_ids": sorted(self.node_ids),
             "captured": [e.as_dict() for e in self.runner.entries()],
             "blocked": self.runner.blocked(),
+            "blocked_kinds": {shape: kind_of(r) for shape, r in self.runner.blocked().items()},
             "hits": stats.hits,
             "misses": dict(stats.misses),
+            "miss_kinds": {str(r): kind_of(r) for r in stats.misses},
             "captures": stats.captures,
             "evictions": stats.evictions,
             "memory_budget_bytes": self.runner.limits.memory_budget_bytes,
@@ -369,5 +399,5 @@ class BCGSession:
             "pool_bytes": stats.pool_bytes,
             "graph_bytes": self.runner.memory_bytes,
             "last_run": self.last_run,
-            "last_warmup": self.last_warmup,
+            "last_warmup": self._warmup_status(),
         }

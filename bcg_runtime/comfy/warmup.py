@@ -161,8 +161,11 @@ def run_warmup(
     # warm-up would only compile dynamo's graphs for shapes no BCG graph will serve; it says so instead.
     report.refusal = session.permanent_refusal or guards.dynamic_vram_refusal(model_patcher) or guards.compile_refusal(model_patcher)
     if report.refusal:
-        log.warning("[BCG] warm-up skipped: %s", report.refusal)
-        return _finish(session, report)
+        if report.refusal == session.permanent_refusal:  # BCG Apply (or start-up) said it already
+            log.debug("[BCG] warm-up skipped: %s", report.refusal)
+        else:
+            log.warning("[BCG] warm-up skipped: %s", report.refusal)
+        return _finish(session, report, logged=True)
 
     device = model_patcher.load_device
     start = time.perf_counter()
@@ -267,10 +270,16 @@ def _peak(device: torch.device) -> int:
     return torch.cuda.max_memory_allocated(device)
 
 
-def _finish(session: BCGSession, report: WarmupReport) -> WarmupReport:
+def _finish(session: BCGSession, report: WarmupReport, logged: bool = False) -> WarmupReport:
+    """Keep the report for the UI and log it: one INFO line (its totals, or why it was refused,
+    unless ``logged``: the caller said why already); the per-shape lines at DEBUG (the node's report
+    output and the details view hold them)."""
     session.last_warmup = report.as_dict()
-    for line in report.text().splitlines():
-        log.info("[BCG] %s", line)
+    lines = report.text().splitlines()
+    for line in lines[1:-1] if not report.refusal else ():
+        log.debug("[BCG] %s", line)
+    if not logged:
+        log.info("[BCG] warm-up of %s: %s", report.model, lines[-1])
     from . import events
 
     events.publish(session)

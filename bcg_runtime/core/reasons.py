@@ -3,7 +3,8 @@
 One value travels from the place that decided to every place that shows it: the run summary in
 the log, the badge and the details dialog in the browser, ``/bcg/status`` and the warm-up report.
 They all print :func:`str` of it, and the browser reads :attr:`Reason.kind` (sent beside the text
-as ``eager_kinds``), never a pattern over the text.
+as ``eager_kinds`` in a run's report, ``miss_kinds`` and ``blocked_kinds`` in a session's
+status), never a pattern over the text.
 
 ``Reason`` is a ``str`` whose value is the text, so counters keyed by reason, JSON and log lines
 keep working unchanged, and two reasons with one text are one counter entry.
@@ -29,6 +30,17 @@ class Reason(str):
 def kind_of(reason: str) -> str:
     """The kind of a reason; ``"other"`` for a plain string."""
     return getattr(reason, "kind", "other")
+
+
+def headline(reason: str) -> str:
+    """The first few words of a reason, for a badge or a log line: the text before its first
+    ``": "``, ``"; "`` or ``" ("``, less a leading ``"disabled: "`` (``"no CUDA: ComfyUI runs with
+    --cpu; ..."`` -> ``"no CUDA"``). Reasons are written head first for this."""
+    text = str(reason)
+    if text.startswith("disabled: "):
+        text = text[len("disabled: ") :]
+    cuts = [i for i in (text.find(": "), text.find("; "), text.find(" (")) if i > 0]
+    return text[: min(cuts)] if cuts else text
 
 
 # The kinds the runtime uses (the browser's badge colours and short texts key on these).

@@ -410,12 +410,12 @@ class GraphRunner:
         return fn(*args, **kwargs)
 
     def count_eager(self, reason: str) -> None:
-        """Count one call that runs eager under ``reason`` (logged the first time), for a caller
-        that runs it itself."""
+        """Count one call that runs eager under ``reason`` (a debug line the first time: the run's
+        summary line reports it), for a caller that runs it itself."""
         self.stats.record_miss(reason)
         if reason not in self._warned:
             self._warned.add(reason)
-            log.info("[BCG] %s: eager call (%s)", self.name, reason)
+            log.debug("[BCG] %s: eager call (%s)", self.name, reason)  # the run's summary line counts it
 
     # ------------------------------------------------------------------ capture
     def capture(

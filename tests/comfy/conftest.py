@@ -97,6 +97,7 @@ def standin_graphs(pack, monkeypatch):
     runner = sys.modules[f"{PACK}.bcg_runtime.core.runner"]
     real = runner.backend_for
     monkeypatch.setattr(guards, "device_refusal", lambda model_patcher: None)
+    monkeypatch.setattr(guards, "process_refusal", lambda: None)  # ComfyUI runs with --cpu here
     monkeypatch.setattr(runner, "backend_for", lambda device: RecordingBackend() if device.type == "cpu" else real(device))
 
 

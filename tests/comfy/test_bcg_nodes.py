@@ -139,28 +139,7 @@ def test_synthetic_text_buckets_and_flux_t5_padding_note(pack, models, standin_g
     assert caplog.text.count(": verify 64x64 txt256 b1: replay == eager (max abs diff 0)") == 1
 
 
-@pytest.mark.parametrize(
-    "field,value,message",
-    [
-        ("resolutions", "512x", "resolutions: '512x' is not WIDTHxHEIGHT"),
-        ("resolutions", "0x512", "sizes must be positive"),
-        ("resolutions", "", "resolutions: empty"),
-        ("text_buckets", "abc", "text_buckets: 'abc' is not a whole number"),
-        ("batch_sizes", "0", "batch_sizes: 0 is out of range"),
-    ],
-)
-def test_bad_warmup_input_names_the_field(pack, field, value, message):
-    _, nodes = pack
-    inputs = {"resolutions": "512x512", "text_buckets": "256", "batch_sizes": "1", field: value}
-    result = nodes["BCGWarmupCapture"].validate_inputs(**inputs)
-    assert isinstance(result, str) and message in result
-
-
-def test_warmup_without_bcg_apply_says_what_to_connect(pack, models):
-    _, nodes = pack
-    model = models("zimage")
-    with pytest.raises(ValueError, match="connect BCG Apply"):
-        nodes["BCGWarmupCapture"].execute(model, "64x64", "256", "1")
+# Bad input values (validation and at run time): tests/comfy/test_input_errors.py.
 
 
 QWEN = "qwen_image"  # the cheapest family on CPU: the hardening tests below use it

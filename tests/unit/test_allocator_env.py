@@ -116,8 +116,8 @@ def test_opt_out_off_values_still_switch(value):
 
 
 # ----------------------------------------------------------------------- what the prestartup step logs
-def _comfy_modules(cuda_malloc=True):
-    args = SimpleNamespace(cuda_malloc=cuda_malloc, disable_cuda_malloc=False)
+def _comfy_modules(cuda_malloc=True, cpu=False):
+    args = SimpleNamespace(cuda_malloc=cuda_malloc, disable_cuda_malloc=False, cpu=cpu)
     return {"comfy.cli_args": SimpleNamespace(args=args)}, args
 
 
@@ -168,6 +168,19 @@ def test_prestartup_is_silent_when_there_is_nothing_to_switch(caplog, env):
     modules, args = _comfy_modules(cuda_malloc=False)
     assert prestartup(environ, modules) == []
     assert environ == env and _bcg_records(caplog) == []
+
+
+@pytest.mark.parametrize("extra", [{}, {OPT_OUT_VAR: "1"}], ids=["switch", "opt-out"])
+def test_prestartup_under_cpu_says_nothing(caplog, extra):
+    """ComfyUI --cpu still sets cudaMallocAsync; BCG cannot run there and the pack's start-up
+    line says so (startup.py), so the allocator step logs nothing above DEBUG (it still switches)."""
+    caplog.set_level(logging.DEBUG, logger=allocator_env.LOGGER_NAME)
+    environ = {CUDA: "backend:cudaMallocAsync", **extra}
+    modules, _ = _comfy_modules(cpu=True)
+    assert prestartup(environ, modules) == ([] if extra else [CUDA])
+    assert _bcg_records(caplog) == [] and any(r.levelno == logging.DEBUG for r in caplog.records)
+    modules["torch"] = object()
+    assert prestartup({CUDA: "backend:cudaMallocAsync"}, modules) == [] and _bcg_records(caplog) == []
 
 
 def test_prestartup_without_comfyui_loaded_still_switches(caplog):
