@@ -32,7 +32,7 @@
 #                                             # limits the full-size test to those families)
 #   bash scripts/gpu_suite.sh tests,noflags   # any comma list of stages
 #   bash scripts/gpu_suite.sh bench 1024x1024 # benchmark only, at the given resolutions
-#   bash scripts/gpu_suite.sh e2e             # e2e layer only
+#   bash scripts/gpu_suite.sh e2e             # e2e layer only (E2E_TESTS=<files> for some of it)
 #   bash scripts/gpu_suite.sh ray             # the Ray runner's per-prompt times, eager vs BCG
 #
 # Which ComfyUI, with which Python packages (the device image lacks ComfyUI and some of its needs):
@@ -192,7 +192,7 @@ stage_tests() {
 stage_e2e() {
   export BCG_ARTIFACTS=$OUT_H/e2e
   rm -rf "$BCG_ARTIFACTS" && mkdir -p "$BCG_ARTIFACTS"
-  timed e2e "$OUT_H/e2e_tests.log" python3 -m pytest tests/e2e -m e2e -q -rfEs -p no:cacheprovider
+  timed e2e "$OUT_H/e2e_tests.log" python3 -m pytest ${E2E_TESTS:-tests/e2e} -m e2e -q -rfEs -p no:cacheprovider
   show_failures "$OUT_H/e2e_tests.log"
   row e2e "$(pytest_result "$OUT_H/e2e_tests.log")" "$SECS"
   [ "$RC" = 0 ] || status=1
