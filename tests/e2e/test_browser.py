@@ -83,7 +83,7 @@ def test_badges_and_details(comfy_server, browser, artifacts):
     page.wait_for_timeout(300)
     colour = REPLAYED_GREEN if comfy_server.cuda else OFF_GREY
     for node_id in (APPLY_ID, WARMUP_ID):
-        assert _badge_pixels(page, node_id, colour) > 200, f"no {colour} badge drawn on node {node_id}"
+        assert _badge_pixels(page, node_id, colour) > 100, f"no {colour} badge drawn on node {node_id}"
 
     path = artifacts / "bcg_badges.png"
     page.screenshot(path=str(path))
@@ -121,7 +121,7 @@ def test_badges_and_details(comfy_server, browser, artifacts):
         page.evaluate("s => comfyAPI.api.api.dispatchCustomEvent('bcg.status', s)", status)
         assert page.evaluate("id => app.graph.getNodeById(Number(id)).bcgBadge.text", node_id) == text
         page.wait_for_timeout(300)
-        assert _badge_pixels(page, node_id, colour) > 200, f"badge of node {node_id} not drawn in {colour}"
+        assert _badge_pixels(page, node_id, colour) > 100, f"badge of node {node_id} not drawn in {colour}"
     path = artifacts / "bcg_badge_states.png"
     page.screenshot(path=str(path))
     print(f"screenshot: {path}")
