@@ -30,7 +30,7 @@ import torch
 
 from ..core import one_line
 from ..plan import WarmupPlan, check_frames
-from . import guards, synthetic
+from . import guards, sampling
 from .fast import NOT_BIT_EXACT
 from .session import BCGSession, CaptureRecord
 
@@ -116,7 +116,7 @@ def plan_jobs(
         if seen != requested:
             notes.append(f"text bucket {requested} reaches the DiT as {seen} ({adapter.text_policy})")
         if seen not in prompts:
-            prompts[seen] = tuple(synthetic.make_conditioning(adapter.family, seen, seed=s, text_dim=adapter.text_dim) for s in (0, 1))
+            prompts[seen] = tuple(sampling.make_conditioning(adapter.family, seen, seed=s, text_dim=adapter.text_dim) for s in (0, 1))
     jobs: list[WarmupJob] = []
     if latent is not None and positive is not None:
         h, w = (int(n) * session.adapter.latent_scale for n in latent.shape[-2:])
@@ -188,7 +188,7 @@ def run_warmup(
     try:
         for i, job in enumerate(jobs):
             try:
-                synthetic.sample(
+                sampling.sample(
                     model_patcher, session.adapter.family, job.width, job.height, 1, job.cfg,
                     job.positive, job.negative, batch=job.latent_batch, latent=job.latent,
                     frames=job.frames, latent_scale=session.adapter.latent_scale,

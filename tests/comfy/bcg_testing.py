@@ -13,7 +13,7 @@ WARMUP_ONLY = "warm-up only"
 
 
 def conds(family):
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     pos_len, neg_len = synthetic.family_info(family).prompt_lengths
     return synthetic.make_conditioning(family, pos_len, seed=1), synthetic.make_conditioning(family, neg_len, seed=2)
@@ -21,7 +21,7 @@ def conds(family):
 
 def sample_both(family, bcg_model, model, *args, **kwargs):
     """(BCG output, eager output) of the same ``synthetic.sample`` call."""
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     return synthetic.sample(bcg_model, family, *args, **kwargs), synthetic.sample(model, family, *args, **kwargs)
 
@@ -36,7 +36,7 @@ def sample_custom_advanced(model, family, width, height, steps, cfg, positive, n
     import comfy.sample
     import comfy.samplers
 
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     latent = comfy.sample.fix_empty_latent_channels(model, synthetic.empty_latent(family, width, height))
     noise = comfy.sample.prepare_noise(latent, seed)
@@ -86,7 +86,7 @@ def skip_unless_host_builds(family):
     import pytest
     import torch
 
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
     from bcg_runtime.comfy.models.recipe import config_differences
 
     try:
@@ -120,7 +120,7 @@ def check_gpu_verification_state(nodes, model, family, monkeypatch, sample=None)
     equals eager's either way."""
     import torch
 
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
     from bcg_runtime.comfy.models import by_family
 
     monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
@@ -157,7 +157,7 @@ def _check_prompt_signatures(nodes, model, family, lengths, batched, frames, sha
     the positive's batch-1 graph if one was captured, else captures it on its first call."""
     import torch
 
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
     session = session_of(bcg_model)

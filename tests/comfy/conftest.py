@@ -122,7 +122,7 @@ def _first_cuda_sampling_of_the_process():
         return
     from bcg_testing import conds, release_cuda_memory
 
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     model = synthetic.load_model("flux", depth=1, seed=0)
     positive, negative = conds("flux")
@@ -175,7 +175,7 @@ def model(request):
     module; skipped where this ComfyUI builds that family otherwise. A module may define its own."""
     from bcg_testing import skip_unless_host_builds
 
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     family = request.module.FAMILY
     skip_unless_host_builds(family)

@@ -13,7 +13,7 @@ import torch
 from bcg_testing import PACK, WARMUP_ONLY, conds, session_of
 from test_bcg_nodes import QWEN, models, warmed_qwen  # noqa: F401  (fixtures)
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 

@@ -15,7 +15,7 @@ import torch
 from bcg_testing import PACK, conds, session_of
 from test_bcg_nodes import QWEN, models  # noqa: F401  (fixture)
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 from bcg_testing import PACK, WARMUP_ONLY, conds, session_of
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 FAMILY = "zimage"

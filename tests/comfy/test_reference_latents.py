@@ -14,7 +14,7 @@ import pytest
 import torch
 from bcg_testing import WARMUP_ONLY, session_of
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 FIRST = "first call, captured"

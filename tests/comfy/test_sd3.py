@@ -13,7 +13,7 @@ import pytest
 import torch
 from bcg_testing import PACK, WARMUP_ONLY, check_gpu_verification_state, conds, session_of
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 FAMILY = "sd3"
