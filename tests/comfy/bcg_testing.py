@@ -3,7 +3,6 @@
 import contextlib
 import gc
 import pathlib
-import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: Module name the tests load the pack under, as ComfyUI's loader would under its folder name.
@@ -28,7 +27,9 @@ def sample_both(family, bcg_model, model, *args, **kwargs):
 
 def session_of(model):
     """The BCG session the pack attached to a ModelPatcher."""
-    return sys.modules[f"{PACK}.bcg_runtime.comfy.wrappers"].session_of(model)
+    from bcg_runtime.comfy.wrappers import session_of
+
+    return session_of(model)
 
 
 def sample_custom_advanced(model, family, width, height, steps, cfg, positive, negative, seed):

@@ -45,13 +45,11 @@ graphs.
 from __future__ import annotations
 
 import inspect
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import pytest
 import torch
-from bcg_testing import PACK
 
 from bench import synthetic
 
@@ -240,7 +238,7 @@ def cpu_host(pack, standin_graphs):
         return warmed, report
 
     sessions = []
-    session_of = sys.modules[f"{PACK}.bcg_runtime.comfy.wrappers"].session_of
+    from bcg_runtime.comfy.wrappers import session_of
 
     def tracked(m):
         sessions.append(session_of(m))
