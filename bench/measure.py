@@ -15,9 +15,26 @@ import time
 from typing import Any
 
 from .gpu_clocks import ClockSampler
-from .modes import BCG_MODES, COMPILE_STACK, prepare_mode, reference_mode, split_mode, split_warmup_plan, stacked, warmup_cost
+from .modes import (
+    BCG_MODES,
+    COMPILE_STACK,
+    prepare_mode,
+    reference_mode,
+    split_mode,
+    split_warmup_plan,
+    stacked,
+    warmup_cost,
+)
 from .report import Row, format_table, kernel_kind, mode_label, size_text, write_json
-from .setup import CPU_NOTE, DEFAULTS, comfy_kitchen_version, default_prompt_lengths, load_bench_model, phase, setup_comfyui
+from .setup import (
+    CPU_NOTE,
+    DEFAULTS,
+    comfy_kitchen_version,
+    default_prompt_lengths,
+    load_bench_model,
+    phase,
+    setup_comfyui,
+)
 
 log = logging.getLogger(__name__)
 

@@ -462,7 +462,7 @@ class ComfyServer:
                         return self
             except urllib.error.HTTPError as e:
                 if e.code == 404:
-                    raise RuntimeError(f"ComfyUI is up but GET /bcg/status is 404: the pack's route did not register\n{self.log_tail()}")
+                    raise RuntimeError(f"ComfyUI is up but GET /bcg/status is 404: the pack's route did not register\n{self.log_tail()}") from None
             except OSError:
                 pass
             time.sleep(1)
