@@ -267,7 +267,7 @@ def test_a_warmup_after_torch_compile_model_says_bcg_steps_aside_and_samples_not
         raise AssertionError("the warm-up sampled a model BCG steps aside for")
 
     with monkeypatch.context() as patch:
-        patch.setattr(warmup.synthetic, "sample", no_sampling)
+        patch.setattr(warmup.sampling, "sample", no_sampling)
         warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
     reason = "TorchCompileModel (backend eager) compiles this model: BCG steps aside"
     assert report.splitlines()[-1].startswith(f"off: {reason}"), report
