@@ -79,19 +79,45 @@ def _ldm_class(info: FamilyInfo):
     return getattr(importlib.import_module(module), name)
 
 
+@contextlib.contextmanager
+def _weights_built_eagerly():
+    """While the block runs, ComfyUI's ops build their weights at construction again.
+
+    Under Dynamic VRAM (``comfy.memory_management.aimdo_enabled``, set by ``main.py`` on NVIDIA
+    and by ``compiler_sim.init_aimdo``), ComfyUI 0.33's ``disable_weight_init.Linear`` and
+    ``Embedding`` leave ``weight``/``bias`` None until a state dict is loaded, so a model built as
+    a key/shape template would have no Linear keys at all (FLUX.1 is then detected as nothing).
+    The template is never loaded, so it is built as without Dynamic VRAM; the flag is restored
+    after (one thread: the builders are tools, run before sampling)."""
+    try:
+        import comfy.memory_management as memory_management
+    except ImportError:  # ComfyUI 0.8.0: no Dynamic VRAM
+        yield
+        return
+    before = getattr(memory_management, "aimdo_enabled", False)
+    memory_management.aimdo_enabled = False
+    try:
+        yield
+    finally:
+        memory_management.aimdo_enabled = before
+
+
 def _meta_model(info: FamilyInfo, depth, dtype):
+    """ComfyUI's class for ``info`` on the meta device: every parameter of the checkpoint, with
+    its shape, whether or not Dynamic VRAM is on (:func:`_weights_built_eagerly`)."""
     import comfy.ops
 
     cls = _ldm_class(info)
     config = info.unet_config(depth)
-    try:
-        return cls(**config, device="meta", dtype=dtype, operations=comfy.ops.disable_weight_init)
-    except TypeError:
-        # An older ComfyUI whose class predates keys the recipe sets to their older meaning.
-        older = {k: v for k, v in config.items() if k not in info.added_later}
-        if older == config:
-            raise
-        return cls(**older, device="meta", dtype=dtype, operations=comfy.ops.disable_weight_init)
+    with _weights_built_eagerly():
+        try:
+            return cls(**config, device="meta", dtype=dtype, operations=comfy.ops.disable_weight_init)
+        except TypeError:
+            # An older ComfyUI whose class predates keys the recipe sets to their older meaning.
+            older = {k: v for k, v in config.items() if k not in info.added_later}
+            if older == config:
+                raise
+            return cls(**older, device="meta", dtype=dtype, operations=comfy.ops.disable_weight_init)
 
 
 def _norm_gain_keys(model: torch.nn.Module) -> set[str]:
