@@ -102,7 +102,7 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
     if warming:
         return CallPlan(Decision(CAPTURE), call, dispatch)
     decision = runner.decide(
-        (), call, capture_miss=session.captures_on_first_call, calls_left=session.calls_left(dispatch["label"]), **dispatch
+        (), call, capture_miss=session.captures_on_first_call, calls_left=session.record_call(dispatch["label"]), **dispatch
     )
     return CallPlan(decision, call, dispatch)
 
@@ -123,7 +123,8 @@ def current_state(session: Any) -> fingerprint.Fingerprint:
     token = fingerprint.modules_token(session.run_dicts)
     if token != session.run_token:
         session.state = session.take_fingerprint()
-        session.run_token = token
+        session.run_dicts = fingerprint.module_dicts(session.run_patcher.model.diffusion_model)
+        session.run_token = fingerprint.modules_token(session.run_dicts)
     return session.state
 
 
