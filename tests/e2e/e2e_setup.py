@@ -381,6 +381,14 @@ def cached_nodes(entry: dict) -> set[str]:
     return set(message["nodes"])
 
 
+def count_colour(image, colour: str) -> int:
+    """Pixels of ``image`` within 5 of ``colour`` (``#rrggbb``) in every channel."""
+    import numpy as np
+
+    want = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)])
+    return int((np.abs(np.asarray(image.convert("RGB")).astype(int) - want) < 6).all(axis=-1).sum())
+
+
 def png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
