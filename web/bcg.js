@@ -157,7 +157,7 @@ export function detailsSections(status) {
 
 /** The header line of a node's details: model, mode, capture policy, session. */
 function detailsHeader(status) {
-  const parts = [status.model ?? "unsupported model", `mode ${status.mode}`];
+  const parts = [status.model ?? "unsupported model", `mode ${status.mode_from_auto ? `auto (${status.mode})` : status.mode}`];
   if (status.capture) parts.push(`capture ${status.capture}`);
   if (status.id) parts.push(`session ${status.id}`);
   return parts.join(" · ");

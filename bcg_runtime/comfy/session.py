@@ -83,13 +83,17 @@ class BCGConfig:
     capture: CapturePolicy = CapturePolicy.ON_FIRST_CALL
     #: Compare replay with eager on the first replayed call of each shape; a difference drops it.
     verify: bool = False
+    #: Whether ``mode`` was resolved from ``auto`` (:meth:`for_adapter`): the status says
+    #: ``auto (full)``, so the user sees the choice they made and what it became.
+    from_auto: bool = False
 
     def for_adapter(self, adapter: Any) -> "BCGConfig":
         """This config with ``auto`` resolved for the model's adapter: ``full`` where its whole
         forward is graph-safe, else ``breakable`` (also for an unsupported model, ``adapter`` None)."""
         if self.mode is not Mode.AUTO:
             return self
-        return dataclasses.replace(self, mode=Mode.FULL if adapter is not None and adapter.full_graph_safe else Mode.BREAKABLE)
+        mode = Mode.FULL if adapter is not None and adapter.full_graph_safe else Mode.BREAKABLE
+        return dataclasses.replace(self, mode=mode, from_auto=True)
 
 
 def _interrupt_errors() -> tuple[type[BaseException], ...]:
@@ -388,6 +392,7 @@ class BCGSession:
             "id": self.id,
             "model": self.adapter.display_name if self.adapter else None,
             "mode": self.config.mode.value,
+            "mode_from_auto": self.config.from_auto,
             "capture": self.config.capture.value,
             "disabled": self.runner.disabled_reason,
             # a few words of it for the badge, and whether no model of this process can run (--cpu, no CUDA)
