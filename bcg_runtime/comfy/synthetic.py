@@ -166,11 +166,12 @@ def build_state_dict(
     return out
 
 
-def detect_family_class(state_dict: Mapping[str, torch.Tensor], prefix: str = "") -> tuple[str | None, dict | None]:
-    """(supported_models class name, unet_config) that ComfyUI's detection gives ``state_dict``."""
+def detect_family_class(state_dict: Mapping[str, torch.Tensor], prefix: str = "", metadata: Mapping[str, str] | None = None) -> tuple[str | None, dict | None]:
+    """(supported_models class name, unet_config) that ComfyUI's detection gives ``state_dict``
+    (with the checkpoint's safetensors ``metadata``, where the family's detection reads it)."""
     import comfy.model_detection
 
-    cfg = comfy.model_detection.detect_unet_config(state_dict, prefix)
+    cfg = comfy.model_detection.detect_unet_config(state_dict, prefix, metadata=metadata)
     if cfg is None:
         return None, None
     model_config = comfy.model_detection.model_config_from_unet_config(cfg, state_dict)
@@ -181,7 +182,7 @@ def detected_config(family: str, state_dict: Mapping[str, torch.Tensor], prefix:
     """:func:`detect_family_class`, with the block counts a synthetic load sets where detection
     fixes them (``FamilyInfo.depth_fixed_by_detection``): the config the loaded model is built with."""
     info = family_info(family)
-    cls_name, cfg = detect_family_class(state_dict, prefix)
+    cls_name, cfg = detect_family_class(state_dict, prefix, info.metadata(depth))
     if cfg is not None and info.depth_fixed_by_detection:
         cfg = {**cfg, **dict(zip(info.depth_keys, info.depth_counts(depth)))}
     return cls_name, cfg
@@ -259,7 +260,7 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
         sd = comfy_quant_checkpoint(sd, quantized)
     t0 = time.perf_counter()
     with _depth_set_at_load(info, depth):
-        patcher = comfy.sd.load_diffusion_model_state_dict(sd, model_options=options)
+        patcher = comfy.sd.load_diffusion_model_state_dict(sd, model_options=options, metadata=info.metadata(depth))
     del sd
     if patcher is None:
         raise RuntimeError(f"[BCG] ComfyUI could not detect the synthetic {info.name!r} checkpoint")
@@ -280,7 +281,7 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
         missing = sorted(set(shapes) - set(loaded))[:5]
         extra = sorted(set(loaded) - set(shapes))[:5]
         raise RuntimeError(f"[BCG] synthetic {info.name!r} key layout differs: missing {missing}, unexpected {extra}")
-    blocks = tuple(len(getattr(dm, attr)) for attr in info.block_attrs)
+    blocks = tuple(len(dm.get_submodule(attr)) for attr in info.block_attrs)
     if blocks != counts:
         raise RuntimeError(f"[BCG] synthetic {info.name!r} has blocks {blocks}, expected {counts}")
     weight_dtypes = {p.dtype for name, p in dm.named_parameters() if name.rsplit(".", 1)[0] not in quantized}
@@ -307,7 +308,7 @@ def save_model_file(family: str, path: str, depth=None, seed: int = 0, device=No
     from safetensors.torch import save_file
 
     sd = build_state_dict(family, depth=depth, seed=seed, device=device)
-    save_file({k: v.contiguous().cpu() for k, v in sd.items()}, path)
+    save_file({k: v.contiguous().cpu() for k, v in sd.items()}, path, metadata=family_info(family).metadata(depth))
     return path
 
 
@@ -534,11 +535,23 @@ def sample(
     """Sample like ``nodes.common_ksampler`` (KSampler): empty latent (or ``latent``),
     ``fix_empty_latent_channels``, ``prepare_noise(latent, seed)``, ``comfy.sample.sample`` with
     ``disable_pbar=True``. Returns the denoised latent on ComfyUI's intermediate device.
-    ``frames`` and ``latent_scale``: see :func:`empty_latent`."""
+    ``frames`` and ``latent_scale``: see :func:`empty_latent`. A family with a second stream
+    (``FamilyInfo.second_stream_shape``: LTX-2's audio) samples the joint latent, its empty second
+    stream beside the video; a joint result (that or a joint ``latent``) is returned packed, every
+    stream flattened into one ``[B, 1, N]`` tensor (``comfy.utils.pack_latents``), so one
+    ``torch.equal`` compares them all."""
     import comfy.sample
 
-    family_info(family)
-    latent_image = empty_latent(family, width, height, batch, frames, latent_scale) if latent is None else latent
+    info = family_info(family)
+    if latent is not None:
+        latent_image = latent
+    else:
+        latent_image = empty_latent(family, width, height, batch, frames, latent_scale)
+        if info.second_stream_shape is not None:  # LTX-2's audio beside the video (LTXVConcatAVLatent)
+            import comfy.nested_tensor
+
+            second = torch.zeros(info.second_stream_shape(info, batch, frames), device=latent_image.device)
+            latent_image = comfy.nested_tensor.NestedTensor((latent_image, second))
     latent_image = comfy.sample.fix_empty_latent_channels(model, latent_image)
     noise = comfy.sample.prepare_noise(latent_image, seed, None)
     t0 = time.perf_counter()
@@ -547,4 +560,8 @@ def sample(
         denoise=denoise, disable_pbar=True, seed=seed,
     )
     log.debug("[BCG] sampled %s %dx%d, %d steps, cfg %s in %.2fs", family, width, height, steps, cfg, time.perf_counter() - t0)
+    if getattr(out, "is_nested", False):  # a joint latent: its streams flattened into one tensor, as the sampler runs them
+        import comfy.utils
+
+        out = comfy.utils.pack_latents(out.unbind())[0]
     return out

@@ -32,7 +32,7 @@ class FamilyInfo:
     latent_dimensions: int  # 2: latents are [B,C,H,W]; 3: [B,C,T,H,W] (ComfyUI unsqueezes T=1)
     depth_keys: tuple[str, ...]  # unet_config keys that count blocks
     real_depth: tuple[int, ...]  # their values in the real checkpoint
-    block_attrs: tuple[str, ...]  # diffusion_model attributes holding those blocks
+    block_attrs: tuple[str, ...]  # diffusion_model submodules (dotted paths) holding those blocks
     default_steps: int
     default_cfg: float
     default_cond_length: int
@@ -64,6 +64,15 @@ class FamilyInfo:
     #: class does not take the key it is left out (``synthetic``), and a detection without it is
     #: the same config. E.g. LTX-Video's ``use_keyframes_abs_pos_embedding: False``.
     added_later: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    #: ``config`` keys a real checkpoint carries in its safetensors metadata (``{"config":
+    #: {"transformer": {...}}}``, read by the detection of LTX-2) rather than in its key layout:
+    #: the synthetic checkpoint is detected and loaded with that metadata (:meth:`metadata`).
+    metadata_keys: tuple[str, ...] = ()
+    #: Families whose latent holds a second stream (LTX-2's audio): ``(recipe, batch, frames) ->
+    #: shape`` of that stream's empty latent for a video of ``frames`` pixel frames (None: one).
+    #: Sampling then runs the joint latent (``comfy.nested_tensor.NestedTensor``), as the
+    #: family's concat node makes it. None: one stream.
+    second_stream_shape: Callable[..., tuple] | None = None
 
     def unet_config(self, depth=None) -> dict:
         """The detection config with block counts set by :meth:`depth_counts`."""
@@ -71,6 +80,16 @@ class FamilyInfo:
         for key, count in zip(self.depth_keys, self.depth_counts(depth)):
             cfg[key] = count
         return {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in cfg.items()}
+
+    def metadata(self, depth=None) -> dict[str, str] | None:
+        """The safetensors metadata of the checkpoint at ``depth`` (None where the layout says
+        everything); a depth key may be one of its keys (LTX-2's connector layers)."""
+        if not self.metadata_keys:
+            return None
+        import json
+
+        transformer = {k: v for k, v in self.unet_config(depth).items() if k in self.metadata_keys}
+        return {"config": json.dumps({"transformer": transformer})}
 
     def extras(self, batch: int, length: int, generator: Any, guidance: float | None) -> dict:
         """The CONDITIONING extras for a context of ``(batch, length)`` (see ``conditioning_extras``)."""
