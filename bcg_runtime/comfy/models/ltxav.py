@@ -141,8 +141,8 @@ def ltxav_extras(recipe, batch, length, generator, guidance):
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like LTX-2 19B: 48 layers; video 32
 #: heads of 128 (4096), audio 32 heads of 64 (2048); Gemma 3 12B context projected to 3840; video
 #: latent 128 channels at 32x spatial, 8x temporal; audio latent 8 x 16 bins. Detection reads the
-#: depth and widths from the layout; the rest are the class's defaults (LTX-2's), as for a
-#: checkpoint without a metadata config.
+#: depth and widths from the layout and the connectors' depth from the checkpoint's metadata
+#: config (``metadata_keys``); everything else is the class's defaults, which are LTX-2's.
 RECIPE = FamilyInfo(
     name="ltxav",
     title="LTX-2 19B (audio + video)",
