@@ -27,15 +27,6 @@ STEPS = 3
 PROCESSED = {"ltxav": 7680, "ltxav23": 6144}  # the context width after the connectors
 
 
-@pytest.fixture(scope="module")
-def model():
-    """The depth-1 LTX-2 (one block, one connector layer, real width: 1.1B parameters) in bf16, the
-    dtype ComfyUI picks for it on a GPU: in fp32 the load peaks past 6 GiB, more than this shared
-    CPU host can spare beside the other test runs."""
-    skip_unless_host_builds(FAMILY)
-    return synthetic.load_model(FAMILY, depth=1, seed=0, dtype=torch.bfloat16)
-
-
 def processed(family, length, seed):
     """A conditioning as the DiT's connectors leave it (no ``unprocessed_ltxav_embeds`` flag)."""
     context = torch.randn(1, length, PROCESSED[family], generator=torch.Generator().manual_seed(seed))
@@ -164,7 +155,7 @@ def model23():
         pytest.skip("this ComfyUI's LTXAVModel has no LTX-2.3 options (cross_attention_adaln, gated attention, caption "
                     "projection before the connectors: ComfyUI 0.8.0 takes them as unknown keywords and builds LTX-2)")  # fmt: skip
     skip_unless_host_builds("ltxav23")
-    return synthetic.load_model("ltxav23", depth=1, seed=0, dtype=torch.bfloat16)
+    return synthetic.load_model("ltxav23", depth=1, seed=0)
 
 
 def test_ltx23_layout_replays_exactly_with_audio(pack, model23, standin_graphs):
