@@ -16,7 +16,7 @@ import pytest
 import torch
 from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, release_cuda_memory, session_of, skip_unless_host_builds
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 from bcg_runtime.comfy.models.ltxav import ADAPTER, DENOISE_MASK_REFUSAL, REF_AUDIO_REFUSAL
 from bcg_runtime.comfy.models.ltxv import KEYFRAME_REFUSAL
 

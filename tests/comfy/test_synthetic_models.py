@@ -12,7 +12,7 @@ import torch
 
 from bcg_testing import skip_unless_host_builds
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 from bcg_runtime.comfy.models import adapter_for
 
 pytestmark = pytest.mark.comfy

@@ -9,7 +9,7 @@ import torch
 from bcg_testing import conds, first_weight_moved, session_of
 from test_bcg_nodes import QWEN, models  # noqa: F401  (fixture)
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 FIRST = "first call, captured"

@@ -145,6 +145,7 @@ def ltxav_extras(recipe, batch, length, generator, guidance):
 #: config (``metadata_keys``); everything else is the class's defaults, which are LTX-2's.
 RECIPE = FamilyInfo(
     name="ltxav",
+    adapter=ADAPTER,
     title="LTX-2 19B (audio + video)",
     ldm_class="comfy.ldm.lightricks.av_model:LTXAVModel",
     supported_model="LTXAV",
@@ -178,8 +179,6 @@ RECIPE = FamilyInfo(
     ),
     added_later=frozen_config({"use_keyframes_abs_pos_embedding": False}),
     conditioning_extras=ltxav_extras,
-    latent_downscale=ADAPTER.latent_scale,
-    temporal_downscale=ADAPTER.temporal_scale,
     second_stream_shape=audio_latent_shape,
     metadata_keys=("connector_num_layers",),
     prompt_lengths=(40, 17),  # both reach the DiT as 1024 tokens (the connectors' registers)

@@ -41,6 +41,7 @@ _METADATA = {
 #: Gemma 3 context.
 RECIPE = FamilyInfo(
     name="ltxav23",
+    adapter=ADAPTER,
     title="LTX-2.3 22B (audio + video)",
     ldm_class=ltxav.RECIPE.ldm_class,
     supported_model="LTXAV",
@@ -75,8 +76,6 @@ RECIPE = FamilyInfo(
     added_later=frozen_config({"use_keyframes_abs_pos_embedding": False}),
     metadata_keys=tuple(_METADATA),
     conditioning_extras=ltxav.ltxav_extras,
-    latent_downscale=ADAPTER.latent_scale,
-    temporal_downscale=ADAPTER.temporal_scale,
     second_stream_shape=ltxav.audio_latent_shape,
     prompt_lengths=(40, 17),
 )

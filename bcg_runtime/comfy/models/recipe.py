@@ -1,5 +1,6 @@
-"""A model family's synthetic-checkpoint recipe: the facts ComfyUI's detection and sampling need
-to build and run the family's real model class with random weights (see ``..synthetic``).
+"""A model family's recipe: the facts ComfyUI's detection and sampling need to build and run the
+family's real model class with random weights (``bench/synthetic.py``), and the text encoder's
+output the warm-up's placeholder conditioning mirrors (``..sampling``).
 
 Each family module in this package defines its ``RECIPE`` beside its ``ADAPTER``, so adding a family
 touches one file (and its tests). Importing this module needs neither torch nor ComfyUI.
@@ -15,7 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 @dataclass(frozen=True)
 class FamilyInfo:
     """Facts about one model family, as ComfyUI detects and runs it (checked against 0.8.0 and
-    0.33.0 by ``synthetic._verify_detection`` at every build)."""
+    0.33.0 by ``bench.synthetic._verify_detection`` at every build)."""
 
     name: str
     title: str
@@ -41,11 +42,12 @@ class FamilyInfo:
     #: ``(recipe, batch, length, generator, guidance) -> dict``: the CONDITIONING extras the family's
     #: text encoder node returns beside the context (pooled output, attention mask, guidance).
     conditioning_extras: Callable[..., dict] = lambda recipe, batch, length, generator, guidance: {"pooled_output": None}
-    #: Image pixels per latent cell of the family's empty latent (its adapter's ``latent_scale``).
-    latent_downscale: int = 8
-    #: Video families: pixel frames per latent frame after the first (its adapter's
-    #: ``temporal_scale``); empty latents are then ``[B,C,T,H,W]`` with T = (frames-1)//s + 1, as
-    #: ComfyUI's empty video latent nodes make them. None: an image family.
+    #: Image pixels per latent cell of the family's empty latent: its adapter's ``latent_scale``
+    #: (set from ``adapter``; 8 for a recipe without one).
+    latent_downscale: int | None = None
+    #: Video families: pixel frames per latent frame after the first: its adapter's
+    #: ``temporal_scale`` (set from ``adapter``); empty latents are then ``[B,C,T,H,W]`` with
+    #: T = (frames-1)//s + 1, as ComfyUI's empty video latent nodes make them. None: an image family.
     temporal_downscale: int | None = None
     #: (positive, negative) prompt token counts the tests sample with: different lengths, so cond and
     #: uncond are separate signatures, unless the family's encoder pads both alike (FLUX's T5: 256).
@@ -57,7 +59,7 @@ class FamilyInfo:
     #: returns fixed counts, or none and the model class's defaults apply): every real checkpoint
     #: then has the real depth, and no key layout can ask for fewer blocks. A reduced-depth
     #: synthetic model gets its ``depth_keys`` through the ``supported_models`` class's
-    #: ``unet_extra_config`` while it loads (``synthetic._depth_set_at_load``).
+    #: ``unet_extra_config`` while it loads (``bench.synthetic._depth_set_at_load``).
     depth_fixed_by_detection: bool = False
     #: ``config`` keys a later ComfyUI added to the class and its detection, each with the value
     #: that means what an older ComfyUI does without the key (the feature off): on a ComfyUI whose
@@ -73,6 +75,21 @@ class FamilyInfo:
     #: Sampling then runs the joint latent (``comfy.nested_tensor.NestedTensor``), as the
     #: family's concat node makes it. None: one stream.
     second_stream_shape: Callable[..., tuple] | None = None
+    #: The family's ``ModelAdapter``: the facts both need (``latent_downscale``,
+    #: ``temporal_downscale``) are the adapter's and are read from it, never written twice.
+    adapter: Any = None
+
+    def __post_init__(self) -> None:
+        facts = {"latent_downscale": 8, "temporal_downscale": None}
+        if self.adapter is not None:
+            facts = {"latent_downscale": self.adapter.latent_scale, "temporal_downscale": self.adapter.temporal_scale}
+            for name, fact in facts.items():
+                given = getattr(self, name)
+                if given is not None and given != fact:
+                    raise ValueError(f"recipe {self.name!r}: {name}={given} but its adapter says {fact}; give only adapter=")
+        for name, fact in facts.items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, fact)
 
     def unet_config(self, depth=None) -> dict:
         """The detection config with block counts set by :meth:`depth_counts`."""

@@ -1,16 +1,19 @@
-"""Synthetic (random-weight) checkpoints for the DiT families BCG supports.
+"""Synthetic (random-weight) checkpoints for the DiT families BCG supports (a tool: the tests and
+the benchmarks build their models here; the product never imports it).
 
-Each family's recipe (:class:`~.models.recipe.FamilyInfo`: detection config, widths, text encoder
-facts) lives beside its adapter in ``models/<family>.py``; this module builds from any recipe.
+Each family's recipe (:class:`~bcg_runtime.comfy.models.recipe.FamilyInfo`: detection config,
+widths, text encoder facts) lives beside its adapter in ``bcg_runtime/comfy/models/<family>.py``;
+this module builds from any recipe.
 Each family's checkpoint is made by instantiating ComfyUI's own model class on the meta device with
 the config ComfyUI's detection derives for the real checkpoint (optionally with fewer blocks), then
 filling every key with seeded random values. The key names and shapes are exactly those of the
 "diffusion_models" split files ComfyUI loads (no prefix), so ``comfy.sd.load_diffusion_model_state_dict``
-detects the right ``supported_models`` class and builds the real model: FLUX.1-dev (``Flux``),
-Z-Image / Z-Image-Turbo (``ZImage``, a Lumina2 NextDiT) and Qwen-Image (``QwenImage``).
+detects the right ``supported_models`` class and builds the real model (every family of
+``bcg_runtime.comfy.models``).
 
-Conditioning mirrors what ``CLIPTextEncode`` returns for each family (keys and dtypes), with random
-context tensors in place of a text encoder, and :func:`sample` follows ``nodes.common_ksampler``.
+Placeholder conditioning and KSampler-path sampling are the product's
+(``bcg_runtime.comfy.sampling``, re-exported here): the tests sample exactly as the warm-up does.
+Edit workflows' reference latents and the quantized checkpoint formats are built here.
 
 ComfyUI is imported lazily (inside functions): importing this module needs only torch.
 """
@@ -26,8 +29,9 @@ from typing import Mapping
 
 import torch
 
-from .models import RECIPES
-from .models.recipe import FamilyInfo, config_differences
+from bcg_runtime.comfy.models import RECIPES
+from bcg_runtime.comfy.models.recipe import FamilyInfo, config_differences
+from bcg_runtime.comfy.sampling import empty_latent, family_info, make_conditioning, sample
 
 log = logging.getLogger(__name__)
 
@@ -63,14 +67,6 @@ WEIGHT_STD = 0.02
 
 FAMILIES: Mapping[str, FamilyInfo] = RECIPES
 """Every supported family's recipe by name (each defined beside its adapter in ``models/``)."""
-
-
-def family_info(family: str) -> FamilyInfo:
-    """The :class:`FamilyInfo` for ``family``; ValueError naming the accepted values otherwise."""
-    info = FAMILIES.get(family) if isinstance(family, str) else None
-    if info is None:
-        raise ValueError(f"unknown model family {family!r}; accepted: {', '.join(sorted(FAMILIES))}")
-    return info
 
 
 def unet_config(family: str, depth=None) -> dict:
@@ -433,26 +429,6 @@ def comfy_quant_checkpoint(sd: Mapping[str, torch.Tensor], layers: Mapping[str, 
     return out
 
 
-def make_conditioning(family: str, length: int | None = None, seed: int = 0, batch: int = 1, guidance: float | None = None, text_dim: int | None = None):
-    """A CONDITIONING list ``[[context, extras]]`` shaped like ``CLIPTextEncode``'s output.
-
-    ``context`` is float32 on CPU, ``(batch, length, text_dim)``, ``N(0, 1)`` seeded by ``seed``;
-    ``text_dim`` defaults to the recipe's (a model of another size passes its own, ``ModelAdapter.text_dim``).
-    Extras mirror the family's text encoder: Flux ``{"pooled_output": (batch, 768) float32,
-    "guidance": 3.5}`` (guidance as FluxGuidance/CLIPTextEncodeFlux add it); Z-Image (Qwen3-4B)
-    ``{"pooled_output": None, "attention_mask": (batch, length) int64 ones}``; Qwen-Image
-    ``{"pooled_output": None}`` (its encoder drops an all-ones mask). Real encoders return batch 1.
-    """
-    info = family_info(family)
-    if length is None:
-        length = info.default_cond_length
-    if length < 1 or batch < 1:
-        raise ValueError(f"length and batch must be >= 1, got length={length} batch={batch}")
-    gen = torch.Generator(device="cpu").manual_seed(int(seed))
-    context = torch.randn(batch, length, text_dim or info.text_dim, generator=gen, dtype=torch.float32)
-    return [[context, info.extras(batch, length, gen, guidance)]]
-
-
 def make_reference_latent(family: str, width: int, height: int, seed: int = 0) -> torch.Tensor:
     """A VAE-encoded image's latent as the edit nodes (ReferenceLatent, TextEncodeQwenImageEdit)
     put it in the conditioning: ``[1, C, h, w]``, or ``[1, C, 1, h, w]`` for a family whose latent
@@ -477,31 +453,6 @@ def latent_channels(family: str) -> int:
     return family_info(family).latent_channels
 
 
-def empty_latent(family: str, width: int, height: int, batch: int = 1, frames: int | None = None, latent_scale: int | None = None) -> torch.Tensor:
-    """The zeros the family's empty-latent node makes: ``[batch, channels, height//s, width//s]``
-    (``EmptySD3LatentImage``: 16 channels, s = 8; ``EmptyFlux2LatentImage``: 128, s = 16), float32
-    on ComfyUI's intermediate device. Qwen-Image's 5-D shape comes from
-    ``comfy.sample.fix_empty_latent_channels`` at sampling time. Video families
-    (``temporal_downscale``) get ``[batch, channels, T, height//s, width//s]`` with
-    T = (frames-1)//temporal_downscale + 1 (``EmptyHunyuanLatentVideo``; ``frames`` None: one
-    frame); an image family takes no frame count. ``latent_scale`` overrides the recipe's s for a
-    member of the family with another VAE (the adapter's ``for_model``)."""
-    import comfy.model_management
-
-    info = family_info(family)
-    s = latent_scale or info.latent_downscale
-    if width < s or height < s or batch < 1 or (frames is not None and frames < 1):
-        raise ValueError(f"bad latent size {width}x{height} frames {frames} batch {batch}")
-    spatial = [height // s, width // s]
-    device = comfy.model_management.intermediate_device()
-    if info.temporal_downscale is None:
-        if frames not in (None, 1):
-            raise ValueError(f"{family} makes images: no frame count ({frames} given)")
-        return torch.zeros([batch, info.latent_channels] + spatial, device=device)
-    t = ((frames or 1) - 1) // info.temporal_downscale + 1
-    return torch.zeros([batch, info.latent_channels, t] + spatial, device=device)
-
-
 def output_latent_shape(family: str, width: int, height: int, batch: int = 1, frames: int | None = None) -> tuple[int, ...]:
     """Shape of what :func:`sample` returns (Qwen-Image adds a time axis of 1; video families
     have T = (frames-1)//temporal_downscale + 1)."""
@@ -512,56 +463,3 @@ def output_latent_shape(family: str, width: int, height: int, batch: int = 1, fr
     if info.latent_dimensions == 3:
         return (batch, info.latent_channels, 1) + spatial
     return (batch, info.latent_channels) + spatial
-
-
-def sample(
-    model,
-    family: str,
-    width: int,
-    height: int,
-    steps: int,
-    cfg: float,
-    positive,
-    negative,
-    seed: int = 0,
-    sampler: str = "euler",
-    scheduler: str = "simple",
-    batch: int = 1,
-    denoise: float = 1.0,
-    latent: torch.Tensor | None = None,
-    frames: int | None = None,
-    latent_scale: int | None = None,
-) -> torch.Tensor:
-    """Sample like ``nodes.common_ksampler`` (KSampler): empty latent (or ``latent``),
-    ``fix_empty_latent_channels``, ``prepare_noise(latent, seed)``, ``comfy.sample.sample`` with
-    ``disable_pbar=True``. Returns the denoised latent on ComfyUI's intermediate device.
-    ``frames`` and ``latent_scale``: see :func:`empty_latent`. A family with a second stream
-    (``FamilyInfo.second_stream_shape``: LTX-2's audio) samples the joint latent, its empty second
-    stream beside the video; a joint result (that or a joint ``latent``) is returned packed, every
-    stream flattened into one ``[B, 1, N]`` tensor (``comfy.utils.pack_latents``), so one
-    ``torch.equal`` compares them all."""
-    import comfy.sample
-
-    info = family_info(family)
-    if latent is not None:
-        latent_image = latent
-    else:
-        latent_image = empty_latent(family, width, height, batch, frames, latent_scale)
-        if info.second_stream_shape is not None:  # LTX-2's audio beside the video (LTXVConcatAVLatent)
-            import comfy.nested_tensor
-
-            second = torch.zeros(info.second_stream_shape(info, batch, frames), device=latent_image.device)
-            latent_image = comfy.nested_tensor.NestedTensor((latent_image, second))
-    latent_image = comfy.sample.fix_empty_latent_channels(model, latent_image)
-    noise = comfy.sample.prepare_noise(latent_image, seed, None)
-    t0 = time.perf_counter()
-    out = comfy.sample.sample(
-        model, noise, steps, cfg, sampler, scheduler, positive, negative, latent_image,
-        denoise=denoise, disable_pbar=True, seed=seed,
-    )
-    log.debug("[BCG] sampled %s %dx%d, %d steps, cfg %s in %.2fs", family, width, height, steps, cfg, time.perf_counter() - t0)
-    if getattr(out, "is_nested", False):  # a joint latent: its streams flattened into one tensor, as the sampler runs them
-        import comfy.utils
-
-        out = comfy.utils.pack_latents(out.unbind())[0]
-    return out
