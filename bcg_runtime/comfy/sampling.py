@@ -31,7 +31,12 @@ def family_info(family: str) -> FamilyInfo:
 
 
 def make_conditioning(
-    family: str, length: int | None = None, seed: int = 0, batch: int = 1, guidance: float | None = None, text_dim: int | None = None
+    family: str,
+    length: int | None = None,
+    seed: int = 0,
+    batch: int = 1,
+    guidance: float | None = None,
+    text_dim: int | None = None,
 ):
     """A CONDITIONING list ``[[context, extras]]`` shaped like ``CLIPTextEncode``'s output.
 
@@ -123,8 +128,12 @@ def sample(
         model, noise, steps, cfg, sampler, scheduler, positive, negative, latent_image,
         denoise=denoise, disable_pbar=True, seed=seed,
     )  # fmt: skip
-    log.debug("[BCG] sampled %s %dx%d, %d steps, cfg %s in %.2fs", family, width, height, steps, cfg, time.perf_counter() - t0)
-    if getattr(out, "is_nested", False):  # a joint latent: its streams flattened into one tensor, as the sampler runs them
+    log.debug(
+        "[BCG] sampled %s %dx%d, %d steps, cfg %s in %.2fs", family, width, height, steps, cfg, time.perf_counter() - t0
+    )
+    if getattr(
+        out, "is_nested", False
+    ):  # a joint latent: its streams flattened into one tensor, as the sampler runs them
         import comfy.utils
 
         out = comfy.utils.pack_latents(out.unbind())[0]

@@ -18,9 +18,24 @@ pytestmark = pytest.mark.comfy
 
 #: (refusal module, ldm module, function, file, {cited line: text on it})
 CITED = [
-    (minimax_h3, "comfy.ldm.minimax.model", "MiniMaxH3Model._forward", {577: "t_v = float(1.0 - sigma_v)", 578: "t_a = float(1.0 - time_shift_sigma("}),
-    (hidream_o1, "comfy.ldm.hidream_o1.model", "HiDreamO1Transformer._forward", {223: "torch.equal(ck, input_ids)", 179: ".nonzero("}),
-    (seedvr2, "comfy.ldm.seedvr.model", "repeat_concat", {57: "vid_len.tolist()", 58: "txt_len.tolist()", 1115: "hid_len.tolist()"}),
+    (
+        minimax_h3,
+        "comfy.ldm.minimax.model",
+        "MiniMaxH3Model._forward",
+        {577: "t_v = float(1.0 - sigma_v)", 578: "t_a = float(1.0 - time_shift_sigma("},
+    ),
+    (
+        hidream_o1,
+        "comfy.ldm.hidream_o1.model",
+        "HiDreamO1Transformer._forward",
+        {223: "torch.equal(ck, input_ids)", 179: ".nonzero("},
+    ),
+    (
+        seedvr2,
+        "comfy.ldm.seedvr.model",
+        "repeat_concat",
+        {57: "vid_len.tolist()", 58: "txt_len.tolist()", 1115: "hid_len.tolist()"},
+    ),
 ]
 
 

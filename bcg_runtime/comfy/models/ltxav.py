@@ -82,7 +82,8 @@ class LTXAVAdapter(ModelAdapter):
         dm = getattr(getattr(model_patcher, "model", None), "diffusion_model", None)
         if dm is None or not hasattr(dm, "caption_channels"):
             return self
-        width = dm.cross_attention_dim + dm.audio_cross_attention_dim if dm.caption_proj_before_connector else dm.caption_channels
+        joint = getattr(dm, "caption_proj_before_connector", False)  # 0.8.0's class has no such option
+        width = dm.cross_attention_dim + dm.audio_cross_attention_dim if joint else dm.caption_channels
         return self if width == self.text_dim else dataclasses.replace(self, text_dim=width)
 
     def refusal(self, call: dict[str, Any]) -> str | None:

@@ -41,7 +41,9 @@ class FamilyInfo:
     config: Mapping[str, Any]  # full-depth unet_config exactly as model_detection returns it
     #: ``(recipe, batch, length, generator, guidance) -> dict``: the CONDITIONING extras the family's
     #: text encoder node returns beside the context (pooled output, attention mask, guidance).
-    conditioning_extras: Callable[..., dict] = lambda recipe, batch, length, generator, guidance: {"pooled_output": None}
+    conditioning_extras: Callable[..., dict] = lambda recipe, batch, length, generator, guidance: {
+        "pooled_output": None
+    }
     #: Image pixels per latent cell of the family's empty latent: its adapter's ``latent_scale``
     #: (set from ``adapter``; 8 for a recipe without one).
     latent_downscale: int | None = None
@@ -86,7 +88,9 @@ class FamilyInfo:
             for name, fact in facts.items():
                 given = getattr(self, name)
                 if given is not None and given != fact:
-                    raise ValueError(f"recipe {self.name!r}: {name}={given} but its adapter says {fact}; give only adapter=")
+                    raise ValueError(
+                        f"recipe {self.name!r}: {name}={given} but its adapter says {fact}; give only adapter="
+                    )
         for name, fact in facts.items():
             if getattr(self, name) is None:
                 object.__setattr__(self, name, fact)
@@ -134,7 +138,9 @@ class FamilyInfo:
         return counts
 
 
-def config_differences(recipe: "FamilyInfo", want: Mapping[str, Any], detected: Mapping[str, Any], keys) -> dict[str, tuple[Any, Any]]:
+def config_differences(
+    recipe: "FamilyInfo", want: Mapping[str, Any], detected: Mapping[str, Any], keys
+) -> dict[str, tuple[Any, Any]]:
     """``{key: (want, detected)}`` for each of ``keys`` whose values differ as detection means them
     (:func:`same_config_value`); a key of ``recipe.added_later`` that the detection does not give,
     at its older value, is no difference (that ComfyUI builds the same model without it)."""
