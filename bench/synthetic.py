@@ -188,11 +188,12 @@ def build_state_dict(
     return out
 
 
-def detect_family_class(state_dict: Mapping[str, torch.Tensor], prefix: str = "") -> tuple[str | None, dict | None]:
-    """(supported_models class name, unet_config) that ComfyUI's detection gives ``state_dict``."""
+def detect_family_class(state_dict: Mapping[str, torch.Tensor], prefix: str = "", metadata: Mapping[str, str] | None = None) -> tuple[str | None, dict | None]:
+    """(supported_models class name, unet_config) that ComfyUI's detection gives ``state_dict``
+    (with the checkpoint's safetensors ``metadata``, where the family's detection reads it)."""
     import comfy.model_detection
 
-    cfg = comfy.model_detection.detect_unet_config(state_dict, prefix)
+    cfg = comfy.model_detection.detect_unet_config(state_dict, prefix, metadata=metadata)
     if cfg is None:
         return None, None
     model_config = comfy.model_detection.model_config_from_unet_config(cfg, state_dict)
@@ -203,7 +204,7 @@ def detected_config(family: str, state_dict: Mapping[str, torch.Tensor], prefix:
     """:func:`detect_family_class`, with the block counts a synthetic load sets where detection
     fixes them (``FamilyInfo.depth_fixed_by_detection``): the config the loaded model is built with."""
     info = family_info(family)
-    cls_name, cfg = detect_family_class(state_dict, prefix)
+    cls_name, cfg = detect_family_class(state_dict, prefix, info.metadata(depth))
     if cfg is not None and info.depth_fixed_by_detection:
         cfg = {**cfg, **dict(zip(info.depth_keys, info.depth_counts(depth)))}
     return cls_name, cfg
@@ -281,7 +282,7 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
         sd = comfy_quant_checkpoint(sd, quantized)
     t0 = time.perf_counter()
     with _depth_set_at_load(info, depth):
-        patcher = comfy.sd.load_diffusion_model_state_dict(sd, model_options=options)
+        patcher = comfy.sd.load_diffusion_model_state_dict(sd, model_options=options, metadata=info.metadata(depth))
     del sd
     if patcher is None:
         raise RuntimeError(f"[BCG] ComfyUI could not detect the synthetic {info.name!r} checkpoint")
@@ -302,7 +303,7 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
         missing = sorted(set(shapes) - set(loaded))[:5]
         extra = sorted(set(loaded) - set(shapes))[:5]
         raise RuntimeError(f"[BCG] synthetic {info.name!r} key layout differs: missing {missing}, unexpected {extra}")
-    blocks = tuple(len(getattr(dm, attr)) for attr in info.block_attrs)
+    blocks = tuple(len(dm.get_submodule(attr)) for attr in info.block_attrs)
     if blocks != counts:
         raise RuntimeError(f"[BCG] synthetic {info.name!r} has blocks {blocks}, expected {counts}")
     weight_dtypes = {p.dtype for name, p in dm.named_parameters() if name.rsplit(".", 1)[0] not in quantized}
@@ -329,7 +330,7 @@ def save_model_file(family: str, path: str, depth=None, seed: int = 0, device=No
     from safetensors.torch import save_file
 
     sd = build_state_dict(family, depth=depth, seed=seed, device=device)
-    save_file({k: v.contiguous().cpu() for k, v in sd.items()}, path)
+    save_file({k: v.contiguous().cpu() for k, v in sd.items()}, path, metadata=family_info(family).metadata(depth))
     return path
 
 

@@ -31,7 +31,12 @@ def family_info(family: str) -> FamilyInfo:
 
 
 def make_conditioning(
-    family: str, length: int | None = None, seed: int = 0, batch: int = 1, guidance: float | None = None, text_dim: int | None = None
+    family: str,
+    length: int | None = None,
+    seed: int = 0,
+    batch: int = 1,
+    guidance: float | None = None,
+    text_dim: int | None = None,
 ):
     """A CONDITIONING list ``[[context, extras]]`` shaped like ``CLIPTextEncode``'s output.
 
@@ -99,11 +104,23 @@ def sample(
     """Sample like ``nodes.common_ksampler`` (KSampler): empty latent (or ``latent``),
     ``fix_empty_latent_channels``, ``prepare_noise(latent, seed)``, ``comfy.sample.sample`` with
     ``disable_pbar=True``. Returns the denoised latent on ComfyUI's intermediate device.
-    ``frames`` and ``latent_scale``: see :func:`empty_latent`."""
+    ``frames`` and ``latent_scale``: see :func:`empty_latent`. A family with a second stream
+    (``FamilyInfo.second_stream_shape``: LTX-2's audio) samples the joint latent, its empty second
+    stream beside the video; a joint result (that or a joint ``latent``) is returned packed, every
+    stream flattened into one ``[B, 1, N]`` tensor (``comfy.utils.pack_latents``), so one
+    ``torch.equal`` compares them all."""
     import comfy.sample
 
-    family_info(family)
-    latent_image = empty_latent(family, width, height, batch, frames, latent_scale) if latent is None else latent
+    info = family_info(family)
+    if latent is not None:
+        latent_image = latent
+    else:
+        latent_image = empty_latent(family, width, height, batch, frames, latent_scale)
+        if info.second_stream_shape is not None:  # LTX-2's audio beside the video (LTXVConcatAVLatent)
+            import comfy.nested_tensor
+
+            second = torch.zeros(info.second_stream_shape(info, batch, frames), device=latent_image.device)
+            latent_image = comfy.nested_tensor.NestedTensor((latent_image, second))
     latent_image = comfy.sample.fix_empty_latent_channels(model, latent_image)
     noise = comfy.sample.prepare_noise(latent_image, seed, None)
     t0 = time.perf_counter()
@@ -111,5 +128,13 @@ def sample(
         model, noise, steps, cfg, sampler, scheduler, positive, negative, latent_image,
         denoise=denoise, disable_pbar=True, seed=seed,
     )  # fmt: skip
-    log.debug("[BCG] sampled %s %dx%d, %d steps, cfg %s in %.2fs", family, width, height, steps, cfg, time.perf_counter() - t0)
+    log.debug(
+        "[BCG] sampled %s %dx%d, %d steps, cfg %s in %.2fs", family, width, height, steps, cfg, time.perf_counter() - t0
+    )
+    if getattr(
+        out, "is_nested", False
+    ):  # a joint latent: its streams flattened into one tensor, as the sampler runs them
+        import comfy.utils
+
+        out = comfy.utils.pack_latents(out.unbind())[0]
     return out

@@ -33,7 +33,7 @@ class FamilyInfo:
     latent_dimensions: int  # 2: latents are [B,C,H,W]; 3: [B,C,T,H,W] (ComfyUI unsqueezes T=1)
     depth_keys: tuple[str, ...]  # unet_config keys that count blocks
     real_depth: tuple[int, ...]  # their values in the real checkpoint
-    block_attrs: tuple[str, ...]  # diffusion_model attributes holding those blocks
+    block_attrs: tuple[str, ...]  # diffusion_model submodules (dotted paths) holding those blocks
     default_steps: int
     default_cfg: float
     default_cond_length: int
@@ -41,7 +41,9 @@ class FamilyInfo:
     config: Mapping[str, Any]  # full-depth unet_config exactly as model_detection returns it
     #: ``(recipe, batch, length, generator, guidance) -> dict``: the CONDITIONING extras the family's
     #: text encoder node returns beside the context (pooled output, attention mask, guidance).
-    conditioning_extras: Callable[..., dict] = lambda recipe, batch, length, generator, guidance: {"pooled_output": None}
+    conditioning_extras: Callable[..., dict] = lambda recipe, batch, length, generator, guidance: {
+        "pooled_output": None
+    }
     #: Image pixels per latent cell of the family's empty latent: its adapter's ``latent_scale``
     #: (set from ``adapter``; 8 for a recipe without one).
     latent_downscale: int | None = None
@@ -66,6 +68,15 @@ class FamilyInfo:
     #: class does not take the key it is left out (``synthetic``), and a detection without it is
     #: the same config. E.g. LTX-Video's ``use_keyframes_abs_pos_embedding: False``.
     added_later: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    #: ``config`` keys a real checkpoint carries in its safetensors metadata (``{"config":
+    #: {"transformer": {...}}}``, read by the detection of LTX-2) rather than in its key layout:
+    #: the synthetic checkpoint is detected and loaded with that metadata (:meth:`metadata`).
+    metadata_keys: tuple[str, ...] = ()
+    #: Families whose latent holds a second stream (LTX-2's audio): ``(recipe, batch, frames) ->
+    #: shape`` of that stream's empty latent for a video of ``frames`` pixel frames (None: one).
+    #: Sampling then runs the joint latent (``comfy.nested_tensor.NestedTensor``), as the
+    #: family's concat node makes it. None: one stream.
+    second_stream_shape: Callable[..., tuple] | None = None
     #: The family's ``ModelAdapter``: the facts both need (``latent_downscale``,
     #: ``temporal_downscale``) are the adapter's and are read from it, never written twice.
     adapter: Any = None
@@ -77,7 +88,9 @@ class FamilyInfo:
             for name, fact in facts.items():
                 given = getattr(self, name)
                 if given is not None and given != fact:
-                    raise ValueError(f"recipe {self.name!r}: {name}={given} but its adapter says {fact}; give only adapter=")
+                    raise ValueError(
+                        f"recipe {self.name!r}: {name}={given} but its adapter says {fact}; give only adapter="
+                    )
         for name, fact in facts.items():
             if getattr(self, name) is None:
                 object.__setattr__(self, name, fact)
@@ -88,6 +101,16 @@ class FamilyInfo:
         for key, count in zip(self.depth_keys, self.depth_counts(depth)):
             cfg[key] = count
         return {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in cfg.items()}
+
+    def metadata(self, depth=None) -> dict[str, str] | None:
+        """The safetensors metadata of the checkpoint at ``depth`` (None where the layout says
+        everything); a depth key may be one of its keys (LTX-2's connector layers)."""
+        if not self.metadata_keys:
+            return None
+        import json
+
+        transformer = {k: v for k, v in self.unet_config(depth).items() if k in self.metadata_keys}
+        return {"config": json.dumps({"transformer": transformer})}
 
     def extras(self, batch: int, length: int, generator: Any, guidance: float | None) -> dict:
         """The CONDITIONING extras for a context of ``(batch, length)`` (see ``conditioning_extras``)."""
@@ -115,7 +138,9 @@ class FamilyInfo:
         return counts
 
 
-def config_differences(recipe: "FamilyInfo", want: Mapping[str, Any], detected: Mapping[str, Any], keys) -> dict[str, tuple[Any, Any]]:
+def config_differences(
+    recipe: "FamilyInfo", want: Mapping[str, Any], detected: Mapping[str, Any], keys
+) -> dict[str, tuple[Any, Any]]:
     """``{key: (want, detected)}`` for each of ``keys`` whose values differ as detection means them
     (:func:`same_config_value`); a key of ``recipe.added_later`` that the detection does not give,
     at its older value, is no difference (that ComfyUI builds the same model without it)."""
