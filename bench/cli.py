@@ -33,7 +33,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--comfyui", default=os.environ.get("COMFYUI_PATH"), help="ComfyUI folder (default: $COMFYUI_PATH, or the ComfyUI this pack is installed in)")
     p.add_argument("--family", default="zimage", choices=sorted(DEFAULTS), help="model family (default zimage = Z-Image-Turbo; " + ", ".join(f"{n} = {r.title}" for n, r in sorted(RECIPES.items())) + ")")
     p.add_argument("--resolutions", default=None, help="WIDTHxHEIGHT list, WIDTHxHEIGHTxFRAMES for video families (default 512x512; 128x128 without CUDA)")
-    p.add_argument("--steps", type=int, default=None, help="sampling steps (default: the family's, see BASELINE.md)")
+    p.add_argument("--steps", type=int, default=None, help="sampling steps (default: the family's recipe)")
     p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's)")
     p.add_argument("--prompt-lengths", default=None, help="cond,uncond context lengths (default: 100 and 12 typed tokens as the family's text encoder delivers them, e.g. 256,256 for flux, whose T5 pads to 256)")
     p.add_argument("--references", default=None, help="edit workflow: reference images as WIDTHxHEIGHT list (e.g. 1024x1024 for Qwen-Image-Edit or FLUX.1 Kontext), each a random latent in cond and uncond's reference_latents")
