@@ -16,7 +16,8 @@ import pytest
 import torch
 from bcg_testing import release_cuda_memory
 
-from bcg_runtime.comfy import fingerprint, synthetic
+from bcg_runtime.comfy import fingerprint
+from bench import synthetic
 
 pytestmark = [pytest.mark.comfy, pytest.mark.gpu]
 

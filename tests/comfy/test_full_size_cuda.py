@@ -12,7 +12,8 @@ import pytest
 import torch
 from bcg_testing import WARMUP_ONLY, conds, release_cuda_memory, skip_unless_host_builds
 
-from bcg_runtime.comfy import api, synthetic
+from bcg_runtime.comfy import api
+from bench import synthetic
 from bcg_runtime.comfy.wrappers import session_of
 
 pytestmark = [
