@@ -87,7 +87,7 @@ def _meta_model(info: FamilyInfo, depth, dtype):
     import comfy.ops
 
     cls = _ldm_class(info)
-    config = info.unet_config(depth)
+    config = {**info.unet_config(depth), **info.built_with}
     try:
         return cls(**config, device="meta", dtype=dtype, operations=comfy.ops.disable_weight_init)
     except TypeError:
@@ -166,11 +166,12 @@ def build_state_dict(
     return out
 
 
-def detect_family_class(state_dict: Mapping[str, torch.Tensor], prefix: str = "") -> tuple[str | None, dict | None]:
-    """(supported_models class name, unet_config) that ComfyUI's detection gives ``state_dict``."""
+def detect_family_class(state_dict: Mapping[str, torch.Tensor], prefix: str = "", metadata: Mapping[str, str] | None = None) -> tuple[str | None, dict | None]:
+    """(supported_models class name, unet_config) that ComfyUI's detection gives ``state_dict``
+    (with a checkpoint's safetensors ``metadata``, which some detections read)."""
     import comfy.model_detection
 
-    cfg = comfy.model_detection.detect_unet_config(state_dict, prefix)
+    cfg = comfy.model_detection.detect_unet_config(state_dict, prefix, metadata=dict(metadata) if metadata else None)
     if cfg is None:
         return None, None
     model_config = comfy.model_detection.model_config_from_unet_config(cfg, state_dict)
@@ -181,7 +182,7 @@ def detected_config(family: str, state_dict: Mapping[str, torch.Tensor], prefix:
     """:func:`detect_family_class`, with the block counts a synthetic load sets where detection
     fixes them (``FamilyInfo.depth_fixed_by_detection``): the config the loaded model is built with."""
     info = family_info(family)
-    cls_name, cfg = detect_family_class(state_dict, prefix)
+    cls_name, cfg = detect_family_class(state_dict, prefix, info.checkpoint_metadata)
     if cfg is not None and info.depth_fixed_by_detection:
         cfg = {**cfg, **dict(zip(info.depth_keys, info.depth_counts(depth)))}
     return cls_name, cfg
@@ -259,7 +260,8 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
         sd = comfy_quant_checkpoint(sd, quantized)
     t0 = time.perf_counter()
     with _depth_set_at_load(info, depth):
-        patcher = comfy.sd.load_diffusion_model_state_dict(sd, model_options=options)
+        metadata = {"metadata": dict(info.checkpoint_metadata)} if info.checkpoint_metadata else {}
+        patcher = comfy.sd.load_diffusion_model_state_dict(sd, model_options=options, **metadata)
     del sd
     if patcher is None:
         raise RuntimeError(f"[BCG] ComfyUI could not detect the synthetic {info.name!r} checkpoint")
@@ -307,7 +309,8 @@ def save_model_file(family: str, path: str, depth=None, seed: int = 0, device=No
     from safetensors.torch import save_file
 
     sd = build_state_dict(family, depth=depth, seed=seed, device=device)
-    save_file({k: v.contiguous().cpu() for k, v in sd.items()}, path)
+    metadata = family_info(family).checkpoint_metadata
+    save_file({k: v.contiguous().cpu() for k, v in sd.items()}, path, metadata=dict(metadata) if metadata else None)
     return path
 
 

@@ -64,6 +64,15 @@ class FamilyInfo:
     #: class does not take the key it is left out (``synthetic``), and a detection without it is
     #: the same config. E.g. LTX-Video's ``use_keyframes_abs_pos_embedding: False``.
     added_later: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    #: The safetensors metadata the real checkpoint carries where ComfyUI's detection reads the
+    #: model's kind from it and not from the key layout (0.33's Wan FlowRVS: ``{"config":
+    #: '{"transformer": {"model_type": "flow_rvs"}}'}``); the synthetic load passes it the way
+    #: ``comfy.sd.load_diffusion_model`` passes a file's. None: detection reads the layout alone.
+    checkpoint_metadata: Mapping[str, str] | None = None
+    #: ``config`` keys the ``model_base`` class sets before it builds ``ldm_class`` (0.33's
+    #: ``WAN21_FlowRVS`` builds a ``WanModel`` with ``model_type="t2v"`` from a detected
+    #: ``"flow_rvs"``): the synthetic checkpoint's layout is made with them.
+    built_with: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def unet_config(self, depth=None) -> dict:
         """The detection config with block counts set by :meth:`depth_counts`."""
