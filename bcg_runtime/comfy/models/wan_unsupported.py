@@ -1,0 +1,45 @@
+"""The Wan 2.x variants of ComfyUI 0.33.0 that BCG does not serve, each with the reason read from
+its forward (comfy/ldm/wan/, 0.33.0). This module defines no ``ADAPTER`` and no ``RECIPE``: it is
+no family; BCG Apply leaves these models unchanged and shows the reason.
+
+- ``WAN21_CausalAR_T2V`` (``comfy.ldm.wan.ar_model.CausalWanModel``): refused. With
+  ``transformer_options["ar_state"]`` (every call of its autoregressive sampler) the forward
+  (ar_model.py:260-272) runs ``forward_block`` on a KV cache held across calls: it writes this
+  call's keys and values at ``kv_cache["end"]`` and advances it (:67-73), reads every earlier
+  call's (:76-78), and fills the cross-attention cache once (:116-127). A call's result depends
+  on state earlier calls left, and on a Python int ``end`` a graph would freeze; a replay would
+  neither read the live cache length nor advance it. (``ar_state`` is also an entry BCG's key
+  does not know, so such a call would run eager anyway.)
+- ``WAN22_Animate`` (``comfy.ldm.wan.model_animate.AnimateWanModel``): not supported yet. The
+  forward is shape-driven (the face encoder's batches, model_animate.py:463, loops over
+  ``math.ceil`` of a shape), but the face path is untested: the face adapter has
+  ``num_layers // 5`` blocks (:440) and runs at every 5th block (:549), so a depth-1 test model
+  has none and a test needs 5 blocks at 14B width (7 GB in float32 on the CPU); the motion
+  encoder's ``torch.linalg.qr`` (:380) runs on cuSOLVER, unproven under capture.
+- ``WAN_Animate2`` (``comfy.ldm.wan.model_animate2.WanAnimate2Model``): not supported yet. Its
+  ``WanAnimate2Cache`` node's ``PoseBranchCache`` (model_animate2.py:113) keeps the pose branch's
+  block inputs across sampling steps and picks its slot by comparing pose latents on the host
+  (``torch.equal`` at :142, ``stream.synchronize`` at :137, the slot's fill state at :298): state
+  across calls no graph can follow (an ``animate2_cache`` call would run eager as an unknown
+  ``transformer_options`` entry). Without the cache the forward is shape-driven (the
+  ``ValueError`` at :292 checks shapes); an adapter, a metadata-detected recipe (``animate2`` comes
+  only from the checkpoint's metadata) and tests are not written.
+"""
+
+#: ``comfy.supported_models`` class -> why BCG does not serve it (one line each).
+UNSUPPORTED_REASONS = {
+    "WAN21_CausalAR_T2V": (
+        "refused: the causal autoregressive forward (comfy/ldm/wan/ar_model.py:260-272) writes and advances a KV cache "
+        "held across calls (kv_cache['end'], :67-73) and fills a cross-attention cache once (:116-127); a call's result "
+        "depends on state earlier calls left, which a replay neither reads nor advances"
+    ),
+    "WAN22_Animate": (
+        "not supported yet: the face adapter runs every 5th block (comfy/ldm/wan/model_animate.py:440, :549), so its path "
+        "needs a 5-block 14B test model, and the motion encoder's torch.linalg.qr (:380) is unproven under capture"
+    ),
+    "WAN_Animate2": (
+        "not supported yet: the WanAnimate2Cache pose cache (comfy/ldm/wan/model_animate2.py:113) carries block inputs "
+        "across steps and picks its slot on the host (torch.equal :142, stream.synchronize :137); no adapter or tests for "
+        "the uncached forward yet"
+    ),
+}
