@@ -1,5 +1,5 @@
 """The Wan 2.x variants (VACE, Fun Control, Fun Camera 2.1 / 2.2, FlowRVS, SCAIL / SCAIL-2, HuMo,
-S2V, WanDancer) inside real ComfyUI, each on its depth-1 model at the real width (14B), through
+S2V, Animate 2, WanDancer) inside real ComfyUI, each on its depth-1 model at the real width (14B), through
 ``comfy.sample.sample`` with the conditioning inputs the variant adds, as its nodes put them in the
 conditioning.
 
@@ -18,6 +18,7 @@ up by itself (its plain prompts, the variant's own inputs left at ComfyUI's defa
 
 import gc
 import os
+import sys
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Callable
@@ -80,6 +81,11 @@ def _make_cases(T=2, H=8, W=8):
             other={"audio_embed": _randn(1, 1, 25, 1024, 4 * T), "reference_latents": [_randn(2, 1, 16, 1, H, W)]},
             other_is="no motion frames or control video",
         ),
+        "wan_animate2": Case(
+            lambda seed: {"concat_latent_image": _randn(seed, 1, 16, T, H, W), "concat_mask": torch.cat([torch.zeros(1, 1, 1, H, W), torch.ones(1, 1, T - 1, H, W)], dim=2), "clip_vision_output": _clip(seed), "pose_video_latent": _randn(seed + 1, 1, 16, T - 1, H, W), "cross_attn_pose": _randn(seed + 2, 1, 512, 4096)},
+            other={"concat_latent_image": _randn(1, 1, 16, T, H, W), "clip_vision_output": _clip(1)},
+            other_is="outside the pose window (no pose latents)",
+        ),
         "wan_dancer": Case(
             lambda seed: {"audio_embed": _randn(seed, 1, 4 * T + 1, 35), "clip_vision_output": _clip(seed), "clip_vision_output_ref": _clip(seed + 1), "fps": 30.0, "audio_inject_scale": 1.0},
             other={"audio_embed": _randn(1, 1, 4 * T + 1, 35), "clip_vision_output": _clip(1), "clip_vision_output_ref": _clip(2), "fps": 15.0, "audio_inject_scale": 1.0},
@@ -91,10 +97,17 @@ def _make_cases(T=2, H=8, W=8):
 CASES = _make_cases()
 
 
+def _available_bytes():
+    with open("/proc/meminfo") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
+
+
 @pytest.fixture(scope="module")
 def variant_model():
-    """``variant_model(family)``: the family's depth-1 model, one held at a time (each is 0.6 to
-    2.6B parameters in float32 on the CPU)."""
+    """``variant_model(family)``: the family's depth-1 model in bf16, one held at a time (0.6 to
+    2.6B parameters: bf16 halves what float32 would hold on a shared CPU machine; the checks are
+    bit-equality either way). Skipped, naming the sizes, where the machine has not the memory the
+    load takes (the checkpoint and the model side by side)."""
     held = {}
 
     def get(family):
@@ -102,7 +115,10 @@ def variant_model():
             held.clear()
             gc.collect()
             skip_unless_host_builds(family)
-            held[family] = synthetic.load_model(family, depth=1, seed=0)
+            need = 2 * 2 * sum(torch.Size(shape).numel() for shape in synthetic.state_dict_shapes(family, depth=1).values())
+            if sys.platform.startswith("linux") and _available_bytes() < need * 1.2:
+                pytest.skip(f"{family}'s depth-1 load needs about {need / 2**30:.1f} GiB; {_available_bytes() / 2**30:.1f} GiB available")
+            held[family] = synthetic.load_model(family, depth=1, seed=0, dtype=torch.bfloat16)
         return held[family]
 
     yield get

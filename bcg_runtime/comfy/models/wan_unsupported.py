@@ -16,14 +16,8 @@ no family; BCG Apply leaves these models unchanged and shows the reason.
   ``num_layers // 5`` blocks (:440) and runs at every 5th block (:549), so a depth-1 test model
   has none and a test needs 5 blocks at 14B width (7 GB in float32 on the CPU); the motion
   encoder's ``torch.linalg.qr`` (:380) runs on cuSOLVER, unproven under capture.
-- ``WAN_Animate2`` (``comfy.ldm.wan.model_animate2.WanAnimate2Model``): not supported yet. Its
-  ``WanAnimate2Cache`` node's ``PoseBranchCache`` (model_animate2.py:113) keeps the pose branch's
-  block inputs across sampling steps and picks its slot by comparing pose latents on the host
-  (``torch.equal`` at :142, ``stream.synchronize`` at :137, the slot's fill state at :298): state
-  across calls no graph can follow (an ``animate2_cache`` call would run eager as an unknown
-  ``transformer_options`` entry). Without the cache the forward is shape-driven (the
-  ``ValueError`` at :292 checks shapes); an adapter, a metadata-detected recipe (``animate2`` comes
-  only from the checkpoint's metadata) and tests are not written.
+
+Wan Animate 2 (``WAN_Animate2``) is served by ``wan_animate2.py`` (its pose cache runs eager).
 """
 
 #: ``comfy.supported_models`` class -> why BCG does not serve it (one line each).
@@ -36,10 +30,5 @@ UNSUPPORTED_REASONS = {
     "WAN22_Animate": (
         "not supported yet: the face adapter runs every 5th block (comfy/ldm/wan/model_animate.py:440, :549), so its path "
         "needs a 5-block 14B test model, and the motion encoder's torch.linalg.qr (:380) is unproven under capture"
-    ),
-    "WAN_Animate2": (
-        "not supported yet: the WanAnimate2Cache pose cache (comfy/ldm/wan/model_animate2.py:113) carries block inputs "
-        "across steps and picks its slot on the host (torch.equal :142, stream.synchronize :137); no adapter or tests for "
-        "the uncached forward yet"
     ),
 }
