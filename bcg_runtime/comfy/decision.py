@@ -123,7 +123,8 @@ def current_state(session: Any) -> fingerprint.Fingerprint:
     token = fingerprint.modules_token(session.run_dicts)
     if token != session.run_token:
         session.state = session.take_fingerprint()
-        session.run_token = token
+        session.run_dicts = fingerprint.module_dicts(session.run_patcher.model.diffusion_model)
+        session.run_token = fingerprint.modules_token(session.run_dicts)
     return session.state
 
 

@@ -29,7 +29,7 @@ is what it was captured with. :func:`take` gathers all of it for a ModelPatcher,
 Two fingerprints are equal when every part is; a graph serves only a call whose fingerprint equals
 its capture's. The whole walk runs at each sampling run's start; within a run each call compares a
 cheap token of the modules' instance dictionaries (:func:`modules_token`: sizes, forward overrides,
-hooks) and takes the whole fingerprint again only when that token changed.
+torch's hook counter) and takes the whole fingerprint again only when that token changed.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import sys
 from typing import Any, Hashable, Iterable
 
 import torch
+from torch.utils.hooks import RemovableHandle
 
 from ..core.reasons import CORE_GRAPH, UNCLASSIFIED, Reason
 
@@ -339,15 +340,37 @@ def take(model_patcher: Any, model_options: dict | None = None, scratch: tuple[s
     return Fingerprint(parts, keep, refusal)
 
 
-def module_dicts(diffusion_model: torch.nn.Module) -> list[dict]:
-    """The instance dictionaries :func:`modules_token` watches (taken once per run)."""
-    return [m.__dict__ for m in diffusion_model.modules()]
+class WatchedModules:
+    """The instance dictionaries of a DiT's modules, as :func:`modules_token` watches them: all of
+    them by size, and the forward overrides of those that have one by identity. Taken once per run
+    and again whenever the token moved (a module that gains an override is watched from then on)."""
+
+    __slots__ = ("dicts", "with_forward")
+
+    def __init__(self, dicts: list[dict]):
+        self.dicts = dicts
+        self.with_forward = [d for d in dicts if "forward" in d]
 
 
-def modules_token(dicts: Iterable[dict]) -> tuple:
-    """A cheap image of the modules' instance state: each dictionary's size, its forward override
-    and its hook counts. Equal tokens within a run mean no module gained or lost an attribute,
-    an override or a hook since the run's fingerprint was taken."""
-    return tuple(
-        [(len(d), d.get("forward"), len(d["_forward_hooks"]), len(d["_forward_pre_hooks"])) for d in dicts]
+def module_dicts(diffusion_model: torch.nn.Module | None) -> WatchedModules:
+    """The modules :func:`modules_token` watches (None: nothing, outside a run)."""
+    return WatchedModules([] if diffusion_model is None else [m.__dict__ for m in diffusion_model.modules()])
+
+
+def modules_token(watched: WatchedModules) -> tuple:
+    """A cheap image of the modules' instance state, compared at every DiT call of a run. It moves
+    when a module gains or loses an attribute (a new forward override, hooks dictionary or
+    attribute changes the dictionary's size), when an existing forward override is replaced, and
+    when any forward hook or pre-hook is registered anywhere in the process (torch numbers every
+    hook handle from one class counter, so a new hook moves it; a hook present at the run's start
+    was already refused by the fingerprint). Equal tokens within a run mean the run's fingerprint
+    still holds for what the token covers; a moved token makes the caller take it again.
+
+    Why not the hooks dictionaries' sizes: reading two ordered dictionaries per module costs more
+    than everything else here together, and handle numbering covers every registration path torch
+    offers, the global hooks included."""
+    return (
+        tuple(map(len, watched.dicts)),
+        tuple([d.get("forward") for d in watched.with_forward]),
+        RemovableHandle.next_id,
     )

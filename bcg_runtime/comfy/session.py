@@ -181,7 +181,7 @@ class BCGSession:
     #: and that token (see :func:`.decision.current_state`).
     run_thread: int | None = None
     run_options: dict | None = None
-    run_dicts: list = field(default_factory=list)
+    run_dicts: fingerprint.WatchedModules = field(default_factory=lambda: fingerprint.module_dicts(None))
     run_token: tuple = ()
     run_patcher: Any = None
     #: How this mode captures and accepts graphs (mode fast: ``fast.strategy()``).
@@ -291,7 +291,7 @@ class BCGSession:
         self.state = None
         self.run_steps = None
         self.run_patcher = self.run_options = self.run_thread = None
-        self.run_dicts, self.run_token = [], ()
+        self.run_dicts, self.run_token = fingerprint.module_dicts(None), ()
 
     def invalidate(self, reason: str, disable: bool = True) -> None:
         """Say that graphs were dropped (their addresses are no longer the model's) and why;

@@ -1,0 +1,44 @@
+"""The per-call token (fingerprint.modules_token): every change of a module's instance state that
+it is meant to cover moves it, and a call with nothing changed leaves it equal."""
+
+import pytest
+import torch
+
+from bcg_runtime.comfy import fingerprint
+
+pytestmark = pytest.mark.unit
+
+
+def _model():
+    return torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU()))
+
+
+def _moved(change) -> bool:
+    model = _model()
+    model[0].forward = lambda x: x  # an override present at the run's start (an object patch)
+    watched = fingerprint.module_dicts(model)
+    before = fingerprint.modules_token(watched)
+    change(model)
+    return fingerprint.modules_token(watched) != before
+
+
+CHANGES = {
+    "nothing": lambda m: None,
+    "an override on a module that had none": lambda m: setattr(m[1][0], "forward", lambda x: x),
+    "an existing override replaced": lambda m: setattr(m[0], "forward", lambda x: x + 1),
+    "an existing override removed": lambda m: delattr(m[0], "forward"),
+    "a new attribute": lambda m: setattr(m[1][1], "approximate_scale", 2.0),
+    "a forward hook": lambda m: m[1][0].register_forward_hook(lambda mod, a, out: out),
+    "a forward pre-hook": lambda m: m[1].register_forward_pre_hook(lambda mod, a: a),
+    "a global forward hook": lambda m: torch.nn.modules.module.register_module_forward_hook(lambda mod, a, out: out).remove(),
+}
+
+
+@pytest.mark.parametrize("name", list(CHANGES))
+def test_each_covered_change_moves_the_token(name):
+    assert _moved(CHANGES[name]) is (name != "nothing")
+
+
+def test_an_empty_watch_outside_a_run():
+    watched = fingerprint.module_dicts(None)
+    assert fingerprint.modules_token(watched) == fingerprint.modules_token(watched)
