@@ -16,7 +16,7 @@ What the forward adds to Wan's (ComfyUI 0.33.0, comfy/ldm/wan/model_wandancer.py
 
 from .wan import variant, variant_recipe
 
-ADAPTER = variant("wan_dancer", "Wan WanDancer", ("WAN22_WanDancer",))
+ADAPTER = variant("wan_dancer", "WanDancer", ("WAN22_WanDancer",))
 
 #: WanDancer 14B: the I2V layout (``in_dim`` 36) with the music encoder and injectors, a global
 #: patch embedding and head for other frame rates. The checkpoint's unused ``ref_conv`` is left
