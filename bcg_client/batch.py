@@ -11,7 +11,15 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .comfy_http import download_images, execution_error, execution_seconds, http_json, output_files, queue, server_label
+from .comfy_http import (
+    download_images,
+    execution_error,
+    execution_seconds,
+    http_json,
+    output_files,
+    queue,
+    server_label,
+)
 from .errors import ClientError, ServerDown, WriteError, write_error
 from .jobs import Job
 from .status import CACHED, StatusTracker, run_line, served_from_cache

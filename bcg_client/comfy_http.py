@@ -14,7 +14,6 @@ from pathlib import Path
 from .errors import ClientError, ServerDown
 from .files import image_name, save_files
 
-
 DOWN_CODES = (502, 503, 504)
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from .errors import ClientError, write_error
 
-
 # Saved files are named by the client only: [A-Za-z0-9_-] pieces joined by "_", one known suffix.
 # Such a name has no separator, drive, ":" (NTFS streams), leading dot, trailing dot or space, and
 # its stem is never a Windows device name, so it stays inside the folder on Linux, macOS and Windows.

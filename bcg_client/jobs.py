@@ -11,12 +11,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bcg_runtime.plan import PlanError, parse_resolutions as plan_resolutions
+from bcg_runtime.plan import PlanError
+from bcg_runtime.plan import parse_resolutions as plan_resolutions
 
 from .errors import ClientError, SpecError
 from .files import read_json
 from .workflow import apply_job, apply_sets, find_targets, load_workflow, set_input, vary
-
 
 MAX_SEED = 0xFFFFFFFFFFFFFFFF
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from .errors import ClientError, SpecError
 from .files import read_json
 
-
 SAMPLERS = ("KSampler", "KSamplerAdvanced")
 
 

@@ -36,14 +36,6 @@ class WarmupPlan:
     batch_sizes: list[int]
     notes: list[str] = field(default_factory=list)
 
-    def shapes(self) -> list[tuple[int, int, int, int, int | None]]:
-        """``(width, height, text_length, batch, frames)`` for every planned shape, largest first.
-
-        Largest first so the shared pool is sized by the biggest capture and smaller ones reuse it.
-        """
-        shapes = [(w, h, t, b, f) for (w, h, f) in self.resolutions for t in self.text_lengths for b in self.batch_sizes]
-        return sorted(shapes, key=lambda s: (s[0] * s[1] * (s[4] or 1) * s[3], s[2] * s[3]), reverse=True)
-
 
 def _items(text: str) -> list[str]:
     return [p.strip() for p in re.split(r"[,\n;]+", text or "") if p.strip()]
@@ -153,13 +145,24 @@ def parse_batch_sizes(text: str, notes: list[str] | None = None) -> list[int]:
 
 
 def parse_plan(
-    resolutions: str, text_buckets: str | None, batch_sizes: str, max_text_length: int, resolutions_optional: bool = False
+    resolutions: str,
+    text_buckets: str | None,
+    batch_sizes: str,
+    max_text_length: int,
+    resolutions_optional: bool = False,
+    model: str | None = None,
+    temporal_scale: int | None = None,
 ) -> WarmupPlan:
-    """Parse all three fields; ``text_buckets=None`` plans no synthetic prompts (conditioning only);
-    ``resolutions_optional``: an empty ``resolutions`` plans none (a connected latent gives the size)."""
+    """Parse all three fields; ``text_buckets=None`` plans no placeholder prompts (conditioning only);
+    ``resolutions_optional``: an empty ``resolutions`` plans none (a connected latent gives the size).
+    ``model`` (its display name) and ``temporal_scale`` (its adapter's): typed frame counts are
+    held to that model's temporal grid (:func:`check_frames`); None: the model is not known."""
     notes: list[str] = []
+    sizes = [] if resolutions_optional and not _items(resolutions) else parse_sizes(resolutions, notes)
+    if model is not None:
+        check_frames(sizes, temporal_scale, model)
     return WarmupPlan(
-        resolutions=[] if resolutions_optional and not _items(resolutions) else parse_sizes(resolutions, notes),
+        resolutions=sizes,
         text_lengths=[] if text_buckets is None else parse_text_buckets(text_buckets, max_text_length, notes),
         batch_sizes=parse_batch_sizes(batch_sizes, notes),
         notes=notes,

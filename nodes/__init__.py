@@ -1,10 +1,10 @@
 """ComfyUI nodes of the pack (V3 API). Imported only by ``comfy_entrypoint``, inside ComfyUI."""
 
+from comfy_api.latest import ComfyExtension, io
 from typing_extensions import override
 
-from comfy_api.latest import ComfyExtension, io
+from bcg_runtime.comfy.api import register_routes
 
-from ..bcg_runtime.comfy.routes import register_routes
 from .apply import BCGApply
 from .warmup import BCGWarmupCapture
 

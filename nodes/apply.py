@@ -3,9 +3,9 @@ or by BCG Warmup Capture)."""
 
 from comfy_api.latest import io
 
-from ..bcg_runtime.comfy import api
-from ..bcg_runtime.comfy.session import CapturePolicy, Mode
-from ..bcg_runtime.errors import InputError
+from bcg_runtime.comfy import api
+from bcg_runtime.comfy.api import CapturePolicy, InputError, Mode
+
 from .input_error import blocked
 from .schema import CATEGORY, SEARCH_ALIASES, schema
 

@@ -15,8 +15,8 @@ import logging
 
 from comfy_api.latest import io
 
-from ..bcg_runtime.comfy import events
-from ..bcg_runtime.errors import InputError
+from bcg_runtime.comfy import api
+from bcg_runtime.comfy.api import InputError
 
 log = logging.getLogger(__name__)
 
@@ -31,5 +31,5 @@ def blocked(node: str, node_id: str | None, error: InputError, ui_text: bool = F
     """The node's output when ``error`` stops it: every output blocked with the message."""
     text = message(node, node_id, error)
     log.error("[BCG] %s", text)
-    events.publish_input_error(node_id, text, error.field)
+    api.publish_input_error(node_id, text, error.field)
     return io.NodeOutput(None, block_execution=text, ui={"text": (text,)} if ui_text else None)

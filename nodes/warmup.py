@@ -3,10 +3,8 @@
 import comfy.utils
 from comfy_api.latest import io
 
-from ..bcg_runtime.comfy import api
-from ..bcg_runtime.comfy import session as session_module
-from ..bcg_runtime.errors import InputError
-from ..bcg_runtime.plan import PlanError, parse_sizes
+from bcg_runtime.comfy import api
+
 from .input_error import blocked
 from .schema import CATEGORY, SEARCH_ALIASES, schema
 
@@ -68,18 +66,12 @@ class BCGWarmupCapture(io.ComfyNode):
         (frame counts, its longest text) or on what is connected (an empty ``resolutions`` with a
         latent, an empty ``text_buckets`` with conditioning); those stop the node with one line
         (``input_error.py``)."""
-        if not resolutions.strip():
-            return True  # allowed with a latent connected, which this method cannot see
-        try:
-            parse_sizes(resolutions)
-        except PlanError as e:
-            return str(e)
-        return True
+        return api.resolutions_error(resolutions) or True  # empty is allowed: a latent may be connected
 
     @classmethod
     def fingerprint_inputs(cls, **kwargs):
         # Re-run (re-capture) only after some model's weights moved; otherwise ComfyUI's cache holds.
-        return session_module.invalidations()
+        return api.invalidations()
 
     @classmethod
     def execute(
@@ -92,6 +84,6 @@ class BCGWarmupCapture(io.ComfyNode):
                 model, resolutions, text_buckets, batch_sizes, positive, negative,
                 node_id=node_id, progress=lambda i, n: bar.update_absolute(i, n), latent=latent,
             )  # fmt: skip
-        except InputError as error:  # a field the model or the wiring cannot take: one line on this node
+        except api.InputError as error:  # a field the model or the wiring cannot take: one line on this node
             return blocked("BCG Warmup Capture", node_id, error, ui_text=True)
         return io.NodeOutput(model, report.text(), ui={"text": (report.text(),)})

@@ -56,7 +56,7 @@ def table() -> str:
             modes.append("fast")
         kind = f"video ({adapter.temporal_scale}k+1 frames)" if adapter.temporal_scale else "image"
         text = f"{adapter.text_policy}; longest {adapter.max_text_length}"
-        gpu = "passed" if adapter.gpu_verified else "pending (off unless BCG_UNVERIFIED_FAMILIES=1)"
+        gpu = "passed" if adapter.gpu_verified else "pending: CPU stand-in tests only, awaiting the H200 run (off unless BCG_UNVERIFIED_FAMILIES=1)"
         rows.append(
             "| " + " | ".join(_cell(c) for c in (
                 f"**{adapter.display_name}** ({kind})",

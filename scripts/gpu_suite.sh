@@ -17,11 +17,11 @@
 #            synthetic Z-Image of BCG_E2E_DEPTH blocks): RAY_PROMPTS prompts (20) at RAY_SIZE (512x512),
 #            RAY_STEPS steps (8), the eager twin then BCG, per-prompt times (scripts/ray_gpu_check.py;
 #            ray_check.json); needs ray: carry .carryray from scripts/prepare_device_ray.sh;
-#   batch    the batch benchmark (bcg_runtime.batch_bench): prompts of varied lengths over 3 sizes,
+#   batch    the batch benchmark (bench.batch): prompts of varied lengths over 3 sizes,
 #            no warm-up, BCG vs eager per job; BATCH_RUNS lists family:prompts[:seeds[:depth]]
 #            (default "zimage:100 qwen_image:100"; a depth reduces the model to fit the time);
 #   compiler BCG's two policies for ComfyUI's model compiler (0.34+) against eager, with the real
-#            comfy-aimdo 0.6.0 malloc graph around the DiT (bcg_runtime.compiler_bench; COMPILER_ARGS
+#            comfy-aimdo 0.6.0 malloc graph around the DiT (bench.compiler; COMPILER_ARGS
 #            adds its arguments, default "--family flux --depth 2 --steps 8"): its table goes into
 #            the summary (a host with comfy-aimdo 0.6.0: HOSTS=.carry033n).
 # A short table comes last (also $OUT/summary.txt).
@@ -238,7 +238,7 @@ stage_bench() {
     name=${entry%%=*} family=${entry#*=}  # "flux_fp8=flux": run "flux_fp8" of family flux; "flux": both flux
     # Quick by default; BENCHMARKS.md runs use REPEATS=3 MODES=eager,bcg,bcg-full,compile-cudagraphs.
     extra="BENCH_ARGS_${name}"  # this run's arguments after the shared ones (the last wins)
-    timed "bench $name" "$OUT_H/bench_${name}.log" python3 -m bcg_runtime.bench --family "$family" \
+    timed "bench $name" "$OUT_H/bench_${name}.log" python3 -m bench --family "$family" \
       --resolutions "$resolutions" --repeats "${REPEATS:-2}" --modes "${MODES:-eager,bcg-full,bcg}" ${!extra:-} \
       --json "$OUT_H/bench_${name}.json"
     grep -E "^\[BCG\] (replayed|captured)|error|Error" "$OUT_H/bench_${name}.log" | tail -3
@@ -246,7 +246,7 @@ stage_bench() {
   done
   row bench "$n/$(wc -w <<<"$families") families${failed:+; failed:$failed}" $((SECONDS - t0))
   if compgen -G "$OUT_H/bench_*.json" >/dev/null; then
-    python3 -m bcg_runtime.bench_table "$OUT_H"/bench_*.json 2>&1 | sed 's/^/    /' >>"$OUT_H/summary.rows"
+    python3 -m bench.table "$OUT_H"/bench_*.json 2>&1 | sed 's/^/    /' >>"$OUT_H/summary.rows"
   fi
 }
 
@@ -255,7 +255,7 @@ stage_batch() {
   for spec in ${BATCH_RUNS:-zimage:100 qwen_image:100}; do
     IFS=: read -r family prompts seeds depth <<<"$spec"
     name=${family}_${prompts}x${seeds:-1}${depth:+_d$depth}
-    timed "batch $name" "$OUT_H/batch_${name}.log" python3 -m bcg_runtime.batch_bench --family "$family" \
+    timed "batch $name" "$OUT_H/batch_${name}.log" python3 -m bench.batch --family "$family" \
       --prompts "${prompts:-100}" --seeds "${seeds:-1}" ${depth:+--depth "$depth"} --json "$OUT_H/batch_${name}.json"
     tail -7 "$OUT_H/batch_${name}.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
     case "$RC" in 0) row batch "$name: ok" "$SECS" ;; *) row batch "$name: FAILED (exit $RC, see batch_${name}.log)" "$SECS"; status=1 ;; esac
@@ -263,7 +263,7 @@ stage_batch() {
 }
 
 stage_compiler() {
-  timed compiler "$OUT_H/compiler.log" python3 -m bcg_runtime.compiler_bench ${COMPILER_ARGS:---family flux --depth 2 --steps 8} \
+  timed compiler "$OUT_H/compiler.log" python3 -m bench.compiler ${COMPILER_ARGS:---family flux --depth 2 --steps 8} \
     --json "$OUT_H/compiler.json"
   case "$RC" in 0) row compiler "ok (compiler.json)" "$SECS" ;; *) row compiler "FAILED (exit ${RC/124/timeout}, see compiler.log)" "$SECS"; status=1 ;; esac
   grep -E "^[a-z0-9_]+ depth=|^\|" "$OUT_H/compiler.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"

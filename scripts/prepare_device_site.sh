@@ -12,7 +12,7 @@
 #        # .carry033n/ = the comfy-aimdo 0.6.0 wheel (0.4 MB) and a file `base` naming .carry033, whose
 #        # packages gpu_suite.sh takes first; put the assembled ComfyUI tree beside it as comfyui.tar.xz
 #        # (docs/compatibility.md says what it holds; this repository builds none of it). Carry
-#        # [".carry033/site.tar.xz", ".carry033n"]: ~54 + ~5.3 MiB, under the device's 64 MiB.
+#        # [".carry033/site.tar.xz", ".carry033n"]: ~54 + ~2.7 MiB, under the device's 64 MiB.
 #
 # The same folder is meant to hold the host's ComfyUI tree as comfyui.tar.xz (or ComfyUI/), so that
 # one carried path serves one host (gpu_suite.sh finds both there).

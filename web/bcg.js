@@ -7,7 +7,7 @@
 //
 // The badge is one of the node's LiteGraph badges (node.badges, the list the frontend's own node-id
 // and price badges use): the classic canvas draws it above the title, and the Nodes 2.0 (Vue)
-// renderer shows it in the node's badge row. Why calls ran eager is read from the reason kinds the
+// renderer shows it in the node's badge row (see setBadge for how that row learns of a change). Why calls ran eager is read from the reason kinds the
 // server sends (eager_kinds, miss_kinds: bcg_runtime/core/reasons.py), never parsed from the text.
 import { app } from "../../scripts/app.js";
 import { api } from "../../scripts/api.js";
@@ -157,7 +157,7 @@ export function detailsSections(status) {
 
 /** The header line of a node's details: model, mode, capture policy, session. */
 function detailsHeader(status) {
-  const parts = [status.model ?? "unsupported model", `mode ${status.mode}`];
+  const parts = [status.model ?? "unsupported model", `mode ${status.mode_from_auto ? `auto (${status.mode})` : status.mode}`];
   if (status.capture) parts.push(`capture ${status.capture}`);
   if (status.id) parts.push(`session ${status.id}`);
   return parts.join(" · ");
@@ -264,17 +264,44 @@ function findNode(id) {
 /** The frontend's badge class (a global since the TypeScript LiteGraph); null on older frontends. */
 const Badge = () => (typeof window.LGraphBadge === "function" ? window.LGraphBadge : null);
 
-/** Put the node's BCG badge into node.badges (once), and tell the Vue renderer it changed. */
+// Nodes 2.0 (the Vue renderer) reads a node's badges inside a Vue computed: frontend 1.49 from the
+// badge list it copied when it built the node's view, 1.58 from node.badges; neither re-reads them
+// when an extension changes a badge. So the BCG badge getter reads a reactive revision counter,
+// which makes the computed depend on it, and every badge change bumps the counter. The counter
+// lives in the state of the workspace store (app.extensionManager, a reactive Pinia store): the one
+// reactive object an extension is handed. The getter must be in node.badges when the view is
+// built (nodeCreated), so that the computed reads it once and tracks the counter from then on.
+const REVISION_KEY = "bcgBadgeRevision";
+const reactiveState = () => app.extensionManager?.$state ?? null;
+const readRevision = () => reactiveState()?.[REVISION_KEY];
+function bumpRevision() {
+  const state = reactiveState();
+  if (state) state[REVISION_KEY] = (state[REVISION_KEY] ?? 0) + 1;
+}
+
+/** Put the node's badge getter into node.badges (where missing): an empty badge until a status
+ * comes. Returns false on frontends without LGraphBadge (the badge is then drawn by hand). */
+function ensureBadgeGetter(node) {
+  const Cls = Badge();
+  if (!Cls || !Array.isArray(node.badges)) return false;
+  if (!node.bcgBadgeGetter) {
+    node.bcgBadgeObject ??= new Cls({ text: "" }); // no text: neither renderer shows it
+    node.bcgBadgeGetter = () => {
+      readRevision();
+      return node.bcgBadgeObject;
+    };
+  }
+  if (!node.badges.includes(node.bcgBadgeGetter)) node.badges.push(node.bcgBadgeGetter);
+  return true;
+}
+
+/** Show ``badge`` on the node, in both renderers. */
 function setBadge(node, badge) {
   node.bcgBadge = badge;
-  const Cls = Badge();
-  if (!Cls || !Array.isArray(node.badges)) return; // drawn by onDrawForeground instead
-  node.bcgBadgeObject = new Cls({ text: badge.text, fgColor: badge.fg, bgColor: badge.bg, fontSize: 12 });
-  if (!node.bcgBadgeGetter) {
-    node.bcgBadgeGetter = () => node.bcgBadgeObject;
-    node.badges.push(node.bcgBadgeGetter);
-  }
-  // Nodes 2.0 copies a node's badges when it builds the node's view; this event refreshes them.
+  if (!ensureBadgeGetter(node)) return; // drawn by onDrawForeground instead
+  node.bcgBadgeObject = new (Badge())({ text: badge.text, fgColor: badge.fg, bgColor: badge.bg, fontSize: 12 });
+  bumpRevision();
+  // Frontends that refresh a Vue node's badge list on this event (1.49) take the new list too.
   node.graph?.trigger?.("node:property:changed", {
     type: "node:property:changed",
     nodeId: node.id,
@@ -346,6 +373,10 @@ app.registerExtension({
       drawBadge(this, ctx);
       return r;
     };
+  },
+
+  nodeCreated(node) {
+    if (BCG_NODES.has(node.comfyClass ?? node.type)) ensureBadgeGetter(node);
   },
 
   getNodeMenuItems(node) {

@@ -1,7 +1,10 @@
 """The two operations behind the nodes, usable from scripts, the benchmark and tests alike.
 
 ``apply`` clones a ComfyUI model and attaches a BCG session; ``warm_up`` parses a warm-up plan
-and captures it. The V3 nodes in ``nodes/`` are thin shells over these.
+and captures it. The V3 nodes in ``nodes/`` are thin shells over these and import nothing else
+of the runtime: what they show (the modes, the capture policies), check (``resolutions_error``),
+re-run on (``invalidations``), report (``publish_input_error``) and serve (``register_routes``)
+comes from here too.
 """
 
 from __future__ import annotations
@@ -11,15 +14,22 @@ import os
 from typing import Any, Callable
 
 from ..errors import InputError
-from ..plan import parse_plan
+from ..plan import PlanError, parse_plan, parse_sizes
 from . import compiler, guards
+from .events import publish_input_error
 from .models import SUPPORTED, UNSUPPORTED, adapter_for, config_class_name
+from .routes import register_routes
+from .session import BCGConfig, BCGSession, CapturePolicy, Mode, invalidations
 from .twin import fixed_address_clone
-from .session import BCGConfig, BCGSession, CapturePolicy, Mode
 from .warmup import WarmupReport, run_warmup
 from .wrappers import install, session_of
 
 log = logging.getLogger(__name__)
+
+__all__ = [
+    "ANY_MODEL_MAX_TEXT", "UNVERIFIED_OPT_IN", "CapturePolicy", "InputError", "Mode", "apply", "invalidations",
+    "publish_input_error", "register_routes", "require_session", "resolutions_error", "warm_up",
+]  # fmt: skip
 
 #: Environment variable that lets families not yet verified on a GPU use graphs.
 UNVERIFIED_OPT_IN = "BCG_UNVERIFIED_FAMILIES"
@@ -56,13 +66,11 @@ def apply(
         chosen = Mode(mode)
     except ValueError:
         raise InputError(f"mode: '{mode}' is not a BCG mode; accepted: {', '.join(x.value for x in Mode)}") from None
-    if chosen is Mode.AUTO:
-        chosen = Mode.FULL if adapter is not None and adapter.full_graph_safe else Mode.BREAKABLE
     try:
         policy = CapturePolicy(capture)
     except ValueError:
         raise InputError(f"capture: '{capture}' is not a capture policy; accepted: {', '.join(repr(p.value) for p in CapturePolicy)}") from None
-    config = BCGConfig(mode=chosen, memory_budget_mb=int(memory_budget_mb), verify=bool(verify), capture=policy)
+    config = BCGConfig(mode=chosen, memory_budget_mb=int(memory_budget_mb), verify=bool(verify), capture=policy).for_adapter(adapter)
     if config.mode in (Mode.FULL, Mode.FAST) and adapter is not None and not adapter.full_graph_safe:
         raise InputError(f"mode: '{config.mode.value}' is not safe for {adapter.display_name} (its forward syncs with the host); use 'breakable'")
     if config.mode is Mode.FAST and adapter is not None and adapter.stage_host_copies:
@@ -111,8 +119,25 @@ def warm_up(
             raise InputError("latent: not a LATENT with 'samples' of shape [batch, channels, (frames,) height, width]; connect the latent node that feeds the KSampler")
         if positive is None:
             raise InputError("latent: connected without positive; connect the workflow's conditioning too, so its calls can be built")
-    max_text = session.adapter.max_text_length if session.adapter else ANY_MODEL_MAX_TEXT
-    plan = parse_plan(resolutions, text_buckets if text_buckets.strip() else None, batch_sizes, max_text, resolutions_optional=samples is not None)
+    adapter = session.adapter
+    plan = parse_plan(
+        resolutions, text_buckets if text_buckets.strip() else None, batch_sizes,
+        adapter.max_text_length if adapter else ANY_MODEL_MAX_TEXT, resolutions_optional=samples is not None,
+        model=adapter.display_name if adapter else None, temporal_scale=adapter.temporal_scale if adapter else None,
+    )  # fmt: skip
     if node_id is not None:
         session.node_ids.add(str(node_id))
     return run_warmup(model, session, plan, positive, negative, progress=progress, latent=samples)
+
+
+def resolutions_error(resolutions: str) -> str | None:
+    """Why the warm-up's ``resolutions`` text cannot be used (its syntax, sizes on the 8-pixel
+    grid), or None; empty text is allowed (a connected latent gives the size). What depends on the
+    model (frame counts) is judged by :func:`warm_up`."""
+    if not resolutions.strip():
+        return None
+    try:
+        parse_sizes(resolutions)
+    except PlanError as e:
+        return str(e)
+    return None

@@ -24,7 +24,7 @@ compiler's recording depends on aimdo internals that no release note describes. 
 - ``inside``: the compiler stays on around BCG's replays. Under PyTorch's native allocator (which
   BCG needs and the pack's prestartup selects) the malloc graph intercepts no allocation, so it
   can neither see nor move BCG's private pool; the GPU suite measures it
-  (``python -m bcg_runtime.compiler_bench``).
+  (``python -m bench.compiler``).
 
 Where ComfyUI already runs a module of the DiT as a CUDA graph, BCG does not graph a graph
 (``fingerprint``: a module carrying ``_comfy_graph``; ``decision``: a call made while another

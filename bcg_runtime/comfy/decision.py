@@ -102,7 +102,7 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
     if warming:
         return CallPlan(Decision(CAPTURE), call, dispatch)
     decision = runner.decide(
-        (), call, capture_miss=session.captures_on_first_call, calls_left=session.calls_left(dispatch["label"]), **dispatch
+        (), call, capture_miss=session.captures_on_first_call, calls_left=session.record_call(dispatch["label"]), **dispatch
     )
     return CallPlan(decision, call, dispatch)
 

@@ -22,7 +22,7 @@ Contract, and what differs from the exact modes:
   badge say ``fast (not bit-exact)`` with the max abs difference from eager measured per shape at
   warm-up.
 * A proven graph serves only if its output is a rounding difference away from the plain forward's
-  (:meth:`RegionalCompile.check`, the runner's ``accept``): NaN or Inf where the plain forward has
+  (:meth:`RegionalCompile.accept`, the runner's ``accept``): NaN or Inf where the plain forward has
   none, or a difference of over a quarter of the output's norm, is a miscompiled or broken kernel,
   and that shape runs eager with the reason. Measured fused-kernel differences are well below it.
 * The compiled blocks are swapped into the DiT's lists only for the duration of a compiled call
@@ -136,7 +136,7 @@ class RegionalCompile:
 
     def __init__(self, diffusion_model: torch.nn.Module, cudnn_attention: bool = False):
         self.cudnn_attention = cudnn_attention
-        #: The difference :meth:`check` measured last (the latest capture's).
+        #: The difference :meth:`accept` measured last (the latest capture's).
         self.last_difference: Difference | None = None
         self.lists = repeated_block_lists(diffusion_model)
         if not self.lists:
@@ -172,7 +172,7 @@ class RegionalCompile:
                 for i, block in enumerate(kept):
                     blocks[i] = block
 
-    def check(self, captured: Any, plain: Any) -> str | None:
+    def accept(self, captured: Any, plain: Any) -> str | None:
         """The runner's ``accept``: None for a graph that may serve, else why not. Keeps the
         difference in :attr:`last_difference` for the warm-up report."""
         self.last_difference = difference = Difference.of(captured, plain)
@@ -203,5 +203,5 @@ class RegionalCompile:
         return run
 
     def strategy(self) -> CaptureStrategy:
-        """Mode fast for the runner: capture the compiled forward, accept by :meth:`check`."""
-        return CaptureStrategy(capture_forward=self.compiled, accept=self.check)
+        """Mode fast for the runner: capture the compiled forward, accept by :meth:`accept`."""
+        return CaptureStrategy(capture_forward=self.compiled, accept=self.accept)

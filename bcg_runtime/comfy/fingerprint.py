@@ -35,7 +35,7 @@ torch's hook counter) and takes the whole fingerprint again only when that token
 from __future__ import annotations
 
 import sys
-from typing import Any, Hashable, Iterable
+from typing import Any, Hashable
 
 import torch
 from torch.utils.hooks import RemovableHandle

@@ -5,10 +5,9 @@ attention in ``sdpa_kernel(comfy.ops.SDPA_BACKEND_PRIORITY, set_priority=True)``
 overrides any order set around it: so :func:`cudnn_first` changes that list in place. Inductor reads
 the order when it traces, so blocks compiled under it get the cuDNN kernel too.
 
-Measured on the H200 (BENCHMARKS.md, 1024²): cuDNN's attention takes about half of flash's time
-(FLUX.1 0.90 -> 0.47 s, Z-Image-Turbo 0.21 -> 0.11 s per denoise). It is another kernel, so not
-bit-equal to the default: only mode fast (already not bit-exact) uses it, and the benchmark's
-``cudnn`` stack.
+Why: on Hopper cuDNN's attention is faster than flash's (docs/benchmarks.md, "Figures the design
+rests on"). It is another kernel, so not bit-equal to the default: only mode fast (already not
+bit-exact) uses it, and the benchmark's ``cudnn`` stack.
 """
 
 from __future__ import annotations

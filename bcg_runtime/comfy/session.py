@@ -8,6 +8,7 @@ any wrapper that has one after sampling.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 import threading
@@ -18,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import EXACT, CaptureStrategy, GraphRunner, RunnerLimits, reasons, summarize_run
-from ..core.reasons import headline, kind_of
 from ..core.breaks import graph_break, is_capturing
+from ..core.reasons import headline, kind_of
 from . import fingerprint, guards
 from .models import ModelAdapter
 
@@ -47,7 +48,7 @@ class Mode(enum.Enum):
     AUTO = "auto"
     #: Attention runs eagerly between captured segments (one break per attention call). Every
     #: tensor crossing a break is held for the graph's life, so graph memory grows with the
-    #: number of breaks (measured: FLUX 1024² batch 2, 57 breaks, 22 GiB of pool).
+    #: number of breaks (figures: docs/benchmarks.md, "Figures the design rests on").
     BREAKABLE = "breakable"
     #: The whole forward is one graph; only for models whose forward is fully graph-safe.
     FULL = "full"
@@ -73,7 +74,8 @@ AUTO_BUDGET_SHARE = 0.5
 
 @dataclass(frozen=True)
 class BCGConfig:
-    mode: Mode = Mode.BREAKABLE
+    #: The node's default, ``auto``; a session takes the config :meth:`for_adapter` resolved.
+    mode: Mode = Mode.AUTO
     #: Graph memory (pool plus static buffers) above which no further shape is captured (warm-up
     #: only) or least recently used graphs are evicted (on first call); 0 = automatic: a share of
     #: the free VRAM once the model is loaded (:data:`AUTO_BUDGET_SHARE`; no limit off CUDA).
@@ -81,6 +83,17 @@ class BCGConfig:
     capture: CapturePolicy = CapturePolicy.ON_FIRST_CALL
     #: Compare replay with eager on the first replayed call of each shape; a difference drops it.
     verify: bool = False
+    #: Whether ``mode`` was resolved from ``auto`` (:meth:`for_adapter`): the status says
+    #: ``auto (full)``, so the user sees the choice they made and what it became.
+    from_auto: bool = False
+
+    def for_adapter(self, adapter: Any) -> "BCGConfig":
+        """This config with ``auto`` resolved for the model's adapter: ``full`` where its whole
+        forward is graph-safe, else ``breakable`` (also for an unsupported model, ``adapter`` None)."""
+        if self.mode is not Mode.AUTO:
+            return self
+        mode = Mode.FULL if adapter is not None and adapter.full_graph_safe else Mode.BREAKABLE
+        return dataclasses.replace(self, mode=mode, from_auto=True)
 
 
 def _interrupt_errors() -> tuple[type[BaseException], ...]:
@@ -192,7 +205,7 @@ class BCGSession:
     last_run: dict | None = None
     last_warmup: dict | None = None
     node_ids: set[str] = field(default_factory=set)
-    #: The sampling steps of the run in progress and the DiT calls seen per signature (calls_left).
+    #: The sampling steps of the run in progress and the DiT calls seen per signature (:meth:`record_call`).
     run_steps: int | None = None
     run_seen: Counter = field(default_factory=Counter)
     #: DiT calls the DIFFUSION_MODEL hook ran for in Python (wrappers.ApplyModelHook counts the rest).
@@ -228,7 +241,7 @@ class BCGSession:
     # ----------------------------------------------------------------- run lifecycle
     def begin_run(self, model_patcher: Any, warming: bool, steps: int | None = None, model_options: dict | None = None) -> None:
         """Called when a sampling run starts, after ComfyUI loaded the model; ``steps``: the
-        run's sampling steps (len(sigmas) - 1), from which :meth:`calls_left` counts down;
+        run's sampling steps (len(sigmas) - 1), from which :meth:`record_call` counts down;
         ``model_options``: the run's own (the guider's copy).
 
         Takes the model's fingerprint for the run and drops every graph captured under another
@@ -272,8 +285,8 @@ class BCGSession:
         else:
             self.runner.enable()
 
-    def calls_left(self, label: str) -> int | None:
-        """Counts a DiT call of signature ``label`` and returns how many more this run will make
+    def record_call(self, label: str) -> int | None:
+        """Count a DiT call of signature ``label``; returns how many more this run will make
         (one per step; None outside a run or when the steps are unknown). A sampler calling the
         model twice per step makes this an underestimate, which only makes captures wait longer."""
         if self.run_steps is None:
@@ -286,7 +299,7 @@ class BCGSession:
         scratch = self.adapter.forward_scratch_attributes if self.adapter else ()
         return fingerprint.take(self.run_patcher, self.run_options, scratch)
 
-    def end_of_run(self) -> None:
+    def clear_run_state(self) -> None:
         """A sampling run ended: DiT calls outside a run (no fingerprint taken) run eager."""
         self.state = None
         self.run_steps = None
@@ -320,7 +333,9 @@ class BCGSession:
         log.info("[BCG] graph memory budget %.0f MiB (%.0f%% of the VRAM free after loading the model)",
                  budget / 2**20, AUTO_BUDGET_SHARE * 100)  # fmt: skip
 
-    def end_run(self, replayed: int, eager: Any, evicted: int = 0) -> None:
+    def publish_run(self, replayed: int, eager: Any, evicted: int = 0) -> None:
+        """Log the run's one line, keep it as :attr:`last_run` and send it to the browser (a run
+        with no DiT call says nothing)."""
         calls = replayed + sum(eager.values())
         if not calls:
             return
@@ -377,6 +392,7 @@ class BCGSession:
             "id": self.id,
             "model": self.adapter.display_name if self.adapter else None,
             "mode": self.config.mode.value,
+            "mode_from_auto": self.config.from_auto,
             "capture": self.config.capture.value,
             "disabled": self.runner.disabled_reason,
             # a few words of it for the badge, and whether no model of this process can run (--cpu, no CUDA)

@@ -7,7 +7,7 @@ capture mode, captures each signature it meets, replays it once and checks it eq
 gets captured is therefore what sampling will ask for, not a guess of it.
 
 A typed ``WIDTHxHEIGHTxFRAMES`` (video families) samples an empty video latent of that many pixel
-frames (``plan.check_frames`` holds the count to the model's temporal grid first); video families
+frames (``api.warm_up`` has held the count to the model's temporal grid); video families
 given no count sample one frame.
 
 Batch ``b`` of the plan is the DiT's batch: ``1`` is a cfg-1 call (or one of cond/uncond run
@@ -29,8 +29,8 @@ from typing import Any, Callable
 import torch
 
 from ..core import one_line
-from ..plan import WarmupPlan, check_frames
-from . import guards, synthetic
+from ..plan import WarmupPlan
+from . import guards, sampling
 from .fast import NOT_BIT_EXACT
 from .session import BCGSession, CaptureRecord
 
@@ -116,7 +116,7 @@ def plan_jobs(
         if seen != requested:
             notes.append(f"text bucket {requested} reaches the DiT as {seen} ({adapter.text_policy})")
         if seen not in prompts:
-            prompts[seen] = tuple(synthetic.make_conditioning(adapter.family, seen, seed=s, text_dim=adapter.text_dim) for s in (0, 1))
+            prompts[seen] = tuple(sampling.make_conditioning(adapter.family, seen, seed=s, text_dim=adapter.text_dim) for s in (0, 1))
     jobs: list[WarmupJob] = []
     if latent is not None and positive is not None:
         h, w = (int(n) * session.adapter.latent_scale for n in latent.shape[-2:])
@@ -155,8 +155,6 @@ def run_warmup(
     import comfy.model_management as mm
 
     report = WarmupReport(model=session.adapter.display_name if session.adapter else "unsupported model")
-    if session.adapter is not None:  # a bad frame count is an input error, raised before any work
-        check_frames(plan.resolutions, session.adapter.temporal_scale, session.adapter.display_name)
     # TorchCompileModel before BCG Apply: every sampling run steps aside (guards.run_refusal), so a
     # warm-up would only compile dynamo's graphs for shapes no BCG graph will serve; it says so instead.
     report.refusal = session.permanent_refusal or guards.dynamic_vram_refusal(model_patcher) or guards.compile_refusal(model_patcher)
@@ -188,7 +186,7 @@ def run_warmup(
     try:
         for i, job in enumerate(jobs):
             try:
-                synthetic.sample(
+                sampling.sample(
                     model_patcher, session.adapter.family, job.width, job.height, 1, job.cfg,
                     job.positive, job.negative, batch=job.latent_batch, latent=job.latent,
                     frames=job.frames, latent_scale=session.adapter.latent_scale,

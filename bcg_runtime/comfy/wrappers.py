@@ -130,9 +130,9 @@ class ApplyModelHook(_SessionHook):
     forward ran with BCG's DIFFUSION_MODEL hook traced away.
 
     That hook sits inside the module TorchCompileModel compiles, so dynamo traces it with the DiT,
-    and it then passes the call through untouched: bookkeeping there becomes dynamo guards (once
-    measured on FLUX.1 512²: a second 45 s compile and sampling 1.34x slower than the compile
-    alone), and a graph break would fail a fullgraph compile. This hook runs outside the compiled
+    and it then passes the call through untouched: bookkeeping there would become dynamo guards (a
+    second compile and slower sampling: docs/benchmarks.md, "Figures the design rests on"), and a
+    graph break would fail a fullgraph compile. This hook runs outside the compiled
     module, once per ``apply_model``; a call in which the inner hook did not run in Python was served
     by the compiled forward. It counts only in a compiled run, since outside one such a call is one
     a cache node (EasyCache) skipped; inside one, a skipped call counts as the compiled model's.
@@ -165,9 +165,9 @@ class SamplerRunHook(_SessionHook):
         try:
             return executor(guider, sigmas, extra_args, *args, **kwargs)
         finally:
-            session.end_of_run()
+            session.clear_run_state()
             if not warming:
-                session.end_run(*window.delta(), evicted=window.evictions())
+                session.publish_run(*window.delta(), evicted=window.evictions())
 
 
 def _make_innermost(model_options: dict) -> None:

@@ -66,9 +66,9 @@ from typing import Any, Callable, Hashable, Iterable, NamedTuple
 
 import torch
 
+from . import reasons
 from .backends import GraphBackend, backend_for
 from .graph import BreakableGraph
-from . import reasons
 from .host_copies import HostCopyStaging
 from .reasons import Reason
 from .stats import EntryStats, RunnerStats
@@ -521,7 +521,7 @@ class GraphRunner:
         try:
             result = self._prove(entry, call, capture_fn, args, kwargs)
             if result.status is CaptureStatus.CAPTURED and strategy.accept is not None:
-                result = self._owner_check(call, result, strategy.accept, fn, args, kwargs)
+                result = self._accept(call, result, strategy.accept, fn, args, kwargs)
         except BaseException:
             # Out of memory or a Cancel in the proof (its eager run needs a forward's activations
             # beside the new pool): the unproven graph and its pool go before the error does.
@@ -572,7 +572,7 @@ class GraphRunner:
             return CaptureResult(CaptureStatus.NOT_EXACT, call.label, reason, output=truth, exact=False, max_abs_diff=diff)
         return CaptureResult(CaptureStatus.CAPTURED, call.label, entry=entry.stats, output=truth, exact=True, max_abs_diff=0.0)
 
-    def _owner_check(self, call: _Call, result: CaptureResult, accept: Callable, fn: Callable, args: tuple, kwargs: dict) -> CaptureResult:
+    def _accept(self, call: _Call, result: CaptureResult, accept: Callable, fn: Callable, args: tuple, kwargs: dict) -> CaptureResult:
         """The strategy's ``accept`` on a proven entry, against ``fn`` run plainly on the live call."""
         plain = fn(*args, **kwargs)
         try:
@@ -795,8 +795,8 @@ def _collector_paused():
     during a capture its destructor asserts that no capture is underway and the process aborts
     (seen on the H200, torch 2.11: ``MemPool::~MemPool`` -> ``synchronize_and_free_events``).
     Unlike ``torch.cuda.graph`` this does not collect first: cyclic garbage waits for the next
-    collection after the capture, outside it, and a full collection in a ComfyUI process took
-    most of a first-call capture's time (batch benchmark, Z-Image on the H200).
+    collection after the capture, outside it, since a full collection in a ComfyUI process can take
+    most of a first-call capture's time.
     """
     enabled = gc.isenabled()
     gc.disable()

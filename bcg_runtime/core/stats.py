@@ -42,7 +42,7 @@ class CaptureCosts:
     minus replay time of one call (0 or less where the GPU, not the host, is the limit). Both are
     medians of the last :attr:`WINDOW` captures: one slow capture (a new pool, a kernel's first
     launch at a new size) must not stop every later one. The runner leaves out a device's first
-    capture, which carries the process's lazy initialisation (measured: 1.9 s against 0.1 s).
+    capture, which carries the process's lazy initialisation (many times a later one's cost).
     """
 
     WINDOW = 16

@@ -3,7 +3,6 @@
 import contextlib
 import gc
 import pathlib
-import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: Module name the tests load the pack under, as ComfyUI's loader would under its folder name.
@@ -13,7 +12,7 @@ WARMUP_ONLY = "warm-up only"
 
 
 def conds(family):
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     pos_len, neg_len = synthetic.family_info(family).prompt_lengths
     return synthetic.make_conditioning(family, pos_len, seed=1), synthetic.make_conditioning(family, neg_len, seed=2)
@@ -21,14 +20,16 @@ def conds(family):
 
 def sample_both(family, bcg_model, model, *args, **kwargs):
     """(BCG output, eager output) of the same ``synthetic.sample`` call."""
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     return synthetic.sample(bcg_model, family, *args, **kwargs), synthetic.sample(model, family, *args, **kwargs)
 
 
 def session_of(model):
     """The BCG session the pack attached to a ModelPatcher."""
-    return sys.modules[f"{PACK}.bcg_runtime.comfy.wrappers"].session_of(model)
+    from bcg_runtime.comfy.wrappers import session_of
+
+    return session_of(model)
 
 
 def sample_custom_advanced(model, family, width, height, steps, cfg, positive, negative, seed):
@@ -36,7 +37,7 @@ def sample_custom_advanced(model, family, width, height, steps, cfg, positive, n
     import comfy.sample
     import comfy.samplers
 
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     latent = comfy.sample.fix_empty_latent_channels(model, synthetic.empty_latent(family, width, height))
     noise = comfy.sample.prepare_noise(latent, seed)
@@ -88,7 +89,7 @@ def skip_unless_host_builds(family):
 
     import comfy.supported_models
 
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
     from bcg_runtime.comfy.models.recipe import config_differences
 
     info = synthetic.family_info(family)
@@ -125,7 +126,7 @@ def check_gpu_verification_state(nodes, model, family, monkeypatch, sample=None)
     equals eager's either way."""
     import torch
 
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
     from bcg_runtime.comfy.models import by_family
 
     monkeypatch.delenv("BCG_UNVERIFIED_FAMILIES")
@@ -162,7 +163,7 @@ def _check_prompt_signatures(nodes, model, family, lengths, batched, frames, sha
     the positive's batch-1 graph if one was captured, else captures it on its first call."""
     import torch
 
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
     session = session_of(bcg_model)

@@ -89,12 +89,10 @@ def pack():
 @pytest.fixture
 def standin_graphs(pack, monkeypatch):
     """On CPU, let the pack capture with the stand-in backend (tests only); CUDA keeps real graphs."""
-    from bcg_testing import PACK
-
+    from bcg_runtime.comfy import guards
+    from bcg_runtime.core import runner
     from bcg_runtime.core.cpu_graph import RecordingBackend
 
-    guards = sys.modules[f"{PACK}.bcg_runtime.comfy.guards"]
-    runner = sys.modules[f"{PACK}.bcg_runtime.core.runner"]
     real = runner.backend_for
     monkeypatch.setattr(guards, "device_refusal", lambda model_patcher: None)
     monkeypatch.setattr(guards, "process_refusal", lambda: None)  # ComfyUI runs with --cpu here
@@ -122,7 +120,7 @@ def _first_cuda_sampling_of_the_process():
         return
     from bcg_testing import conds, release_cuda_memory
 
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     model = synthetic.load_model("flux", depth=1, seed=0)
     positive, negative = conds("flux")
@@ -142,14 +140,9 @@ def _first_calls_always_repay(request, monkeypatch):
     if request.node.get_closest_marker("capture_costs"):
         yield
         return
-    from bcg_testing import PACK
+    from bcg_runtime.core.stats import CaptureCosts
 
-    import bcg_runtime.core.stats  # noqa: F401  (the copy api-level tests use, imported either way)
-
-    for name in ("bcg_runtime.core.stats", f"{PACK}.bcg_runtime.core.stats"):
-        module = sys.modules.get(name)
-        if module is not None:
-            monkeypatch.setattr(module.CaptureCosts, "repays", lambda self, calls: True)
+    monkeypatch.setattr(CaptureCosts, "repays", lambda self, calls: True)
     yield
 
 
@@ -175,7 +168,7 @@ def model(request):
     module; skipped where this ComfyUI builds that family otherwise. A module may define its own."""
     from bcg_testing import skip_unless_host_builds
 
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     family = request.module.FAMILY
     skip_unless_host_builds(family)

@@ -13,7 +13,7 @@ import pytest
 import torch
 from bcg_testing import WARMUP_ONLY, conds, first_weight_moved, sample_custom_advanced, session_of
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 

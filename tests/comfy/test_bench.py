@@ -18,7 +18,7 @@ pytestmark = pytest.mark.comfy
 def test_default_benchmark_on_cpu_reports_eager_and_says_why(tmp_path):
     out = tmp_path / "bench.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "bcg_runtime.bench", "--comfyui", os.environ["COMFYUI_PATH"], "--repeats", "2", "--json", str(out)],
+        [sys.executable, "-m", "bench", "--comfyui", os.environ["COMFYUI_PATH"], "--repeats", "2", "--json", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]

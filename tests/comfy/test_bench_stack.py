@@ -10,7 +10,9 @@ import sys
 import pytest
 import torch
 
-from bcg_runtime.bench import TOP_KERNELS, attention_backend, kernel_seconds, parse_args, run, stacked, warmup_cost, with_cache
+from bench.cli import parse_args
+from bench.measure import TOP_KERNELS, kernel_seconds, run
+from bench.modes import attention_backend, stacked, warmup_cost, with_cache
 
 pytestmark = pytest.mark.comfy
 FAMILY = "zimage"
@@ -108,7 +110,7 @@ def test_warmup_cost_captures_and_proves_the_whole_plan_on_a_fresh_model(pack, m
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="profiles CUDA kernels; run by scripts/gpu_suite.sh")
 def test_the_profile_keeps_the_costliest_kernels_by_name(pack, model):
     """``Row.top_kernels``: the kernels a mode's time went to, costliest first, within the total."""
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     positive, negative = synthetic.make_conditioning(FAMILY, 16, seed=1), synthetic.make_conditioning(FAMILY, 8, seed=2)
     total, split, top = kernel_seconds(model, FAMILY, (64, 64), 2, 1.0, positive, negative)

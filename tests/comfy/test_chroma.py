@@ -10,13 +10,12 @@ ComfyUI 0.8.0's Radiance predates ``use_sequential_txt_ids``: its tests skip the
 """
 
 import functools
-import sys
 
 import pytest
 import torch
-from bcg_testing import PACK, WARMUP_ONLY, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 FIRST = "first call, captured"
@@ -155,7 +154,7 @@ def test_radiance_calls_run_eager_once_the_nerf_table_cache_evicted(pack, family
         pytest.skip("only Chroma Radiance reads a cached NeRF table")
     from comfy.ldm.chroma_radiance.layers import NerfEmbedder
 
-    radiance = sys.modules[f"{PACK}.bcg_runtime.comfy.models.chroma_radiance"]
+    from bcg_runtime.comfy.models import chroma_radiance as radiance
     assert NerfEmbedder.fetch_pos.cache_parameters()["maxsize"] == 4
     assert radiance.nerf_cache_evictions() == 0  # this process has not used five embedders
 

@@ -1,6 +1,6 @@
 """ComfyUI's model compiler (0.34+) and BCG, on every host (docs/compatibility.md).
 
-- What a DiT's calls into the compiler become under BCG (``bcg_runtime.compiler_sim`` makes the
+- What a DiT's calls into the compiler become under BCG (``bench.compiler_sim`` makes the
   real FLUX.1 class call a compiler the way MiniMax H3 and Qwen-Image 2.1 call theirs): eager
   forwards make every call; a replayed forward makes only the calls placed outside BCG's hook
   (begin/end around the DIFFUSION_MODEL wrappers) and none of those inside ``_forward``; the
@@ -19,8 +19,8 @@ import torch
 from bcg_testing import conds, session_of
 from test_bcg_nodes import models  # noqa: F401  (fixture)
 
-from bcg_runtime import compiler_sim
-from bcg_runtime.comfy import synthetic
+from bench import compiler_sim
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 FLUX = "flux"
@@ -159,7 +159,7 @@ def test_the_compiler_benchmark_runs_every_mode_on_cpu_and_says_why_there_is_no_
     from bcg_testing import ROOT
 
     out = tmp_path / "compiler.json"
-    command = [sys.executable, "-m", "bcg_runtime.compiler_bench", "--comfyui", os.environ["COMFYUI_PATH"],
+    command = [sys.executable, "-m", "bench.compiler", "--comfyui", os.environ["COMFYUI_PATH"],
                "--placements", "outer", "--repeats", "1", "--json", str(out)]  # fmt: skip
     proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -1,10 +1,10 @@
 """gpu layer: BCG with the real comfy-aimdo 0.6.0 malloc graph active around FLUX.1's forward.
 
-Runs ``python -m bcg_runtime.compiler_bench`` (a process of its own: comfy-aimdo installs its CUDA
+Runs ``python -m bench.compiler`` (a process of its own: comfy-aimdo installs its CUDA
 hooks for the whole process, as ComfyUI's ``main.py`` does under Dynamic VRAM) on a depth-1 FLUX.1
 (real ComfyUI classes, random weights, loaded the UNETLoader way with Dynamic VRAM on, so BCG
 samples its fixed-address twin), with the DiT calling the compiler as MiniMax H3 (``outer``) and
-Qwen-Image 2.1 (``inner``) call it (``bcg_runtime/compiler_sim.py``), through the host's newer
+Qwen-Image 2.1 (``inner``) call it (``bench/compiler_sim.py``), through the host's newer
 ``comfy/model_prefetch.py`` where it has one. Asserted per placement, against eager without BCG
 with the compiler on:
 
@@ -58,7 +58,7 @@ def _bench(tmp_path_factory, name, allocator_conf=None, extra=()):
     env = {k: v for k, v in os.environ.items() if k not in ALLOC_CONF_VARS}
     if allocator_conf:
         env[ALLOC_CONF_VARS[0]] = allocator_conf
-    command = [sys.executable, "-m", "bcg_runtime.compiler_bench", "--family", "flux", "--depth", "1", "--resolution", "512x512",
+    command = [sys.executable, "-m", "bench.compiler", "--family", "flux", "--depth", "1", "--resolution", "512x512",
                "--steps", str(STEPS), "--repeats", str(REPEATS), "--json", str(out), *extra]  # fmt: skip
     proc = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=480)
     print(proc.stdout[-6000:])
@@ -122,9 +122,19 @@ def test_inside_an_active_malloc_graph_bcg_replays_bit_equal_and_the_graph_sees_
     assert all(run["rogues"] == 0 and run["peak_used"] == 0 for run in row["compiler"]), row["compiler"]
 
 
+#: What aimdo 0.6.0 raises when the allocation pattern it recorded cannot be compiled.
+AIMDO_COMPILE_ERROR = "RuntimeError: aimdo memory compile error"
+
+
 def test_under_cuda_malloc_async_the_same_driver_records_allocations(cuda_malloc_async):
     _, rows = cuda_malloc_async
     eager = rows[("outer", "eager")]
+    if eager["error"] == AIMDO_COMPILE_ERROR:
+        # Seen on the H200 (2026-12-02, docs/compatibility.md): with no BCG at all, the assembled
+        # host's malloc graph logs rogue allocations under cudaMallocAsync and aimdo then refuses
+        # to compile its pattern. That is the host's (or the simulation's) behaviour, not BCG's,
+        # and it leaves no eager reference to contrast with; the native-allocator tests stand.
+        pytest.xfail(f"ComfyUI's compiler path itself fails under cudaMallocAsync on the assembled host: {AIMDO_COMPILE_ERROR}")
     assert eager["error"] is None and eager["equal_to_eager"], eager
     assert all(run["begins"] == STEPS for run in eager["compiler"]), eager["compiler"]
     assert max(run["peak_used"] for run in eager["compiler"]) > 0, eager["compiler"]

@@ -6,14 +6,13 @@ replay below would give the old model's numbers here exactly as it would on a GP
 moved *and* changed (a reload of other values at new addresses), so a stale replay is visible.
 """
 
-import sys
 
 import pytest
 import torch
-from bcg_testing import PACK, WARMUP_ONLY, conds, session_of
+from bcg_testing import WARMUP_ONLY, conds, session_of
 from test_bcg_nodes import QWEN, models, warmed_qwen  # noqa: F401  (fixtures)
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 
@@ -57,7 +56,7 @@ def test_warmup_rerun_after_weights_moved_captures_again_and_replays_the_new_wei
 def test_an_interrupted_warmup_leaves_no_entry_that_could_replay_after_a_move(pack, models, standin_graphs):
     import comfy.model_management as mm
 
-    api = sys.modules[f"{PACK}.bcg_runtime.comfy.api"]  # the pack's own module, as the nodes use it
+    from bcg_runtime.comfy import api
     _, nodes = pack
     model = models(QWEN)
     positive, negative = conds(QWEN)
@@ -262,13 +261,13 @@ def test_a_warmup_after_torch_compile_model_says_bcg_steps_aside_and_samples_not
     compiled = model.clone()
     set_torch_compile_wrapper(compiled, backend="eager")
     (bcg_model,) = nodes["BCGApply"].execute(compiled, "full", capture=WARMUP_ONLY).args
-    warmup = sys.modules[f"{PACK}.bcg_runtime.comfy.warmup"]
+    from bcg_runtime.comfy import warmup
 
     def no_sampling(*args, **kwargs):
         raise AssertionError("the warm-up sampled a model BCG steps aside for")
 
     with monkeypatch.context() as patch:
-        patch.setattr(warmup.synthetic, "sample", no_sampling)
+        patch.setattr(warmup.sampling, "sample", no_sampling)
         warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
     reason = "TorchCompileModel (backend eager) compiles this model: BCG steps aside"
     assert report.splitlines()[-1].startswith(f"off: {reason}"), report

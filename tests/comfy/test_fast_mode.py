@@ -46,7 +46,7 @@ def weights(request, model):
     import comfy.model_management
     import comfy.quant_ops
 
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     quant = {"comfy_quant fp8": "float8_e4m3fn", "comfy_quant nvfp4": "nvfp4"}[request.param]
     if quant not in getattr(comfy.quant_ops, "QUANT_ALGOS", {}):

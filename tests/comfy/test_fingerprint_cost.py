@@ -38,7 +38,7 @@ def test_fingerprint_cost_at_full_size(family):
     try:
         dm = model.model.diffusion_model
         dicts = fingerprint.module_dicts(dm)
-        take_ms = _median_ms(lambda: fingerprint.take(model), 5)
+        take_ms = _median_ms(lambda: fingerprint.take(model), 5)  # noqa: F821  (run before the `del model` below)
         token_ms = _median_ms(lambda: fingerprint.modules_token(dicts), 50)
         row = {
             "family": family,

@@ -7,15 +7,14 @@ The CPU stand-in replays by address (``bcg_runtime/core/cpu_graph.py``), so a gr
 bypass LoRA or replayed a stale sigma would give the wrong numbers here exactly as on a GPU.
 """
 
-import sys
 import threading
 
 import pytest
 import torch
-from bcg_testing import PACK, conds, session_of
+from bcg_testing import conds, session_of
 from test_bcg_nodes import QWEN, models  # noqa: F401  (fixture)
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 
@@ -175,7 +174,7 @@ def test_bypass_lora_follows_the_model_into_a_copy_rebuilt_from_its_loader(pack,
 
     if not hasattr(comfy.sd, "load_bypass_lora_for_models"):
         pytest.skip("this ComfyUI has no bypass LoRA and no Dynamic VRAM twin (both came after 0.8.0)")
-    twin_module = sys.modules[f"{PACK}.bcg_runtime.comfy.twin"]
+    from bcg_runtime.comfy import twin as twin_module
     path = tmp_path / "qwen_depth1.safetensors"
     save_file({k: v.contiguous() for k, v in synthetic.build_state_dict(QWEN, depth=1).items()}, str(path))
     model = comfy.sd.load_diffusion_model(str(path))
@@ -196,7 +195,7 @@ def test_bypass_lora_follows_the_model_into_a_copy_rebuilt_from_its_loader(pack,
 def test_an_injection_bcg_cannot_remake_refuses_the_copy_naming_it(pack, tmp_path):
     import comfy.patcher_extension
 
-    twin_module = sys.modules[f"{PACK}.bcg_runtime.comfy.twin"]
+    from bcg_runtime.comfy import twin as twin_module
 
     class Original:
         model = object()

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from bcg_testing import ROOT, session_of
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 UNET = "bcg_input_errors.safetensors"

@@ -6,12 +6,11 @@ ComfyUI runs on the CPU here (the comfy layer sets ``--cpu``), which is the case
 """
 
 import logging
-import sys
 
 import pytest
-from bcg_testing import PACK, WARMUP_ONLY, conds, session_of
+from bcg_testing import WARMUP_ONLY, conds, session_of
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 FAMILY = "zimage"
@@ -27,7 +26,7 @@ def bcg_lines(caplog, level=logging.INFO) -> list[str]:
 
 
 def test_one_start_up_line_when_bcg_cannot_run(pack, monkeypatch, caplog):
-    startup = sys.modules[f"{PACK}.bcg_runtime.comfy.startup"]
+    from bcg_runtime.comfy import startup
     monkeypatch.setattr(startup, "_reported", False)
     caplog.set_level(logging.INFO)
     first, second = startup.report_process(), startup.report_process()

@@ -12,7 +12,7 @@ import pytest
 import torch
 from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, session_of
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 from bcg_runtime.comfy.models.ltxv import ADAPTER, KEYFRAME_REFUSAL
 
 pytestmark = pytest.mark.comfy

@@ -65,7 +65,7 @@ import pytest
 import torch
 from bcg_testing import session_of
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 from bcg_testing import WARMUP_ONLY, session_of
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 FIRST = "first call, captured"
@@ -186,7 +186,7 @@ def test_full_width_references_replay_exactly_on_cuda(family, mode):
         def both(cfg, refs, seed):
             positive, negative = edit_conds(family, refs, lengths=synthetic.family_info(family).prompt_lengths)
             out = synthetic.sample(bcg_model, family, 512, 512, STEPS, cfg, positive, negative, seed=seed)
-            eager = synthetic.sample(model, family, 512, 512, STEPS, cfg, positive, negative, seed=seed)
+            eager = synthetic.sample(model, family, 512, 512, STEPS, cfg, positive, negative, seed=seed)  # noqa: F821  (before the `del model` below)
             return out, eager
 
         sizes = ((512, 512), (768, 512))

@@ -11,9 +11,9 @@ same tests run on real graphs, and test_full_size_cuda.py samples SD3.5 Large at
 
 import pytest
 import torch
-from bcg_testing import PACK, WARMUP_ONLY, check_gpu_verification_state, conds, session_of
+from bcg_testing import WARMUP_ONLY, check_gpu_verification_state, conds, session_of
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 FAMILY = "sd3"
@@ -22,9 +22,8 @@ FIRST = "first call, captured"
 
 def _routed(model) -> bool:
     """Whether the shared diffusion model's ``forward`` is now BCG's routing object patch."""
-    import sys
 
-    shim = sys.modules[f"{PACK}.bcg_runtime.comfy.wrappers"]._ForwardThroughBCG
+    from bcg_runtime.comfy.wrappers import _ForwardThroughBCG as shim
     return isinstance(model.model.diffusion_model.__dict__.get("forward"), shim)
 
 

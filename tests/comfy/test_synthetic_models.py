@@ -12,7 +12,7 @@ import torch
 
 from bcg_testing import skip_unless_host_builds
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 from bcg_runtime.comfy.models import adapter_for
 
 pytestmark = pytest.mark.comfy
@@ -128,3 +128,23 @@ def test_empty_latent_and_unknown_family():
         synthetic.load_model("sdxl", depth=1)
     with pytest.raises(ValueError, match="1..19"):
         synthetic.build_state_dict("flux", depth=20)
+
+
+def test_checkpoints_build_whole_while_dynamic_vram_is_on(monkeypatch):
+    """Under Dynamic VRAM (``comfy.memory_management.aimdo_enabled``: ComfyUI's ``main.py`` on
+    NVIDIA, ``compiler_bench`` on CUDA) ComfyUI 0.33's ops build Linear and Embedding layers
+    without weights; the synthetic checkpoint is still whole, is detected as FLUX.1, and the
+    switch is left as it was (on the H200 this was compiler_bench's "detected the synthetic
+    'flux' checkpoint as None")."""
+    import comfy.ops
+
+    memory_management = pytest.importorskip("comfy.memory_management", reason="this ComfyUI has no Dynamic VRAM (0.8.0)")
+    eager_shapes = synthetic.state_dict_shapes("flux", depth=1)
+    monkeypatch.setattr(memory_management, "aimdo_enabled", True)
+    if comfy.ops.disable_weight_init.Linear(4, 4, device="meta").weight is not None:
+        pytest.skip("this ComfyUI builds its Linear weights at construction under Dynamic VRAM too")
+    assert synthetic.state_dict_shapes("flux", depth=1) == eager_shapes
+    sd = synthetic.build_state_dict("flux", depth=1, dtype=torch.bfloat16)  # verify=True: ComfyUI's detection
+    assert {k: tuple(v.shape) for k, v in sd.items()} == eager_shapes
+    assert synthetic.detect_family_class(sd)[0] == "Flux"
+    assert memory_management.aimdo_enabled is True

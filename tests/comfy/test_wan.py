@@ -23,7 +23,7 @@ from bcg_testing import (
     skip_unless_host_builds,
 )
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 FAMILY = "wan"

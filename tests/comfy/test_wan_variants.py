@@ -27,7 +27,7 @@ import pytest
 import torch
 from bcg_testing import check_gpu_verification_state, conds, release_cuda_memory, session_of, skip_unless_host_builds
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 

@@ -3,7 +3,7 @@ mixed-precision checkpoints, with and without a LoRA (the issue: LoraLoader -> B
 KSampler raised ComfyUI's ``assert inplace_update is False`` on quantized checkpoints).
 
 A depth-1 FLUX.1 (the cheaper of Z-Image and FLUX in ``synthetic``: 0.55B parameters at depth 1
-against 0.91B) is written in each format by ``bcg_runtime.comfy.synthetic`` and loaded by
+against 0.91B) is written in each format by ``bench.synthetic`` and loaded by
 ComfyUI's own loader, ``comfy.sd.load_diffusion_model_state_dict``:
 
 - ``fp8_e4m3fn``: every Linear weight stored as float8_e4m3fn, no scale, no metadata (the
@@ -45,15 +45,13 @@ graphs.
 from __future__ import annotations
 
 import inspect
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import pytest
 import torch
-from bcg_testing import PACK
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 
@@ -240,7 +238,7 @@ def cpu_host(pack, standin_graphs):
         return warmed, report
 
     sessions = []
-    session_of = sys.modules[f"{PACK}.bcg_runtime.comfy.wrappers"].session_of
+    from bcg_runtime.comfy.wrappers import session_of
 
     def tracked(m):
         sessions.append(session_of(m))
@@ -369,7 +367,7 @@ def test_a_synthetic_model_loads_with_its_block_layers_quantized(pack, weight_dt
     import comfy.model_management
     import comfy.quant_ops
 
-    from bcg_runtime.bench import load_bench_model
+    from bench.setup import load_bench_model
 
     if quant not in getattr(comfy.quant_ops, "QUANT_ALGOS", {}):
         pytest.skip(f"this ComfyUI has no {quant} comfy_quant format")
@@ -392,7 +390,7 @@ def test_the_mixed_checkpoint_keeps_the_first_and_last_block_in_fp8(pack):
     import comfy.model_management
     import comfy.quant_ops
 
-    from bcg_runtime.bench import load_bench_model
+    from bench.setup import load_bench_model
 
     if "nvfp4" not in getattr(comfy.quant_ops, "QUANT_ALGOS", {}):
         pytest.skip("this ComfyUI has no nvfp4 comfy_quant format")

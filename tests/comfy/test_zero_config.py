@@ -9,7 +9,7 @@ import torch
 from bcg_testing import conds, first_weight_moved, session_of
 from test_bcg_nodes import QWEN, models  # noqa: F401  (fixture)
 
-from bcg_runtime.comfy import synthetic
+from bench import synthetic
 
 pytestmark = pytest.mark.comfy
 FIRST = "first call, captured"
@@ -26,6 +26,8 @@ def test_only_bcg_apply_replays_from_the_second_step(pack, models, standin_graph
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args  # defaults: capture on first call
     session = session_of(bcg_model)
     assert session.config.capture.value == "on first call"
+    status = session.status()  # the details view shows the choice and what it became: "auto (full)"
+    assert (status["mode"], status["mode_from_auto"]) == ("full", True), status
 
     out = synthetic.sample(bcg_model, QWEN, 64, 64, 4, 2.5, positive, negative, seed=3)
     assert torch.equal(out, synthetic.sample(model, QWEN, 64, 64, 4, 2.5, positive, negative, seed=3))
@@ -52,6 +54,7 @@ def test_a_first_call_capture_that_would_not_repay_waits_for_the_shape_to_come_b
     positive, _ = conds(QWEN)
     (bcg_model,) = nodes["BCGApply"].execute(model, "full").args
     session = session_of(bcg_model)
+    assert session.status()["mode_from_auto"] is False  # chosen, not resolved
     costs = session.runner.stats.costs
     costs.record(capture_s=0.04, eager_s=0.02, replay_s=0.01)  # as measured: 50 ms to capture, 10 ms saved a call
     status = session.status()  # what /bcg/status shows of the weighing

@@ -18,6 +18,8 @@ import pytest
 from e2e_setup import ComfyServer, cuda_available, make_base, skip_reason
 
 SUMMARY_FILE = "e2e_summary.json"
+#: The browser of the browser tests: Debian's chromium (nothing is downloaded), or $BCG_CHROMIUM.
+CHROMIUM = os.environ.get("BCG_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SKIP_REASON = skip_reason()
@@ -73,3 +75,20 @@ def comfy_server(comfy_base, artifacts):
     finally:
         server.stop()
         shutil.copy(server.log_path, artifacts / "comfyui_server.log")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium driven by playwright (test_browser.py, test_ui_tour.py); skipped with the
+    reason when playwright or the browser is missing."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("playwright is not installed: pip install playwright (the system chromium is used, nothing is downloaded)")
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("chromium is not installed: apt-get install -y chromium (or set BCG_CHROMIUM to a Chromium binary)")
+    args = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=args)
+        yield browser
+        browser.close()

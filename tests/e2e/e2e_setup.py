@@ -7,7 +7,7 @@ Nothing is downloaded. The base directory holds:
 - ``custom_nodes/ComfyUI-BCG``: a link to this checkout (a copy where links are not allowed);
 - ``models/diffusion_models/``: a random-weight Z-Image checkpoint with :data:`DEPTH` main blocks
   (``$BCG_E2E_DEPTH``, default 1; widths are fixed by ComfyUI's detection), from
-  ``bcg_runtime.comfy.synthetic.build_state_dict`` (ComfyUI detects it as Z-Image);
+  ``bench.synthetic.build_state_dict`` (ComfyUI detects it as Z-Image);
 - ``models/vae_approx/taef1_{encoder,decoder}.safetensors``: a random-weight TAESD for 16-channel
   latents, which ComfyUI's own VAELoader offers as "taef1";
 - a training dataset named :func:`cond_folder(n) <cond_folder>` for every length n of
@@ -112,7 +112,7 @@ def cond_folder(length: int, family: str = FAMILY) -> str:
 def family_cond_length(family: str) -> int:
     """The prompt length :func:`make_base` writes for a family other than :data:`FAMILY` (its
     recipe's, e.g. 256 for FLUX's padded T5)."""
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     return COND_LENGTH if family == FAMILY else synthetic.family_info(family).prompt_lengths[0]
 
@@ -158,7 +158,7 @@ def make_base(base: Path, others: tuple[str, ...] = ()) -> Path:
 
     if not torch.cuda.is_available():  # comfy.model_management would look for a GPU on import
         comfy.cli_args.args.cpu = True
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     _link_pack(base / "custom_nodes" / PACK_DIR)
 
@@ -381,6 +381,14 @@ def cached_nodes(entry: dict) -> set[str]:
     return set(message["nodes"])
 
 
+def count_colour(image, colour: str) -> int:
+    """Pixels of ``image`` within 5 of ``colour`` (``#rrggbb``) in every channel."""
+    import numpy as np
+
+    want = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)])
+    return int((np.abs(np.asarray(image.convert("RGB")).astype(int) - want) < 6).all(axis=-1).sum())
+
+
 def png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
@@ -462,7 +470,7 @@ class ComfyServer:
                         return self
             except urllib.error.HTTPError as e:
                 if e.code == 404:
-                    raise RuntimeError(f"ComfyUI is up but GET /bcg/status is 404: the pack's route did not register\n{self.log_tail()}")
+                    raise RuntimeError(f"ComfyUI is up but GET /bcg/status is 404: the pack's route did not register\n{self.log_tail()}") from None
             except OSError:
                 pass
             time.sleep(1)

@@ -32,7 +32,7 @@ def _write_lora(base) -> None:
     """A rank-4 LoRA on every 2-D weight of the first repeated block, in ComfyUI's key format."""
     from safetensors.torch import save_file
 
-    from bcg_runtime.comfy import synthetic
+    from bench import synthetic
 
     shapes = {k: v.shape for k, v in synthetic.build_state_dict(FAMILY, depth=DEPTH).items() if k.endswith(".weight") and v.dim() == 2}
     first_block = next(k.split(".")[0] + ".0." for k in shapes if ".0." in k)

@@ -3,7 +3,6 @@ the first call of a signature is captured, proven and answered with eager's outp
 replay; past the entry limit or memory budget the least recently used entry goes. CPU stand-in
 (unit layer) and real CUDA graphs (gpu layer); every comparison is ``torch.equal`` to eager."""
 
-import pytest
 import torch
 
 from bcg_runtime.core.runner import FIRST_CALL, NOT_CAPTURED, NOT_WORTH_IT

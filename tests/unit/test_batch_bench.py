@@ -4,7 +4,7 @@ import statistics
 
 import pytest
 
-from bcg_runtime.batch_bench import prompt_lengths
+from bench.batch import prompt_lengths
 
 pytestmark = pytest.mark.unit
 

@@ -30,8 +30,8 @@ EXAMPLE = ROOT / "scripts" / "bcg_api_example.json"
 FAST = ["--poll", "0.02", "--backoff", "0.05", "--lost-after", "0.3", "--timeout", "30"]
 
 
-from bcg_client import cli, comfy_http, files, status  # the pack's folder is on sys.path (tests/conftest.py)
-from bcg_client import jobs as specs
+from bcg_client import cli, comfy_http, files, status  # noqa: E402  the pack's folder is on sys.path (tests/conftest.py)
+from bcg_client import jobs as specs  # noqa: E402
 
 
 # ------------------------------------------------------------------------------ the fake server
@@ -335,7 +335,7 @@ def test_jobs_spread_over_two_servers_with_per_server_totals(tmp_path, capsys, f
         assert job["status"] == "done" and job["prompt_id"] in {pid for pid, _ in fake.received}
         assert job["outputs"][0]["filename"].startswith("BCG_") and Path(job["images"][0]).read_bytes().startswith(b"PNG:")
     assert len(a.received) + len(b.received) == 12 and a.received and b.received, "both servers take jobs"
-    for url, fake in by_server.items():
+    for url in by_server:
         mine = [j for j in doc["jobs"] if j["server"] == url]
         small = sum(j["width"] == 64 for j in mine)
         assert doc["per_server"][url] == {"done": len(mine), "failed": 0, "lost": 0, "replayed": 4 * small, "calls": 4 * len(mine),

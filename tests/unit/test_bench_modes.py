@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from bcg_runtime.bench import Row, format_kernel_split, format_table, kernel_kind, reference_mode, split_mode, warmup_cost, without_bcg
+from bench.modes import reference_mode, split_mode, warmup_cost, without_bcg
+from bench.report import Row, format_kernel_split, format_table, kernel_kind
 
 pytestmark = pytest.mark.unit
 
@@ -119,7 +120,7 @@ def test_a_warmup_cost_plan_without_both_parts_names_the_option(plan):
 
 def test_the_combined_table_names_each_run_s_weight_format(tmp_path, capsys):
     """``bench_table`` over the suite's JSON files: the same family in two weight formats stays apart."""
-    from bcg_runtime import bench_table
+    from bench import table as bench_table
 
     env = {"gpu": "H200", "torch": "2.11", "comfyui": "0.33.0", "comfy_kitchen": None, "date": "2026-12-01"}
     row = {"family": "flux", "resolution": "512x512", "mode": "eager", "steps": 20, "cfg": 1.0, "denoise_s": 1.0, "kernel_s": 0.5, "kernel_split": {"gemm": 0.5}}
@@ -131,7 +132,7 @@ def test_the_combined_table_names_each_run_s_weight_format(tmp_path, capsys):
 
 
 def test_the_host_profile_names_the_functions_one_denoise_spent_its_python_time_in(monkeypatch):
-    from bcg_runtime import bench
+    from bench import measure, report
 
     def busy_host_work():
         return sum(i * i for i in range(200_000))
@@ -141,12 +142,12 @@ def test_the_host_profile_names_the_functions_one_denoise_spent_its_python_time_
             busy_host_work()
         return None, 0.0
 
-    monkeypatch.setattr(bench, "timed_sample", denoise)
-    top, calls, own_seconds = bench.host_profile(None, "flux", (64, 64), 1, 1.0, None, None, top=2)
+    monkeypatch.setattr(measure, "timed_sample", denoise)
+    top, calls, own_seconds = measure.host_profile(None, "flux", (64, 64), 1, 1.0, None, None, top=2)
     assert len(top) == 2 and own_seconds > 0 and calls > 3
-    assert any(f["function"].endswith("(busy_host_work)") and f["calls"] == 3 for f in bench.host_profile(None, "flux", (64, 64), 1, 1.0, None, None, top=50)[0])
+    assert any(f["function"].endswith("(busy_host_work)") and f["calls"] == 3 for f in measure.host_profile(None, "flux", (64, 64), 1, 1.0, None, None, top=50)[0])
     row = Row("flux", "512x512", "compile-inductor", 20, 1.0, again=True, host_top=top, host_calls=calls, host_python_s=own_seconds)
-    line = bench.format_host_profiles([row, Row("flux", "512x512", "eager", 20, 1.0)])
+    line = report.format_host_profiles([row, Row("flux", "512x512", "eager", 20, 1.0)])
     assert line.startswith(f"flux | 512x512 | compile-inductor again | {calls} calls, ") and top[0]["function"] in line
     assert len(line.splitlines()) == 1  # a row without a host profile gets no line
 

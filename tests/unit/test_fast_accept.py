@@ -17,7 +17,7 @@ class _TwoBlocks(torch.nn.Module):
 
 @pytest.fixture(scope="module")
 def check():
-    return RegionalCompile(_TwoBlocks()).check
+    return RegionalCompile(_TwoBlocks()).accept
 
 
 PLAIN = torch.linspace(-2, 3, 64).reshape(4, 16)

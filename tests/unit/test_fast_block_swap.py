@@ -90,16 +90,16 @@ def test_a_fast_graph_serves_only_within_a_rounding_difference_of_the_plain_forw
     fast = RegionalCompile(DiT())
     plain = {"x": torch.tensor([1.0, -2.0, 2.0]), "steps": 3}
     rounded = {"x": torch.tensor([1.0, -2.0, 2.01]), "steps": 3}
-    assert fast.check(rounded, plain) is None
+    assert fast.accept(rounded, plain) is None
     assert fast.last_difference.max_abs == pytest.approx(0.01, abs=1e-6)
     assert fast.last_difference.relative == pytest.approx(0.01 / 3, rel=1e-4)
 
     broken = {"x": torch.tensor([1.0, float("nan"), 2.0]), "steps": 3}
-    assert fast.check(broken, plain) == "fast: the compiled forward gave NaN or Inf where the plain forward did not"
+    assert fast.accept(broken, plain) == "fast: the compiled forward gave NaN or Inf where the plain forward did not"
     nan_in_both = {"x": torch.tensor([1.0, float("nan"), 2.0]), "steps": 3}
-    assert fast.check(broken, nan_in_both) is None  # the model's own NaN is not the compile's doing
+    assert fast.accept(broken, nan_in_both) is None  # the model's own NaN is not the compile's doing
 
     other = {"x": torch.tensor([-1.0, 2.0, -2.0]), "steps": 3}  # twice the output's norm away
-    assert fast.check(other, plain) == (
+    assert fast.accept(other, plain) == (
         "fast: the compiled forward differs from the plain one by 200% of its norm (over 25%: not a rounding difference)"
     )

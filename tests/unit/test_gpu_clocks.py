@@ -1,4 +1,4 @@
-"""The bench's SM clock and power sampling (``bcg_runtime.gpu_clocks``): nvidia-smi's CSV read into
+"""The bench's SM clock and power sampling (``bench.gpu_clocks``): nvidia-smi's CSV read into
 means, a GPU picked by its UUID, and nothing measured (never an error) without nvidia-smi."""
 
 import os
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from bcg_runtime.gpu_clocks import ClockSampler, parse_samples
+from bench.gpu_clocks import ClockSampler, parse_samples
 
 pytestmark = pytest.mark.unit
 

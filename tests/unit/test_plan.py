@@ -63,13 +63,16 @@ def test_bad_batch_sizes(text, message):
         parse_batch_sizes(text)
 
 
-def test_plan_shapes_largest_first():
-    plan = parse_plan("512x512, 1024x1024", "64,256", "1,2", 1024)
-    shapes = plan.shapes()
-    assert shapes[0][:2] == (1024, 1024) and shapes[0][3] == 2
-    assert shapes[-1][:2] == (512, 512) and shapes[-1][3] == 1
-    assert len(shapes) == 8
+def test_a_plan_without_text_buckets_plans_no_placeholder_prompts():
     assert parse_plan("512x512", None, "1", 1024).text_lengths == []
+
+
+def test_the_plan_holds_frame_counts_to_the_model_it_is_for():
+    assert parse_plan("832x480x33", "64", "1", 1024, model="Wan", temporal_scale=4).resolutions == [(832, 480, 33)]
+    with pytest.raises(PlanError, match="Wan takes 4k\\+1 frames"):
+        parse_plan("832x480x34", "64", "1", 1024, model="Wan", temporal_scale=4)
+    with pytest.raises(PlanError, match="FLUX.1 makes images"):
+        parse_plan("512x512x5", "64", "1", 1024, model="FLUX.1")
 
 
 # ---------------------------------------------------------------- video: WIDTHxHEIGHTxFRAMES
@@ -82,7 +85,6 @@ def test_sizes_take_an_optional_frame_count():
     assert parse_sizes("512", []) == [(512, 512, None)]
     plan = parse_plan("832x480x33, 512x512", "64", "1,2", 1024)
     assert plan.resolutions == [(832, 480, 33), (512, 512, None)]
-    assert plan.shapes()[0] == (832, 480, 64, 2, 33) and plan.shapes()[-1] == (512, 512, 64, 1, None)
 
 
 @pytest.mark.parametrize(

@@ -103,8 +103,8 @@ def test_pack_init_imports_without_comfyui_and_exports_only_the_entrypoint():
 
 
 def test_requirements_never_pin_torch():
-    lines = [l.split("#")[0].strip().lower() for l in (ROOT / "requirements.txt").read_text().splitlines()]
-    assert not any(l.startswith(("torch", "torchvision", "torchaudio")) for l in lines)
+    lines = [line.split("#")[0].strip().lower() for line in (ROOT / "requirements.txt").read_text().splitlines()]
+    assert not any(line.startswith(("torch", "torchvision", "torchaudio")) for line in lines)
 
 
 def test_status_json_never_holds_non_finite_floats():
@@ -148,3 +148,86 @@ def test_cuda_malloc_async_is_refused_with_the_flag_that_fixes_it(monkeypatch):
     assert "--disable-cuda-malloc" in guards.allocator_refusal()
     monkeypatch.setattr(torch.cuda, "get_allocator_backend", lambda: "native")
     assert guards.allocator_refusal() is None
+
+
+# ---------------------------------------------------------------- the layout's rules (docs/architecture.md)
+#: The product: what ComfyUI imports (the pack's entry points, the nodes, the runtime).
+PRODUCT = ("__init__.py", "prestartup_script.py", "nodes", "bcg_runtime")
+#: Tools beside the product, which the product never imports.
+TOOLS = {"bench", "scripts", "tests", "bcg_client"}
+
+
+def _python_files(*names: str) -> list[pathlib.Path]:
+    files = []
+    for name in names:
+        path = ROOT / name
+        files += [path] if path.is_file() else sorted(path.rglob("*.py"))
+    return files
+
+
+def _imports(path: pathlib.Path) -> list[tuple[int, str]]:
+    """(level, module) of every import in ``path``: level 0 for absolute imports, else the dots."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [(0, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            out.append((node.level, node.module or ""))
+    return out
+
+
+def test_the_product_never_imports_the_tools():
+    offending = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path in _python_files(*PRODUCT)
+        for level, module in _imports(path)
+        if level == 0 and module.split(".")[0] in TOOLS
+    ]
+    assert not offending, offending
+
+
+def test_the_runtime_has_one_import_name():
+    """Inside the pack everything imports ``bcg_runtime`` by that name (the pack's ``__init__``
+    registers it once): a relative import reaching it through the pack's package (``..bcg_runtime``,
+    ``.bcg_runtime``) would be a second copy of every module's state."""
+    offending = [
+        f"{path.relative_to(ROOT)}: from {'.' * level}{module} import ..."
+        for path in _python_files("__init__.py", "nodes", "bench")
+        for level, module in _imports(path)
+        if level and module.split(".")[0] == "bcg_runtime"
+    ]
+    assert not offending, offending
+
+
+def test_the_nodes_reach_the_runtime_only_through_api():
+    offending = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path in _python_files("nodes")
+        for level, module in _imports(path)
+        if level == 0 and module.split(".")[0] == "bcg_runtime" and module != "bcg_runtime.comfy.api"
+        and module != "bcg_runtime.comfy"  # `from bcg_runtime.comfy import api`
+    ]
+    assert not offending, offending
+
+
+def test_core_never_imports_the_glue_or_the_models():
+    """``core/`` is the generic runtime: the ComfyUI glue and the model adapters (where each family's
+    quirks live) build on it, never the other way round."""
+    offending = [
+        f"{path.relative_to(ROOT)}: from {'.' * level}{module} import ..."
+        for path in _python_files("bcg_runtime/core")
+        for level, module in _imports(path)
+        if (level >= 2 and module.split(".")[0] == "comfy") or module.startswith("bcg_runtime.comfy")
+    ]
+    assert not offending, offending
+
+
+def test_each_recipe_takes_its_facts_from_its_adapter():
+    """One fact in one place: the latent and temporal scales are the adapter's, and the recipe
+    names its module's adapter rather than repeating them."""
+    from bcg_runtime.comfy.models import FAMILY_MODULES
+
+    for module in FAMILY_MODULES:
+        recipe, adapter = module.RECIPE, module.ADAPTER
+        assert recipe.adapter is adapter, f"{module.__name__}: give RECIPE adapter=ADAPTER"
+        assert (recipe.latent_downscale, recipe.temporal_downscale) == (adapter.latent_scale, adapter.temporal_scale)

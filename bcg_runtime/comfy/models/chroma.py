@@ -72,6 +72,7 @@ APPROXIMATOR = {"in_dim": 64, "out_dim": 3072, "hidden_dim": 5120, "n_layers": 5
 #: approximator, 64 input channels (16 latent channels x 2x2 patch).
 RECIPE = FamilyInfo(
     name="chroma",
+    adapter=ADAPTER,
     title="Chroma1-HD",
     ldm_class="comfy.ldm.chroma.model:Chroma",
     supported_model="Chroma",

@@ -85,6 +85,7 @@ ADAPTER = ChromaRadianceAdapter(
 #: Chroma's DiT at full depth, 16-pixel patches, the conv final head, no x0 prediction, zero text ids.
 RECIPE = FamilyInfo(
     name="chroma_radiance",
+    adapter=ADAPTER,
     title="Chroma1-Radiance",
     ldm_class="comfy.ldm.chroma_radiance.model:ChromaRadiance",
     supported_model="ChromaRadiance",
@@ -136,7 +137,6 @@ RECIPE = FamilyInfo(
     # 0.8.0's Radiance predates it (its text ids are the non-sequential ones: the same model).
     added_later=frozen_config({"use_sequential_txt_ids": False}),
     conditioning_extras=chroma_extras,
-    latent_downscale=ADAPTER.latent_scale,
     # As Chroma: two double and four single blocks at the real width. 1024² is 4096 tokens (Chroma's
     # count at 1024²) plus the NeRF head over 8 tiles of 512 patches, so both sizes stay quick.
     gpu_test_depth=(2, 4),

@@ -74,6 +74,7 @@ ADAPTER = CosmosPredict2Adapter(
 #: 2048 wide, 16 heads, 28 blocks, T5-XXL context (1024).
 RECIPE = FamilyInfo(
     name="cosmos_predict2",
+    adapter=ADAPTER,
     title="Cosmos-Predict2 2B Text2Image",
     ldm_class="comfy.ldm.cosmos.predict2:MiniTrainDIT",
     supported_model="CosmosT2IPredict2",

@@ -47,6 +47,7 @@ ADAPTER = ModelAdapter(
 #: ``model_base.ErnieImage`` drops; the conditioning here leaves it out (the DiT gets the same).
 RECIPE = FamilyInfo(
     name="ernie_image",
+    adapter=ADAPTER,
     title="ERNIE-Image",
     ldm_class="comfy.ldm.ernie.model:ErnieImageModel",
     supported_model="ErnieImage",
@@ -67,7 +68,6 @@ RECIPE = FamilyInfo(
     default_cond_length=64,
     default_guidance=None,
     config=frozen_config({"image_model": "ernie"}),
-    latent_downscale=ADAPTER.latent_scale,
     #: About 8B parameters (16 GB in bf16): the whole model samples 512² and 1024² on the H200.
     gpu_test_depth=None,
     depth_fixed_by_detection=True,

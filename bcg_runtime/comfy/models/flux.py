@@ -80,6 +80,7 @@ def _flux_extras(recipe, batch, length, generator, guidance):
 #: The synthetic-checkpoint recipe (``..synthetic``): ComfyUI's detection config and the family's facts.
 RECIPE = FamilyInfo(
     name="flux",
+    adapter=ADAPTER,
     title="FLUX.1-dev",
     ldm_class="comfy.ldm.flux.model:Flux",
     supported_model="Flux",

@@ -45,6 +45,7 @@ ADAPTER = Flux2Adapter(
 #: embedding (the distilled klein runs at cfg 1 in 4 steps).
 RECIPE = FamilyInfo(
     name="flux2",
+    adapter=ADAPTER,
     title="FLUX.2 [klein] 4B",
     ldm_class="comfy.ldm.flux.model:Flux",
     supported_model="Flux2",
@@ -91,6 +92,5 @@ RECIPE = FamilyInfo(
             "txt_norm": False,
         }
     ),
-    latent_downscale=ADAPTER.latent_scale,
     prompt_lengths=(300, 77),  # both arrive padded to 512
 )

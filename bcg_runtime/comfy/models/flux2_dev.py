@@ -21,6 +21,7 @@ def _dev_extras(recipe, batch, length, generator, guidance):
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like FLUX.2 [dev].
 RECIPE = FamilyInfo(
     name="flux2_dev",
+    adapter=ADAPTER,
     title="FLUX.2 [dev] 32B",
     ldm_class=flux2.RECIPE.ldm_class,
     supported_model="Flux2",
@@ -52,7 +53,6 @@ RECIPE = FamilyInfo(
         }
     ),
     conditioning_extras=_dev_extras,
-    latent_downscale=ADAPTER.latent_scale,
     prompt_lengths=flux2.RECIPE.prompt_lengths,
     # Two double and four single blocks at the real width: the whole 32B model would not sample in
     # the suite's time.

@@ -68,6 +68,7 @@ ADAPTER = HunyuanImage21Adapter(
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like HunyuanImage-2.1 (base, 17B).
 RECIPE = FamilyInfo(
     name="hunyuan_image21",
+    adapter=ADAPTER,
     title="HunyuanImage 2.1 (17B)",
     ldm_class="comfy.ldm.hunyuan_video.model:HunyuanVideo",
     supported_model="HunyuanImage21",
@@ -111,7 +112,6 @@ RECIPE = FamilyInfo(
             "meanflow_sum": False,
         }
     ),
-    latent_downscale=ADAPTER.latent_scale,
     # The real depth: 17B parameters (34 GB in bf16) fit the H200 beside the graphs, and the 32x
     # VAE makes 1024² only 1024 image tokens (4096 at 2048²), so 512² and 1024² sample quickly.
     gpu_test_depth=None,

@@ -105,6 +105,7 @@ ADAPTER = HunyuanVideo15Adapter(
 #: 65 input channels (32 latent + 32 image + mask), Qwen2.5-VL-7B context, byT5 and SigLIP inputs.
 RECIPE = FamilyInfo(
     name="hunyuan_video15",
+    adapter=ADAPTER,
     title="HunyuanVideo 1.5 (8.3B)",
     ldm_class="comfy.ldm.hunyuan_video.model:HunyuanVideo",
     supported_model="HunyuanVideo15",
@@ -148,8 +149,6 @@ RECIPE = FamilyInfo(
             "meanflow_sum": True,
         }
     ),
-    latent_downscale=ADAPTER.latent_scale,
-    temporal_downscale=ADAPTER.temporal_scale,
     # A third of the depth at the real width: the generic image test samples 512² and 1024² and the
     # family's own test 848x480 at 33 frames (14k tokens); 54 blocks would cost minutes there.
     gpu_test_depth=18,

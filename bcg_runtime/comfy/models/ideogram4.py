@@ -85,6 +85,7 @@ def _ideogram4_extras(recipe, batch, length, generator, guidance):
 #: The synthetic-checkpoint recipe (``..synthetic``): Ideogram 4 (9.3B) as ComfyUI 0.33.0 detects it.
 RECIPE = FamilyInfo(
     name="ideogram4",
+    adapter=ADAPTER,
     title="Ideogram 4",
     ldm_class="comfy.ldm.ideogram4.model:Ideogram4Transformer2DModel",
     supported_model="Ideogram4",
@@ -106,7 +107,6 @@ RECIPE = FamilyInfo(
     default_guidance=None,
     config=frozen_config({"image_model": "ideogram4", "in_channels": 128, "num_layers": 34}),
     conditioning_extras=_ideogram4_extras,
-    latent_downscale=ADAPTER.latent_scale,
     #: 9.3B parameters, fewer than FLUX.1-dev's 12B that the suite samples whole; one token per
     #: 16 pixels (4096 image tokens at 1024²): the real depth samples 512² and 1024² quickly.
     gpu_test_depth=None,

@@ -88,6 +88,7 @@ def pooled_clip_l(recipe, batch, length, generator, guidance):
 #: visual input (16 latent + 16 image + 1 mask) x 2x2 patch = 132.
 RECIPE = FamilyInfo(
     name="kandinsky5",
+    adapter=ADAPTER,
     title="Kandinsky 5.0 Video Lite",
     ldm_class="comfy.ldm.kandinsky5.model:Kandinsky5",
     supported_model="Kandinsky5",
@@ -120,7 +121,6 @@ RECIPE = FamilyInfo(
         }
     ),
     conditioning_extras=pooled_clip_l,
-    temporal_downscale=ADAPTER.temporal_scale,
     #: 2B parameters: the whole model samples on the H200 in seconds.
     gpu_test_depth=None,
 )

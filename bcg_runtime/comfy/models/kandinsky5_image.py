@@ -21,6 +21,7 @@ ADAPTER = Kandinsky5Adapter(
 #: input 16 x 2x2 patch = 64, RoPE scale 1 on every axis (detection sets it for model_dim 2560).
 RECIPE = FamilyInfo(
     name="kandinsky5_image",
+    adapter=ADAPTER,
     title="Kandinsky 5.0 Image Lite",
     ldm_class="comfy.ldm.kandinsky5.model:Kandinsky5",
     supported_model="Kandinsky5Image",

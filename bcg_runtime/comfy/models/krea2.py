@@ -58,6 +58,7 @@ ADAPTER = Krea2Adapter(
 #: ComfyUI 0.33.0 detects it (``model_detection.py:970``).
 RECIPE = FamilyInfo(
     name="krea2",
+    adapter=ADAPTER,
     title="Krea 2 (12.9B)",
     ldm_class="comfy.ldm.krea2.model:SingleStreamDiT",
     supported_model="Krea2",

@@ -60,6 +60,7 @@ ADAPTER = LongCatImageAdapter(
 #: 0.33.0 detects it (``model_detection.py:354``: context 3584 and no ``vector_in``).
 RECIPE = FamilyInfo(
     name="longcat_image",
+    adapter=ADAPTER,
     title="LongCat-Image (6B)",
     ldm_class="comfy.ldm.flux.model:Flux",
     supported_model="LongCatImage",

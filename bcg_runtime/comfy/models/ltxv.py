@@ -96,6 +96,7 @@ def _ltxv_extras(recipe, batch, length, generator, guidance):
 #: spatial and 8x temporal (8k+1 frames). Without a checkpoint's metadata config.
 RECIPE = FamilyInfo(
     name="ltxv",
+    adapter=ADAPTER,
     title="LTX-Video 2B",
     ldm_class="comfy.ldm.lightricks.model:LTXVModel",
     supported_model="LTXV",
@@ -128,7 +129,5 @@ RECIPE = FamilyInfo(
     # 0.8.0's class and detection have no such key (no keyframe embedding: the same model).
     added_later=frozen_config({"use_keyframes_abs_pos_embedding": False}),
     conditioning_extras=_ltxv_extras,
-    latent_downscale=ADAPTER.latent_scale,
-    temporal_downscale=ADAPTER.temporal_scale,
     prompt_lengths=(128, 128),  # the T5 tokenizer pads every prompt to 128 tokens
 )

@@ -59,6 +59,7 @@ def _lumina2_extras(recipe, batch, length, generator, guidance):
 #: The synthetic-checkpoint recipe (``..synthetic``): Lumina-Image-2.0 as ComfyUI detects it.
 RECIPE = FamilyInfo(
     name="lumina2",
+    adapter=ADAPTER,
     title="Lumina-Image 2.0",
     ldm_class="comfy.ldm.lumina.model:NextDiT",
     supported_model="Lumina2",

@@ -60,6 +60,7 @@ def _omnigen2_extras(recipe, batch, length, generator, guidance):
 #: fixed by detection: hidden 2520, 21/7 heads, 32 layers, 2 refiner blocks each, text 2048).
 RECIPE = FamilyInfo(
     name="omnigen2",
+    adapter=ADAPTER,
     title="OmniGen2",
     ldm_class="comfy.ldm.omnigen.omnigen2:OmniGen2Transformer2DModel",
     supported_model="Omnigen2",

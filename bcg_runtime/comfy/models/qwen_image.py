@@ -54,6 +54,7 @@ ADAPTER = QwenImageAdapter(
 #: The synthetic-checkpoint recipe (``..synthetic``): ComfyUI's detection config and the family's facts.
 RECIPE = FamilyInfo(
     name="qwen_image",
+    adapter=ADAPTER,
     title="Qwen-Image (20B)",
     ldm_class="comfy.ldm.qwen_image.model:QwenImageTransformer2DModel",
     supported_model="QwenImage",

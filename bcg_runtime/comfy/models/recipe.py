@@ -1,5 +1,6 @@
-"""A model family's synthetic-checkpoint recipe: the facts ComfyUI's detection and sampling need
-to build and run the family's real model class with random weights (see ``..synthetic``).
+"""A model family's recipe: the facts ComfyUI's detection and sampling need to build and run the
+family's real model class with random weights (``bench/synthetic.py``), and the text encoder's
+output the warm-up's placeholder conditioning mirrors (``..sampling``).
 
 Each family module in this package defines its ``RECIPE`` beside its ``ADAPTER``, so adding a family
 touches one file (and its tests). Importing this module needs neither torch nor ComfyUI.
@@ -15,7 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 @dataclass(frozen=True)
 class FamilyInfo:
     """Facts about one model family, as ComfyUI detects and runs it (checked against 0.8.0 and
-    0.33.0 by ``synthetic._verify_detection`` at every build)."""
+    0.33.0 by ``bench.synthetic._verify_detection`` at every build)."""
 
     name: str
     title: str
@@ -32,7 +33,7 @@ class FamilyInfo:
     latent_dimensions: int  # 2: latents are [B,C,H,W]; 3: [B,C,T,H,W] (ComfyUI unsqueezes T=1)
     depth_keys: tuple[str, ...]  # unet_config keys that count blocks
     real_depth: tuple[int, ...]  # their values in the real checkpoint
-    block_attrs: tuple[str, ...]  # diffusion_model attributes holding those blocks
+    block_attrs: tuple[str, ...]  # diffusion_model submodules (dotted paths) holding those blocks
     default_steps: int
     default_cfg: float
     default_cond_length: int
@@ -40,12 +41,15 @@ class FamilyInfo:
     config: Mapping[str, Any]  # full-depth unet_config exactly as model_detection returns it
     #: ``(recipe, batch, length, generator, guidance) -> dict``: the CONDITIONING extras the family's
     #: text encoder node returns beside the context (pooled output, attention mask, guidance).
-    conditioning_extras: Callable[..., dict] = lambda recipe, batch, length, generator, guidance: {"pooled_output": None}
-    #: Image pixels per latent cell of the family's empty latent (its adapter's ``latent_scale``).
-    latent_downscale: int = 8
-    #: Video families: pixel frames per latent frame after the first (its adapter's
-    #: ``temporal_scale``); empty latents are then ``[B,C,T,H,W]`` with T = (frames-1)//s + 1, as
-    #: ComfyUI's empty video latent nodes make them. None: an image family.
+    conditioning_extras: Callable[..., dict] = lambda recipe, batch, length, generator, guidance: {
+        "pooled_output": None
+    }
+    #: Image pixels per latent cell of the family's empty latent: its adapter's ``latent_scale``
+    #: (set from ``adapter``; 8 for a recipe without one).
+    latent_downscale: int | None = None
+    #: Video families: pixel frames per latent frame after the first: its adapter's
+    #: ``temporal_scale`` (set from ``adapter``); empty latents are then ``[B,C,T,H,W]`` with
+    #: T = (frames-1)//s + 1, as ComfyUI's empty video latent nodes make them. None: an image family.
     temporal_downscale: int | None = None
     #: (positive, negative) prompt token counts the tests sample with: different lengths, so cond and
     #: uncond are separate signatures, unless the family's encoder pads both alike (FLUX's T5: 256).
@@ -57,22 +61,43 @@ class FamilyInfo:
     #: returns fixed counts, or none and the model class's defaults apply): every real checkpoint
     #: then has the real depth, and no key layout can ask for fewer blocks. A reduced-depth
     #: synthetic model gets its ``depth_keys`` through the ``supported_models`` class's
-    #: ``unet_extra_config`` while it loads (``synthetic._depth_set_at_load``).
+    #: ``unet_extra_config`` while it loads (``bench.synthetic._depth_set_at_load``).
     depth_fixed_by_detection: bool = False
     #: ``config`` keys a later ComfyUI added to the class and its detection, each with the value
     #: that means what an older ComfyUI does without the key (the feature off): on a ComfyUI whose
     #: class does not take the key it is left out (``synthetic``), and a detection without it is
     #: the same config. E.g. LTX-Video's ``use_keyframes_abs_pos_embedding: False``.
     added_later: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    #: The safetensors metadata the real checkpoint carries where ComfyUI's detection reads the
-    #: model's kind from it and not from the key layout (0.33's Wan FlowRVS: ``{"config":
-    #: '{"transformer": {"model_type": "flow_rvs"}}'}``); the synthetic load passes it the way
-    #: ``comfy.sd.load_diffusion_model`` passes a file's. None: detection reads the layout alone.
-    checkpoint_metadata: Mapping[str, str] | None = None
+    #: ``config`` keys a real checkpoint carries in its safetensors metadata (``{"config":
+    #: {"transformer": {...}}}``, read by the detection of LTX-2) rather than in its key layout:
+    #: the synthetic checkpoint is detected and loaded with that metadata (:meth:`metadata`).
+    metadata_keys: tuple[str, ...] = ()
     #: ``config`` keys the ``model_base`` class sets before it builds ``ldm_class`` (0.33's
     #: ``WAN21_FlowRVS`` builds a ``WanModel`` with ``model_type="t2v"`` from a detected
     #: ``"flow_rvs"``): the synthetic checkpoint's layout is made with them.
     built_with: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    #: Families whose latent holds a second stream (LTX-2's audio): ``(recipe, batch, frames) ->
+    #: shape`` of that stream's empty latent for a video of ``frames`` pixel frames (None: one).
+    #: Sampling then runs the joint latent (``comfy.nested_tensor.NestedTensor``), as the
+    #: family's concat node makes it. None: one stream.
+    second_stream_shape: Callable[..., tuple] | None = None
+    #: The family's ``ModelAdapter``: the facts both need (``latent_downscale``,
+    #: ``temporal_downscale``) are the adapter's and are read from it, never written twice.
+    adapter: Any = None
+
+    def __post_init__(self) -> None:
+        facts = {"latent_downscale": 8, "temporal_downscale": None}
+        if self.adapter is not None:
+            facts = {"latent_downscale": self.adapter.latent_scale, "temporal_downscale": self.adapter.temporal_scale}
+            for name, fact in facts.items():
+                given = getattr(self, name)
+                if given is not None and given != fact:
+                    raise ValueError(
+                        f"recipe {self.name!r}: {name}={given} but its adapter says {fact}; give only adapter="
+                    )
+        for name, fact in facts.items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, fact)
 
     def unet_config(self, depth=None) -> dict:
         """The detection config with block counts set by :meth:`depth_counts`."""
@@ -80,6 +105,16 @@ class FamilyInfo:
         for key, count in zip(self.depth_keys, self.depth_counts(depth)):
             cfg[key] = count
         return {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in cfg.items()}
+
+    def metadata(self, depth=None) -> dict[str, str] | None:
+        """The safetensors metadata of the checkpoint at ``depth`` (None where the layout says
+        everything); a depth key may be one of its keys (LTX-2's connector layers)."""
+        if not self.metadata_keys:
+            return None
+        import json
+
+        transformer = {k: v for k, v in self.unet_config(depth).items() if k in self.metadata_keys}
+        return {"config": json.dumps({"transformer": transformer})}
 
     def extras(self, batch: int, length: int, generator: Any, guidance: float | None) -> dict:
         """The CONDITIONING extras for a context of ``(batch, length)`` (see ``conditioning_extras``)."""
@@ -107,7 +142,9 @@ class FamilyInfo:
         return counts
 
 
-def config_differences(recipe: "FamilyInfo", want: Mapping[str, Any], detected: Mapping[str, Any], keys) -> dict[str, tuple[Any, Any]]:
+def config_differences(
+    recipe: "FamilyInfo", want: Mapping[str, Any], detected: Mapping[str, Any], keys
+) -> dict[str, tuple[Any, Any]]:
     """``{key: (want, detected)}`` for each of ``keys`` whose values differ as detection means them
     (:func:`same_config_value`); a key of ``recipe.added_later`` that the detection does not give,
     at its older value, is no difference (that ComfyUI builds the same model without it)."""

@@ -75,6 +75,7 @@ def _sd3_extras(recipe, batch, length, generator, guidance):
 #: position table, pooled 2048, T5 context 4096. Reduced depth narrows the model (see above).
 RECIPE = MMDiTFamilyInfo(
     name="sd3",
+    adapter=ADAPTER,
     title="Stable Diffusion 3.5 Large",
     ldm_class="comfy.ldm.modules.diffusionmodules.mmdit:OpenAISignatureMMDITWrapper",
     supported_model="SD3",

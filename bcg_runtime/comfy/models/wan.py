@@ -80,6 +80,7 @@ ADAPTER = WanAdapter(
 #: spatial and 4x temporal (4k+1 frames).
 RECIPE = FamilyInfo(
     name="wan",
+    adapter=ADAPTER,
     title="Wan 2.1 / 2.2 14B T2V",
     ldm_class="comfy.ldm.wan.model:WanModel",
     supported_model="WAN21_T2V",
@@ -117,8 +118,6 @@ RECIPE = FamilyInfo(
             "model_type": "t2v",
         }
     ),
-    latent_downscale=ADAPTER.latent_scale,
-    temporal_downscale=ADAPTER.temporal_scale,
     prompt_lengths=(512, 512),  # umT5 pads every prompt to 512 tokens
     # The real width at a quarter of the depth: the family's own GPU test samples 832x480 at 33
     # frames (14k tokens), where 40 blocks would take minutes of the suite's time.

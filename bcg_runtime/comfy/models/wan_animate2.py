@@ -19,8 +19,6 @@ What the forward adds to Wan's (ComfyUI 0.33.0, comfy/ldm/wan/model_animate2.py)
   ``animate2``, model_detection.py l.775; the layout is I2V's), which the recipe carries.
 """
 
-import json
-
 from .wan import variant, variant_recipe
 
 ADAPTER = variant("wan_animate2", "Wan Animate 2", ("WAN_Animate2",))
@@ -33,5 +31,5 @@ RECIPE = variant_recipe(
     "WAN_Animate2",
     {"model_type": "animate2", "in_dim": 36},
     ldm_class="comfy.ldm.wan.model_animate2:WanAnimate2Model",
-    checkpoint_metadata={"config": json.dumps({"transformer": {"model_type": "animate2"}})},
+    metadata_keys=("model_type",),
 )

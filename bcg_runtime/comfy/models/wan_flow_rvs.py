@@ -7,8 +7,6 @@ ComfyUI tells the checkpoint apart only by its safetensors metadata (``transform
 ``flow_rvs``, model_detection.py l.775), which the recipe carries.
 """
 
-import json
-
 from .wan import variant, variant_recipe
 
 ADAPTER = variant("wan_flow_rvs", "Wan FlowRVS", ("WAN21_FlowRVS",))
@@ -19,6 +17,6 @@ RECIPE = variant_recipe(
     "WAN21_FlowRVS",
     "WAN21_FlowRVS",
     {"model_type": "flow_rvs"},
-    checkpoint_metadata={"config": json.dumps({"transformer": {"model_type": "flow_rvs"}})},
+    metadata_keys=("model_type",),
     built_with={"model_type": "t2v"},
 )

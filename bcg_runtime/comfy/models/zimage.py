@@ -29,6 +29,7 @@ def _zimage_extras(recipe, batch, length, generator, guidance):
 #: The synthetic-checkpoint recipe (``..synthetic``): ComfyUI's detection config and the family's facts.
 RECIPE = FamilyInfo(
     name="zimage",
+    adapter=ADAPTER,
     title="Z-Image / Z-Image-Turbo",
     ldm_class="comfy.ldm.lumina.model:NextDiT",
     supported_model="ZImage",

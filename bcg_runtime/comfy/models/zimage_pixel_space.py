@@ -81,6 +81,7 @@ def _zimage_pixel_extras(recipe, batch, length, generator, guidance):
 #: ComfyUI 0.33.0 detects it (``model_detection.py:617``: patch from ``x_embedder``, 3 channels).
 RECIPE = FamilyInfo(
     name="zimage_pixel_space",
+    adapter=ADAPTER,
     title="Z-Image pixel space",
     ldm_class="comfy.ldm.lumina.model:NextDiTPixelSpace",
     supported_model="ZImagePixelSpace",
@@ -113,7 +114,6 @@ RECIPE = FamilyInfo(
         }
     ),
     conditioning_extras=_zimage_pixel_extras,
-    latent_downscale=ADAPTER.latent_scale,
     #: Z-Image's 6B backbone (its GPU test runs at full depth) plus a ~0.3B decoder; 1024² is 4096
     #: tokens as Z-Image's, so the whole model samples in seconds on the H200.
     gpu_test_depth=None,

@@ -1,6 +1,6 @@
 """Batch benchmark: a job of many prompts and sizes with no warm-up at all, BCG vs eager.
 
-    python -m bcg_runtime.batch_bench --family qwen_image --prompts 100 \\
+    python -m bench.batch --family qwen_image --prompts 100 \\
         --sizes 512x512,768x512,512x768 --json batch.json
 
 What a headless batch job meets: every prompt has its own length (drawn from a realistic spread,
@@ -25,9 +25,10 @@ import random
 import sys
 from dataclasses import asdict, dataclass
 
-from .bench import DEFAULTS, setup_comfyui, timed_sample
+from .measure import timed_sample
+from .setup import DEFAULTS, setup_comfyui
 
-log = logging.getLogger("bcg_runtime.batch_bench")
+log = logging.getLogger("bench.batch")
 NEGATIVE_LENGTH = 12  # a short fixed negative prompt, as most workflows have
 
 
@@ -58,7 +59,7 @@ class Job:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m bcg_runtime.batch_bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m bench.batch", description=__doc__.split("\n\n")[0])
     p.add_argument("--comfyui", default=None, help="ComfyUI folder (default: $COMFYUI_PATH)")
     p.add_argument("--family", default="zimage", choices=sorted(DEFAULTS))
     p.add_argument("--prompts", type=int, default=100, help="number of distinct prompts (default 100)")
@@ -78,9 +79,11 @@ def run(args: argparse.Namespace) -> tuple[list[Job], dict]:
 
     import torch
 
-    from .comfy import api, synthetic
-    from .comfy.wrappers import session_of
-    from .plan import PlanError, parse_resolutions
+    from bcg_runtime.comfy import api
+    from bcg_runtime.comfy.wrappers import session_of
+    from bcg_runtime.plan import PlanError, parse_resolutions
+
+    from . import synthetic
 
     comfy_version = setup_comfyui(args.comfyui or os.environ.get("COMFYUI_PATH"))
     if not torch.cuda.is_available():

@@ -1,9 +1,9 @@
-"""Print one table from several benchmark JSON files: ``python -m bcg_runtime.bench_table out/*.json``."""
+"""Print one table from several benchmark JSON files: ``python -m bench.table out/*.json``."""
 
 import json
 import sys
 
-from .bench import Row, format_host_profiles, format_kernel_split, format_table, format_warmup_costs
+from .report import Row, format_host_profiles, format_kernel_split, format_table, format_warmup_costs
 
 
 def model_label(family: str, env: dict) -> str:

@@ -1,16 +1,19 @@
-"""Synthetic (random-weight) checkpoints for the DiT families BCG supports.
+"""Synthetic (random-weight) checkpoints for the DiT families BCG supports (a tool: the tests and
+the benchmarks build their models here; the product never imports it).
 
-Each family's recipe (:class:`~.models.recipe.FamilyInfo`: detection config, widths, text encoder
-facts) lives beside its adapter in ``models/<family>.py``; this module builds from any recipe.
+Each family's recipe (:class:`~bcg_runtime.comfy.models.recipe.FamilyInfo`: detection config,
+widths, text encoder facts) lives beside its adapter in ``bcg_runtime/comfy/models/<family>.py``;
+this module builds from any recipe.
 Each family's checkpoint is made by instantiating ComfyUI's own model class on the meta device with
 the config ComfyUI's detection derives for the real checkpoint (optionally with fewer blocks), then
 filling every key with seeded random values. The key names and shapes are exactly those of the
 "diffusion_models" split files ComfyUI loads (no prefix), so ``comfy.sd.load_diffusion_model_state_dict``
-detects the right ``supported_models`` class and builds the real model: FLUX.1-dev (``Flux``),
-Z-Image / Z-Image-Turbo (``ZImage``, a Lumina2 NextDiT) and Qwen-Image (``QwenImage``).
+detects the right ``supported_models`` class and builds the real model (every family of
+``bcg_runtime.comfy.models``).
 
-Conditioning mirrors what ``CLIPTextEncode`` returns for each family (keys and dtypes), with random
-context tensors in place of a text encoder, and :func:`sample` follows ``nodes.common_ksampler``.
+Placeholder conditioning and KSampler-path sampling are the product's
+(``bcg_runtime.comfy.sampling``, re-exported here): the tests sample exactly as the warm-up does.
+Edit workflows' reference latents and the quantized checkpoint formats are built here.
 
 ComfyUI is imported lazily (inside functions): importing this module needs only torch.
 """
@@ -26,8 +29,9 @@ from typing import Mapping
 
 import torch
 
-from .models import RECIPES
-from .models.recipe import FamilyInfo, config_differences
+from bcg_runtime.comfy.models import RECIPES
+from bcg_runtime.comfy.models.recipe import FamilyInfo, config_differences
+from bcg_runtime.comfy.sampling import empty_latent, family_info, make_conditioning, sample
 
 log = logging.getLogger(__name__)
 
@@ -65,14 +69,6 @@ FAMILIES: Mapping[str, FamilyInfo] = RECIPES
 """Every supported family's recipe by name (each defined beside its adapter in ``models/``)."""
 
 
-def family_info(family: str) -> FamilyInfo:
-    """The :class:`FamilyInfo` for ``family``; ValueError naming the accepted values otherwise."""
-    info = FAMILIES.get(family) if isinstance(family, str) else None
-    if info is None:
-        raise ValueError(f"unknown model family {family!r}; accepted: {', '.join(sorted(FAMILIES))}")
-    return info
-
-
 def unet_config(family: str, depth=None) -> dict:
     """ComfyUI's detected unet_config for ``family`` at ``depth``."""
     return family_info(family).unet_config(depth)
@@ -83,19 +79,45 @@ def _ldm_class(info: FamilyInfo):
     return getattr(importlib.import_module(module), name)
 
 
+@contextlib.contextmanager
+def _weights_built_eagerly():
+    """While the block runs, ComfyUI's ops build their weights at construction again.
+
+    Under Dynamic VRAM (``comfy.memory_management.aimdo_enabled``, set by ``main.py`` on NVIDIA
+    and by ``compiler_sim.init_aimdo``), ComfyUI 0.33's ``disable_weight_init.Linear`` and
+    ``Embedding`` leave ``weight``/``bias`` None until a state dict is loaded, so a model built as
+    a key/shape template would have no Linear keys at all (FLUX.1 is then detected as nothing).
+    The template is never loaded, so it is built as without Dynamic VRAM; the flag is restored
+    after (one thread: the builders are tools, run before sampling)."""
+    try:
+        import comfy.memory_management as memory_management
+    except ImportError:  # ComfyUI 0.8.0: no Dynamic VRAM
+        yield
+        return
+    before = getattr(memory_management, "aimdo_enabled", False)
+    memory_management.aimdo_enabled = False
+    try:
+        yield
+    finally:
+        memory_management.aimdo_enabled = before
+
+
 def _meta_model(info: FamilyInfo, depth, dtype):
+    """ComfyUI's class for ``info`` on the meta device: every parameter of the checkpoint, with
+    its shape, whether or not Dynamic VRAM is on (:func:`_weights_built_eagerly`)."""
     import comfy.ops
 
     cls = _ldm_class(info)
     config = {**info.unet_config(depth), **info.built_with}
-    try:
-        return cls(**config, device="meta", dtype=dtype, operations=comfy.ops.disable_weight_init)
-    except TypeError:
-        # An older ComfyUI whose class predates keys the recipe sets to their older meaning.
-        older = {k: v for k, v in config.items() if k not in info.added_later}
-        if older == config:
-            raise
-        return cls(**older, device="meta", dtype=dtype, operations=comfy.ops.disable_weight_init)
+    with _weights_built_eagerly():
+        try:
+            return cls(**config, device="meta", dtype=dtype, operations=comfy.ops.disable_weight_init)
+        except TypeError:
+            # An older ComfyUI whose class predates keys the recipe sets to their older meaning.
+            older = {k: v for k, v in config.items() if k not in info.added_later}
+            if older == config:
+                raise
+            return cls(**older, device="meta", dtype=dtype, operations=comfy.ops.disable_weight_init)
 
 
 def _norm_gain_keys(model: torch.nn.Module) -> set[str]:
@@ -168,10 +190,10 @@ def build_state_dict(
 
 def detect_family_class(state_dict: Mapping[str, torch.Tensor], prefix: str = "", metadata: Mapping[str, str] | None = None) -> tuple[str | None, dict | None]:
     """(supported_models class name, unet_config) that ComfyUI's detection gives ``state_dict``
-    (with a checkpoint's safetensors ``metadata``, which some detections read)."""
+    (with the checkpoint's safetensors ``metadata``, where the family's detection reads it)."""
     import comfy.model_detection
 
-    cfg = comfy.model_detection.detect_unet_config(state_dict, prefix, metadata=dict(metadata) if metadata else None)
+    cfg = comfy.model_detection.detect_unet_config(state_dict, prefix, metadata=metadata)
     if cfg is None:
         return None, None
     model_config = comfy.model_detection.model_config_from_unet_config(cfg, state_dict)
@@ -182,7 +204,7 @@ def detected_config(family: str, state_dict: Mapping[str, torch.Tensor], prefix:
     """:func:`detect_family_class`, with the block counts a synthetic load sets where detection
     fixes them (``FamilyInfo.depth_fixed_by_detection``): the config the loaded model is built with."""
     info = family_info(family)
-    cls_name, cfg = detect_family_class(state_dict, prefix, info.checkpoint_metadata)
+    cls_name, cfg = detect_family_class(state_dict, prefix, info.metadata(depth))
     if cfg is not None and info.depth_fixed_by_detection:
         cfg = {**cfg, **dict(zip(info.depth_keys, info.depth_counts(depth)))}
     return cls_name, cfg
@@ -260,8 +282,7 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
         sd = comfy_quant_checkpoint(sd, quantized)
     t0 = time.perf_counter()
     with _depth_set_at_load(info, depth):
-        metadata = {"metadata": dict(info.checkpoint_metadata)} if info.checkpoint_metadata else {}
-        patcher = comfy.sd.load_diffusion_model_state_dict(sd, model_options=options, **metadata)
+        patcher = comfy.sd.load_diffusion_model_state_dict(sd, model_options=options, metadata=info.metadata(depth))
     del sd
     if patcher is None:
         raise RuntimeError(f"[BCG] ComfyUI could not detect the synthetic {info.name!r} checkpoint")
@@ -282,7 +303,7 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
         missing = sorted(set(shapes) - set(loaded))[:5]
         extra = sorted(set(loaded) - set(shapes))[:5]
         raise RuntimeError(f"[BCG] synthetic {info.name!r} key layout differs: missing {missing}, unexpected {extra}")
-    blocks = tuple(len(getattr(dm, attr)) for attr in info.block_attrs)
+    blocks = tuple(len(dm.get_submodule(attr)) for attr in info.block_attrs)
     if blocks != counts:
         raise RuntimeError(f"[BCG] synthetic {info.name!r} has blocks {blocks}, expected {counts}")
     weight_dtypes = {p.dtype for name, p in dm.named_parameters() if name.rsplit(".", 1)[0] not in quantized}
@@ -309,8 +330,7 @@ def save_model_file(family: str, path: str, depth=None, seed: int = 0, device=No
     from safetensors.torch import save_file
 
     sd = build_state_dict(family, depth=depth, seed=seed, device=device)
-    metadata = family_info(family).checkpoint_metadata
-    save_file({k: v.contiguous().cpu() for k, v in sd.items()}, path, metadata=dict(metadata) if metadata else None)
+    save_file({k: v.contiguous().cpu() for k, v in sd.items()}, path, metadata=family_info(family).metadata(depth))
     return path
 
 
@@ -435,26 +455,6 @@ def comfy_quant_checkpoint(sd: Mapping[str, torch.Tensor], layers: Mapping[str, 
     return out
 
 
-def make_conditioning(family: str, length: int | None = None, seed: int = 0, batch: int = 1, guidance: float | None = None, text_dim: int | None = None):
-    """A CONDITIONING list ``[[context, extras]]`` shaped like ``CLIPTextEncode``'s output.
-
-    ``context`` is float32 on CPU, ``(batch, length, text_dim)``, ``N(0, 1)`` seeded by ``seed``;
-    ``text_dim`` defaults to the recipe's (a model of another size passes its own, ``ModelAdapter.text_dim``).
-    Extras mirror the family's text encoder: Flux ``{"pooled_output": (batch, 768) float32,
-    "guidance": 3.5}`` (guidance as FluxGuidance/CLIPTextEncodeFlux add it); Z-Image (Qwen3-4B)
-    ``{"pooled_output": None, "attention_mask": (batch, length) int64 ones}``; Qwen-Image
-    ``{"pooled_output": None}`` (its encoder drops an all-ones mask). Real encoders return batch 1.
-    """
-    info = family_info(family)
-    if length is None:
-        length = info.default_cond_length
-    if length < 1 or batch < 1:
-        raise ValueError(f"length and batch must be >= 1, got length={length} batch={batch}")
-    gen = torch.Generator(device="cpu").manual_seed(int(seed))
-    context = torch.randn(batch, length, text_dim or info.text_dim, generator=gen, dtype=torch.float32)
-    return [[context, info.extras(batch, length, gen, guidance)]]
-
-
 def make_reference_latent(family: str, width: int, height: int, seed: int = 0) -> torch.Tensor:
     """A VAE-encoded image's latent as the edit nodes (ReferenceLatent, TextEncodeQwenImageEdit)
     put it in the conditioning: ``[1, C, h, w]``, or ``[1, C, 1, h, w]`` for a family whose latent
@@ -479,31 +479,6 @@ def latent_channels(family: str) -> int:
     return family_info(family).latent_channels
 
 
-def empty_latent(family: str, width: int, height: int, batch: int = 1, frames: int | None = None, latent_scale: int | None = None) -> torch.Tensor:
-    """The zeros the family's empty-latent node makes: ``[batch, channels, height//s, width//s]``
-    (``EmptySD3LatentImage``: 16 channels, s = 8; ``EmptyFlux2LatentImage``: 128, s = 16), float32
-    on ComfyUI's intermediate device. Qwen-Image's 5-D shape comes from
-    ``comfy.sample.fix_empty_latent_channels`` at sampling time. Video families
-    (``temporal_downscale``) get ``[batch, channels, T, height//s, width//s]`` with
-    T = (frames-1)//temporal_downscale + 1 (``EmptyHunyuanLatentVideo``; ``frames`` None: one
-    frame); an image family takes no frame count. ``latent_scale`` overrides the recipe's s for a
-    member of the family with another VAE (the adapter's ``for_model``)."""
-    import comfy.model_management
-
-    info = family_info(family)
-    s = latent_scale or info.latent_downscale
-    if width < s or height < s or batch < 1 or (frames is not None and frames < 1):
-        raise ValueError(f"bad latent size {width}x{height} frames {frames} batch {batch}")
-    spatial = [height // s, width // s]
-    device = comfy.model_management.intermediate_device()
-    if info.temporal_downscale is None:
-        if frames not in (None, 1):
-            raise ValueError(f"{family} makes images: no frame count ({frames} given)")
-        return torch.zeros([batch, info.latent_channels] + spatial, device=device)
-    t = ((frames or 1) - 1) // info.temporal_downscale + 1
-    return torch.zeros([batch, info.latent_channels, t] + spatial, device=device)
-
-
 def output_latent_shape(family: str, width: int, height: int, batch: int = 1, frames: int | None = None) -> tuple[int, ...]:
     """Shape of what :func:`sample` returns (Qwen-Image adds a time axis of 1; video families
     have T = (frames-1)//temporal_downscale + 1)."""
@@ -514,40 +489,3 @@ def output_latent_shape(family: str, width: int, height: int, batch: int = 1, fr
     if info.latent_dimensions == 3:
         return (batch, info.latent_channels, 1) + spatial
     return (batch, info.latent_channels) + spatial
-
-
-def sample(
-    model,
-    family: str,
-    width: int,
-    height: int,
-    steps: int,
-    cfg: float,
-    positive,
-    negative,
-    seed: int = 0,
-    sampler: str = "euler",
-    scheduler: str = "simple",
-    batch: int = 1,
-    denoise: float = 1.0,
-    latent: torch.Tensor | None = None,
-    frames: int | None = None,
-    latent_scale: int | None = None,
-) -> torch.Tensor:
-    """Sample like ``nodes.common_ksampler`` (KSampler): empty latent (or ``latent``),
-    ``fix_empty_latent_channels``, ``prepare_noise(latent, seed)``, ``comfy.sample.sample`` with
-    ``disable_pbar=True``. Returns the denoised latent on ComfyUI's intermediate device.
-    ``frames`` and ``latent_scale``: see :func:`empty_latent`."""
-    import comfy.sample
-
-    family_info(family)
-    latent_image = empty_latent(family, width, height, batch, frames, latent_scale) if latent is None else latent
-    latent_image = comfy.sample.fix_empty_latent_channels(model, latent_image)
-    noise = comfy.sample.prepare_noise(latent_image, seed, None)
-    t0 = time.perf_counter()
-    out = comfy.sample.sample(
-        model, noise, steps, cfg, sampler, scheduler, positive, negative, latent_image,
-        denoise=denoise, disable_pbar=True, seed=seed,
-    )
-    log.debug("[BCG] sampled %s %dx%d, %d steps, cfg %s in %.2fs", family, width, height, steps, cfg, time.perf_counter() - t0)
-    return out

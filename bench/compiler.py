@@ -1,7 +1,7 @@
 """BCG with ComfyUI's model compiler (0.34+) active around the DiT: both of BCG's choices, timed.
 
-    python -m bcg_runtime.compiler_bench --family flux --depth 2 --steps 8 --json compiler.json
-    python -m bcg_runtime.compiler_bench --family zimage --depth none --resolution 1024x1024
+    python -m bench.compiler --family flux --depth 2 --steps 8 --json compiler.json
+    python -m bench.compiler --family zimage --depth none --resolution 1024x1024
 
 Per placement of the compiler's calls (``compiler_sim``: ``outer`` = MiniMax H3's, begin/end around
 the DIFFUSION_MODEL wrappers; ``inner`` = Qwen-Image 2.1's, inside ``_forward``), in one process
@@ -43,7 +43,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator
 
-log = logging.getLogger("bcg_runtime.compiler_bench")
+log = logging.getLogger("bench.compiler")
 
 #: In this order by default: ``bcg-aside`` (the product's default) before ``bcg-inside``, so a
 #: compiler error under ``inside`` cannot touch the default's numbers.
@@ -78,7 +78,7 @@ class Row:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m bcg_runtime.compiler_bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m bench.compiler", description=__doc__.split("\n\n")[0])
     p.add_argument("--comfyui", default=os.environ.get("COMFYUI_PATH"), help="ComfyUI folder (default: $COMFYUI_PATH)")
     p.add_argument("--family", default="flux", help="model family (default flux; one with a _forward, as every DIFFUSION_MODEL-wrapped DiT has)")
     p.add_argument("--depth", default="2", help="blocks per stack, or 'none' for the full model (default 2; 1 without CUDA)")
@@ -118,7 +118,7 @@ def compiler_flag(off: bool) -> Iterator[None]:
 
 @contextlib.contextmanager
 def bcg_policy(value: str) -> Iterator[None]:
-    from .comfy.compiler import POLICY_VAR
+    from bcg_runtime.comfy.compiler import POLICY_VAR
 
     before = os.environ.get(POLICY_VAR)
     os.environ[POLICY_VAR] = value
@@ -146,7 +146,7 @@ def measure(row: Row, model: Any, compiler: Any, sample: Any, reference: Any, re
     warm run's latent. Each run ends with the compiler's node cleanup (``execution.py``)."""
     import torch
 
-    from .comfy.wrappers import session_of
+    from bcg_runtime.comfy.wrappers import session_of
 
     session = session_of(model)
     outs = []
@@ -189,10 +189,13 @@ def early_aimdo_init() -> None:
 def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
     import torch
 
-    from .bench import DEFAULTS, setup_comfyui, timed_sample
-    from .comfy import api, synthetic
+    from bcg_runtime.comfy import api
+    from bcg_runtime.core import one_line
+
+    from . import synthetic
     from .compiler_sim import PLACEMENTS, ensure_compiler_flags, init_aimdo, make_compiler, simulate
-    from .core import one_line
+    from .measure import timed_sample
+    from .setup import DEFAULTS, setup_comfyui
 
     comfy_version = setup_comfyui(args.comfyui)
     import comfy.model_management as mm
@@ -240,7 +243,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
         "steps": steps,
         "cfg": cfg,
         "bcg_mode": args.bcg_mode,
-        "command": "python -m bcg_runtime.compiler_bench " + " ".join(sys.argv[1:]),
+        "command": "python -m bench.compiler " + " ".join(sys.argv[1:]),
     }
     pos_len, neg_len = info.prompt_lengths
     positive = synthetic.make_conditioning(args.family, pos_len, seed=1)

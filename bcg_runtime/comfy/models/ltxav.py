@@ -1,0 +1,186 @@
+"""LTX-2 (``comfy.ldm.lightricks.av_model.LTXAVModel``; ``LTXAV``), joint audio-video generation.
+
+One forward serves LTX-2 (19B) and LTX-2.3 (22B, recipe ``ltxav23``: the checkpoint's metadata
+config turns on cross-attention AdaLN, gated attention and the caption projection before the
+connectors). The sampler runs the joint latent (``LTXVConcatAVLatent``: a NestedTensor of the video
+``[B, 128, T, H/32, W/32]`` and the audio ``[B, 8, A, 16]``, A = round(frames / fps * 25)) packed
+flat; ``BaseModel._apply_model`` unpacks it (``latent_shapes``), so the DiT receives ``x`` as the
+list ``[video, audio]`` and ``timestep`` as ``(video, audio)`` (``model_base.LTXAV.process_timestep``)
+and returns ``[video, audio]``: every shape of both streams is in the key (tree leaves), and the
+label names both (``768x512x121f a121 txt1024 b2``). A video-only latent reaches the DiT as
+``[video]``: the audio stream is then empty (a shape in the key too).
+
+Text: the Gemma 3 encoder returns the prompt's own tokens (``encode_token_weights`` trims the
+padding) flagged ``unprocessed_ltxav_embeds``; ``model_base.LTXAV.extra_conds`` runs the DiT's
+embeddings connectors once per sampling run, outside the DiT call, and they append learned
+registers up to ``max(1024, tokens)`` (``embeddings_connector.py`` l.279-287): every prompt of up to
+1024 tokens reaches the DiT as a 1024-long context, so cond and uncond share one graph and batch
+together, exactly as stock ComfyUI computes them. ``frame_rate`` (a ``CONDConstant``) is a Python
+number scaling both RoPE time axes: in the key, as for LTX-Video.
+
+Read for host syncs and value-dependent branches (ComfyUI 0.33.0, comfy/ldm/lightricks/av_model.py
+and the LTXVModel code it inherits, model.py; the DIFFUSION_MODEL wrapper around ``_forward``,
+model.py l.947-972, in both hosts):
+
+- ``_process_input`` l.691-697: with a ``denoise_mask`` (image-to-video, inpainting, any noise mask
+  of the joint latent: ``LTXVConcatAVLatent`` gives the video one as soon as either stream has one)
+  the forward compares ``frame_mask.min() != frame_mask.max()`` per latent frame in Python, a host
+  read of the mask's values deciding ``has_spatial_mask``; a graph cannot replay it. Refused:
+  :data:`DENOISE_MASK_REFUSAL` (0.8.0's LTXAV has no such read, the call is kept eager there too:
+  one rule). ``audio_denoise_mask`` is read only by ``process_timestep`` before the DiT.
+- ``_process_input`` l.706-730, ID-LoRA reference audio (``ref_audio``, a ``CONDConstant``):
+  ``ref_end[-1].item()`` (l.723), a device read on the host. Refused: :data:`REF_AUDIO_REFUSAL`.
+- Keyframe guides (``keyframe_idxs``), the inherited LTXV path (model.py l.1119-1171): value-
+  selected tokens and ``.item()`` counts; refused with LTX-Video's :data:`.ltxv.KEYFRAME_REFUSAL`.
+- ``CompressedTimestep`` (l.27) and ``_prepare_timestep`` (l.738): ``per_frame_path`` and the
+  compression test read shapes only; ``a_timestep_scaled.max()`` stays on the device.
+- ``BasicAVTransformerBlock.forward`` (l.260): ``ax.numel() > 0`` is a shape; ``run_vx``, ``run_ax``,
+  ``a2v_cross_attn``, ``v2a_cross_attn`` and ``stg_self_attn_blocks`` are ``transformer_options``
+  entries (LTXVModalityGuidance, STG's post-CFG passes) that options.py does not know: such calls
+  run eager with that reason. ``comfy.model_management.in_training`` is a process flag.
+- Device constants from the host: ``latent_to_pixel_coords`` / ``get_latent_coords``
+  (``torch.tensor(list, device=...)``, symmetric_patchifier.py l.28/78), the RoPE index grid, and
+  with ``frequencies_precision="float64"`` (LTX-2.3's metadata) the numpy frequency grid
+  (model.py l.626) copied to the device every call: pageable copies capture refuses. Their values
+  come from the patch size, the VAE scale factors, the audio patchifier's constants and the RoPE
+  config (the model's config and shapes in the key), so ``stage_host_copies`` stages them through
+  pinned buffers the graph holds (``bcg_runtime/core/host_copies.py``); the proof replay would show
+  a value that was not constant.
+- No other ``.item()``, ``.tolist()``, ``.cpu()``, ``nonzero`` or boolean-mask indexing outside
+  the refused paths, so mode 'full' is safe.
+"""
+
+import dataclasses
+from typing import Any
+
+from .base import ModelAdapter
+from .ltxv import KEYFRAME_REFUSAL
+from .recipe import FamilyInfo, frozen_config
+
+#: Why a call with a noise mask (image-to-video, inpainting) runs eager.
+DENOISE_MASK_REFUSAL = (
+    "LTX-2 with a noise mask (image-to-video, inpainting): the forward compares each latent frame's "
+    "mask min and max on the host (has_spatial_mask), which a graph would freeze; running eager"
+)
+#: Why a call with ID-LoRA reference audio runs eager.
+REF_AUDIO_REFUSAL = (
+    "LTX-2 with reference audio (ID-LoRA ref_audio): the forward reads the reference's end time "
+    "from the device with .item(), a host sync no graph can replay; running eager"
+)
+
+
+class LTXAVAdapter(ModelAdapter):
+    #: The embeddings connectors append learned registers up to this many tokens.
+    CONNECTOR_MIN_LENGTH = 1024
+
+    def text_length_seen(self, tokens: int) -> int:
+        return max(self.CONNECTOR_MIN_LENGTH, tokens)
+
+    def for_model(self, model_patcher):
+        """LTX-2's encoder output is 3840 wide (Gemma's single projection, split by the connectors);
+        LTX-2.3's 6144 (dual projection: 4096 video + 2048 audio, ``caption_proj_before_connector``)."""
+        dm = getattr(getattr(model_patcher, "model", None), "diffusion_model", None)
+        if dm is None or not hasattr(dm, "caption_channels"):
+            return self
+        joint = getattr(dm, "caption_proj_before_connector", False)  # 0.8.0's class has no such option
+        width = dm.cross_attention_dim + dm.audio_cross_attention_dim if joint else dm.caption_channels
+        return self if width == self.text_dim else dataclasses.replace(self, text_dim=width)
+
+    def refusal(self, call: dict[str, Any]) -> str | None:
+        if call.get("keyframe_idxs") is not None:
+            return KEYFRAME_REFUSAL
+        if call.get("denoise_mask") is not None:
+            return DENOISE_MASK_REFUSAL
+        if call.get("ref_audio") is not None:
+            return REF_AUDIO_REFUSAL
+        return None
+
+    def label(self, call: dict[str, Any]) -> str:
+        """``WIDTHxHEIGHTxFRAMESf aN txtN bB``: the video's pixel size and frames, the audio
+        latent's length (``a0``: no audio stream), the context length and the batch."""
+        x = call.get("x")
+        if not isinstance(x, (list, tuple)) or not x or not hasattr(x[0], "shape"):
+            return super().label(call)
+        video = x[0]
+        audio = x[1].shape[2] if len(x) > 1 and hasattr(x[1], "shape") and x[1].dim() == 4 else 0
+        base = super().label({**call, "x": video})
+        size, _, rest = base.partition(" ")
+        return f"{size} a{audio} {rest}"
+
+
+ADAPTER = LTXAVAdapter(
+    family="ltxav",
+    display_name="LTX-2",
+    config_classes=("LTXAV",),
+    max_text_length=2048,
+    text_policy="natural buckets, exact: the embeddings connectors pad every prompt to 1024 tokens with learned registers (longer prompts keep their length)",
+    latent_scale=32,
+    temporal_scale=8,
+    stage_host_copies=True,
+    gpu_verified=False,
+    text_dim=3840,
+)
+
+#: The audio latent's frames per second (16 kHz, mel hop 160, 4x latent downsampling: 25), and
+#: the frame rate the synthetic workflow's empty audio latent is made for (LTXVEmptyLatentAudio).
+AUDIO_LATENTS_PER_SECOND = 25.0
+FRAME_RATE = 25.0
+
+
+def audio_latent_shape(recipe, batch, frames):
+    """``LTXVEmptyLatentAudio``'s latent for ``frames`` pixel frames at :data:`FRAME_RATE`:
+    ``[batch, 8, round(frames / fps * 25), 16]`` (at least one latent)."""
+    return (batch, 8, max(1, round((frames or 1) / FRAME_RATE * AUDIO_LATENTS_PER_SECOND)), 16)
+
+
+def ltxav_extras(recipe, batch, length, generator, guidance):
+    """CLIPTextEncode with the LTX-2 Gemma 3 encoder: the prompt's tokens, no pooled output, no
+    mask, flagged for the DiT's embeddings connectors (``unprocessed_ltxav_embeds``)."""
+    return {"pooled_output": None, "unprocessed_ltxav_embeds": True}
+
+
+#: The synthetic-checkpoint recipe (``..synthetic``), shaped like LTX-2 19B: 48 layers; video 32
+#: heads of 128 (4096), audio 32 heads of 64 (2048); Gemma 3 12B context projected to 3840; video
+#: latent 128 channels at 32x spatial, 8x temporal; audio latent 8 x 16 bins. Detection reads the
+#: depth and widths from the layout and the connectors' depth from the checkpoint's metadata
+#: config (``metadata_keys``); everything else is the class's defaults, which are LTX-2's.
+RECIPE = FamilyInfo(
+    name="ltxav",
+    adapter=ADAPTER,
+    title="LTX-2 19B (audio + video)",
+    ldm_class="comfy.ldm.lightricks.av_model:LTXAVModel",
+    supported_model="LTXAV",
+    model_base="LTXAV",
+    latent_format="LTXAV",
+    hidden_size=4096,
+    num_heads=32,
+    text_dim=3840,
+    text_encoder="Gemma 3 12B, the prompt's own tokens; the DiT's connectors pad to 1024",
+    pooled_dim=None,
+    latent_channels=128,
+    latent_dimensions=3,
+    # The embeddings connectors' layers count as depth (the metadata's connector_num_layers): a
+    # depth-1 model has one of each, the CPU tests' size.
+    depth_keys=("num_layers", "connector_num_layers"),
+    real_depth=(48, 2),
+    block_attrs=("transformer_blocks", "video_embeddings_connector.transformer_1d_blocks"),
+    default_steps=20,
+    default_cfg=4.0,
+    default_cond_length=1024,
+    default_guidance=None,
+    config=frozen_config(
+        {
+            "image_model": "ltxav",
+            "num_layers": 48,
+            "attention_head_dim": 128,
+            "cross_attention_dim": 4096,
+            "use_keyframes_abs_pos_embedding": False,
+            "connector_num_layers": 2,
+        }
+    ),
+    added_later=frozen_config({"use_keyframes_abs_pos_embedding": False}),
+    conditioning_extras=ltxav_extras,
+    second_stream_shape=audio_latent_shape,
+    metadata_keys=("connector_num_layers",),
+    prompt_lengths=(40, 17),  # both reach the DiT as 1024 tokens (the connectors' registers)
+)

@@ -1,0 +1,140 @@
+"""Placeholder conditioning and one-step sampling: what the warm-up samples its planned shapes with.
+
+:func:`make_conditioning` mirrors what the family's text encoder node returns (keys and dtypes,
+from the recipe's ``conditioning_extras``) with random context tensors in place of an encoder;
+:func:`sample` follows ``nodes.common_ksampler`` (KSampler) so ComfyUI builds the DiT calls exactly
+as sampling will. The benchmark and the tests sample through the same functions (``bench.synthetic``
+re-exports them beside the random-weight checkpoint builder, which the product never imports).
+
+ComfyUI is imported lazily (inside functions): importing this module needs only torch.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import torch
+
+from .models import RECIPES
+from .models.recipe import FamilyInfo
+
+log = logging.getLogger(__name__)
+
+
+def family_info(family: str) -> FamilyInfo:
+    """The recipe (:class:`FamilyInfo`) of ``family``; ValueError naming the accepted values otherwise."""
+    info = RECIPES.get(family) if isinstance(family, str) else None
+    if info is None:
+        raise ValueError(f"unknown model family {family!r}; accepted: {', '.join(sorted(RECIPES))}")
+    return info
+
+
+def make_conditioning(
+    family: str,
+    length: int | None = None,
+    seed: int = 0,
+    batch: int = 1,
+    guidance: float | None = None,
+    text_dim: int | None = None,
+):
+    """A CONDITIONING list ``[[context, extras]]`` shaped like ``CLIPTextEncode``'s output.
+
+    ``context`` is float32 on CPU, ``(batch, length, text_dim)``, ``N(0, 1)`` seeded by ``seed``;
+    ``text_dim`` defaults to the recipe's (a model of another size passes its own,
+    ``ModelAdapter.text_dim``); ``length`` to the recipe's ``default_cond_length``. The extras are
+    the family's (``FamilyInfo.extras``: pooled output, attention mask, guidance). Real encoders
+    return batch 1.
+    """
+    info = family_info(family)
+    if length is None:
+        length = info.default_cond_length
+    if length < 1 or batch < 1:
+        raise ValueError(f"length and batch must be >= 1, got length={length} batch={batch}")
+    gen = torch.Generator(device="cpu").manual_seed(int(seed))
+    context = torch.randn(batch, length, text_dim or info.text_dim, generator=gen, dtype=torch.float32)
+    return [[context, info.extras(batch, length, gen, guidance)]]
+
+
+def empty_latent(
+    family: str, width: int, height: int, batch: int = 1, frames: int | None = None, latent_scale: int | None = None
+) -> torch.Tensor:
+    """The zeros the family's empty-latent node makes: ``[batch, channels, height//s, width//s]``
+    (s = the recipe's ``latent_downscale``, its adapter's ``latent_scale``), float32 on ComfyUI's
+    intermediate device. A 5-D image latent (Qwen-Image) comes from
+    ``comfy.sample.fix_empty_latent_channels`` at sampling time. Video families
+    (``temporal_downscale``) get ``[batch, channels, T, height//s, width//s]`` with
+    T = (frames-1)//temporal_downscale + 1 (``frames`` None: one frame); an image family takes no
+    frame count. ``latent_scale`` overrides s for a member of the family with another VAE (the
+    adapter's ``for_model``)."""
+    import comfy.model_management
+
+    info = family_info(family)
+    s = latent_scale or info.latent_downscale
+    if width < s or height < s or batch < 1 or (frames is not None and frames < 1):
+        raise ValueError(f"bad latent size {width}x{height} frames {frames} batch {batch}")
+    spatial = [height // s, width // s]
+    device = comfy.model_management.intermediate_device()
+    if info.temporal_downscale is None:
+        if frames not in (None, 1):
+            raise ValueError(f"{family} makes images: no frame count ({frames} given)")
+        return torch.zeros([batch, info.latent_channels] + spatial, device=device)
+    t = ((frames or 1) - 1) // info.temporal_downscale + 1
+    return torch.zeros([batch, info.latent_channels, t] + spatial, device=device)
+
+
+def sample(
+    model,
+    family: str,
+    width: int,
+    height: int,
+    steps: int,
+    cfg: float,
+    positive,
+    negative,
+    seed: int = 0,
+    sampler: str = "euler",
+    scheduler: str = "simple",
+    batch: int = 1,
+    denoise: float = 1.0,
+    latent: torch.Tensor | None = None,
+    frames: int | None = None,
+    latent_scale: int | None = None,
+) -> torch.Tensor:
+    """Sample like ``nodes.common_ksampler`` (KSampler): empty latent (or ``latent``),
+    ``fix_empty_latent_channels``, ``prepare_noise(latent, seed)``, ``comfy.sample.sample`` with
+    ``disable_pbar=True``. Returns the denoised latent on ComfyUI's intermediate device.
+    ``frames`` and ``latent_scale``: see :func:`empty_latent`. A family with a second stream
+    (``FamilyInfo.second_stream_shape``: LTX-2's audio) samples the joint latent, its empty second
+    stream beside the video; a joint result (that or a joint ``latent``) is returned packed, every
+    stream flattened into one ``[B, 1, N]`` tensor (``comfy.utils.pack_latents``), so one
+    ``torch.equal`` compares them all."""
+    import comfy.sample
+
+    info = family_info(family)
+    if latent is not None:
+        latent_image = latent
+    else:
+        latent_image = empty_latent(family, width, height, batch, frames, latent_scale)
+        if info.second_stream_shape is not None:  # LTX-2's audio beside the video (LTXVConcatAVLatent)
+            import comfy.nested_tensor
+
+            second = torch.zeros(info.second_stream_shape(info, batch, frames), device=latent_image.device)
+            latent_image = comfy.nested_tensor.NestedTensor((latent_image, second))
+    latent_image = comfy.sample.fix_empty_latent_channels(model, latent_image)
+    noise = comfy.sample.prepare_noise(latent_image, seed, None)
+    t0 = time.perf_counter()
+    out = comfy.sample.sample(
+        model, noise, steps, cfg, sampler, scheduler, positive, negative, latent_image,
+        denoise=denoise, disable_pbar=True, seed=seed,
+    )  # fmt: skip
+    log.debug(
+        "[BCG] sampled %s %dx%d, %d steps, cfg %s in %.2fs", family, width, height, steps, cfg, time.perf_counter() - t0
+    )
+    if getattr(
+        out, "is_nested", False
+    ):  # a joint latent: its streams flattened into one tensor, as the sampler runs them
+        import comfy.utils
+
+        out = comfy.utils.pack_latents(out.unbind())[0]
+    return out

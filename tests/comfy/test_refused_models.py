@@ -1,0 +1,58 @@
+"""MiniMax H3, HiDream-O1 and SeedVR2 are declared unsupported (their modules in
+bcg_runtime/comfy/models/ say why, file:line).
+
+Each test checks, in this very ComfyUI, that the host read the reason cites is still where it
+says (the test fails when ComfyUI changes that code, so the refusal is looked at again), that the
+class is refused by name (``UNSUPPORTED``) and served by no adapter. 0.8.0 has none of these
+classes: skipped there, saying so.
+"""
+
+import importlib
+import inspect
+
+import pytest
+
+from bcg_runtime.comfy.models import ADAPTERS, UNSUPPORTED, hidream_o1, minimax_h3, seedvr2
+
+pytestmark = pytest.mark.comfy
+
+#: (refusal module, ldm module, function, file, {cited line: text on it})
+CITED = [
+    (
+        minimax_h3,
+        "comfy.ldm.minimax.model",
+        "MiniMaxH3Model._forward",
+        {577: "t_v = float(1.0 - sigma_v)", 578: "t_a = float(1.0 - time_shift_sigma("},
+    ),
+    (
+        hidream_o1,
+        "comfy.ldm.hidream_o1.model",
+        "HiDreamO1Transformer._forward",
+        {223: "torch.equal(ck, input_ids)", 179: ".nonzero("},
+    ),
+    (
+        seedvr2,
+        "comfy.ldm.seedvr.model",
+        "repeat_concat",
+        {57: "vid_len.tolist()", 58: "txt_len.tolist()", 1115: "hid_len.tolist()"},
+    ),
+]
+
+
+@pytest.mark.parametrize("module, ldm, function, lines", CITED, ids=[c[0].CONFIG_CLASSES[0] for c in CITED])
+def test_the_cited_host_read_is_where_the_reason_says(module, ldm, function, lines):
+    import comfy.supported_models
+
+    [name] = module.CONFIG_CLASSES
+    if not hasattr(comfy.supported_models, name):
+        pytest.skip(f"this ComfyUI has no {name} (added after 0.8.0)")
+    source = inspect.getsource(importlib.import_module(ldm)).splitlines()
+    for number, text in lines.items():
+        assert text in source[number - 1], (name, number, source[number - 1])
+    obj = importlib.import_module(ldm)
+    for part in function.split("."):
+        obj = getattr(obj, part)
+    first = inspect.getsourcelines(obj)[1]
+    assert first <= min(lines), (name, function, first)
+    assert UNSUPPORTED[name] == module.UNSUPPORTED_REASON
+    assert not any(name in a.config_classes for a in ADAPTERS)
