@@ -108,7 +108,7 @@ def _meta_model(info: FamilyInfo, depth, dtype):
     import comfy.ops
 
     cls = _ldm_class(info)
-    config = info.unet_config(depth)
+    config = {**info.unet_config(depth), **info.built_with}
     with _weights_built_eagerly():
         try:
             return cls(**config, device="meta", dtype=dtype, operations=comfy.ops.disable_weight_init)

@@ -44,7 +44,7 @@ def _cell(text: str) -> str:
 
 
 def table() -> str:
-    from bcg_runtime.comfy.models import ADAPTERS, FAMILY_MODULES, UNSUPPORTED
+    from bcg_runtime.comfy.models import ADAPTERS, FAMILY_MODULES, OUT_OF_SCOPE, UNSUPPORTED
 
     rows = ["| family | ComfyUI model classes | checkpoints (recipes) | text lengths | modes | GPU test | runs eager |", "|---|---|---|---|---|---|---|"]
     for adapter in ADAPTERS:
@@ -70,6 +70,8 @@ def table() -> str:
         )  # fmt: skip
     unsupported = ["", "## Not supported", "", "These classes are recognised and run unchanged, with the reason:", ""]
     unsupported += [f"- `{name}`: {_cell(reason)}" for name, reason in sorted(UNSUPPORTED.items())]
+    unsupported += ["", "## Out of scope", "", "Not diffusion transformers of images or video; they run unchanged:", ""]
+    unsupported += [f"- `{name}`: {_cell(what)}" for name, what in sorted(OUT_OF_SCOPE.items())]
     return HEADER + "\n" + "\n".join(rows) + "\n" + "\n".join(unsupported) + "\n"
 
 

@@ -87,9 +87,14 @@ def skip_unless_host_builds(family):
     import pytest
     import torch
 
+    import comfy.supported_models
+
     from bench import synthetic
     from bcg_runtime.comfy.models.recipe import config_differences
 
+    info = synthetic.family_info(family)
+    if not hasattr(comfy.supported_models, info.supported_model):
+        pytest.skip(f"this ComfyUI has no supported_models.{info.supported_model} (the {family} recipe's class)")
     try:
         shapes = synthetic.state_dict_shapes(family, depth=1)
     except TypeError as error:  # an older model class without a parameter the recipe's (later) config sets

@@ -28,3 +28,11 @@ def test_every_adapter_has_a_row():
     text = _tool().table()
     for adapter in ADAPTERS:
         assert f"**{adapter.display_name}**" in text
+
+
+def test_every_class_not_served_is_named_with_its_reason():
+    from bcg_runtime.comfy.models import OUT_OF_SCOPE, UNSUPPORTED
+
+    text = _tool().table()
+    for name in {**UNSUPPORTED, **OUT_OF_SCOPE}:
+        assert f"- `{name}`: " in text, name

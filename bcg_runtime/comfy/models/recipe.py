@@ -72,6 +72,10 @@ class FamilyInfo:
     #: {"transformer": {...}}}``, read by the detection of LTX-2) rather than in its key layout:
     #: the synthetic checkpoint is detected and loaded with that metadata (:meth:`metadata`).
     metadata_keys: tuple[str, ...] = ()
+    #: ``config`` keys the ``model_base`` class sets before it builds ``ldm_class`` (0.33's
+    #: ``WAN21_FlowRVS`` builds a ``WanModel`` with ``model_type="t2v"`` from a detected
+    #: ``"flow_rvs"``): the synthetic checkpoint's layout is made with them.
+    built_with: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     #: Families whose latent holds a second stream (LTX-2's audio): ``(recipe, batch, frames) ->
     #: shape`` of that stream's empty latent for a video of ``frames`` pixel frames (None: one).
     #: Sampling then runs the joint latent (``comfy.nested_tensor.NestedTensor``), as the

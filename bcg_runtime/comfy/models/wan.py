@@ -123,3 +123,17 @@ RECIPE = FamilyInfo(
     # frames (14k tokens), where 40 blocks would take minutes of the suite's time.
     gpu_test_depth=10,
 )
+
+
+def variant(family: str, display_name: str, config_classes: tuple[str, ...], **fields) -> WanAdapter:
+    """The adapter of a Wan 2.x variant (VACE, Fun Control, Camera, S2V, HuMo, SCAIL, ...): Wan's
+    umT5 text policy, 5-D latents at 8x / 4x and host-copy staging (every variant embeds timesteps
+    with ``sinusoidal_embedding_1d``); off until its own GPU exactness test passed. The variant's
+    module docstring names what its forward adds and how each input reaches the key."""
+    return dataclasses.replace(ADAPTER, family=family, display_name=display_name, config_classes=tuple(config_classes), gpu_verified=False, **fields)
+
+
+def variant_recipe(name: str, title: str, supported_model: str, model_base: str, config: dict, **fields) -> FamilyInfo:
+    """A Wan 2.x variant's recipe: the 14B T2V recipe (dim 5120, 40 heads, umT5-XXL) with the
+    variant's detection config keys over it (``config``) and any other recipe field."""
+    return dataclasses.replace(RECIPE, name=name, title=title, supported_model=supported_model, model_base=model_base, config=frozen_config({**RECIPE.config, **config}), **fields)

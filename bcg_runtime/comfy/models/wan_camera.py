@@ -1,0 +1,19 @@
+"""Wan Fun Camera (``WAN21_Camera``, ``WAN22_Camera``; ``comfy.ldm.wan.model.CameraWanModel``).
+
+What the forward adds to Wan's (ComfyUI 0.33.0, comfy/ldm/wan/model.py):
+
+- ``camera_conditions`` [B, 24, T, H_px, W_px] (the Plücker embedding WanCameraEmbedding makes,
+  handed on by ``WAN21_Camera.extra_conds``, model_base.py l.1751): a tensor argument, in the key
+  by shape (present or not), its values copied into the graph's inputs. ``WanCamAdapter``
+  (l.316) reshapes by ``x.size()`` and runs PixelUnshuffle, convolutions and a ReLU: no host read.
+- Wan 2.1 Camera (``in_dim`` 32) has the I2V layout (CLIP features as ``clip_fea``); Wan 2.2
+  Camera (``camera_2.2``, ``in_dim`` 36) the T2V one; the start image and mask are channels of
+  ``x`` (``concat_cond``). The rest is Wan's forward (``wan.py``).
+"""
+
+from .wan import variant, variant_recipe
+
+ADAPTER = variant("wan_camera", "Wan Fun Camera", ("WAN21_Camera", "WAN22_Camera"))
+
+#: Wan2.1-Fun-14B-Control-Camera: I2V layout, ``in_dim`` 32, camera adapter from 24 channels.
+RECIPE = variant_recipe("wan_camera", "Wan 2.1 Fun 14B Camera", "WAN21_Camera", "WAN21_Camera", {"model_type": "camera", "in_dim": 32}, ldm_class="comfy.ldm.wan.model:CameraWanModel")
