@@ -53,6 +53,23 @@ UNSUPPORTED_REASONS = {
         _YET + "PidNet (comfy/ldm/pixeldit/pid.py:234) adds a low-quality latent and degrade_sigma to PixelDiT's forward; "
         "its LQ encoder takes the target size as Python ints (:146)"
     ),
+    "FluxInpaint": (
+        _YET + "the FLUX.1 forward with the masked image and its mask as 96 input channels "
+        "(comfy/supported_models.py:771); the FLUX.1 adapter does not list the class until a recipe and tests prove it"
+    ),
+    "HunyuanVideo": _YET + "HunyuanVideo 1.0 (comfy/supported_models.py:988, comfy/ldm/hunyuan_video/model.py), another layout than the supported HunyuanVideo 1.5",
+    "HunyuanVideoI2V": _YET + "HunyuanVideo 1.0 image-to-video, the image latent as channels of x (in_channels 33, comfy/supported_models.py:1038)",
+    "HunyuanVideoSkyreelsI2V": _YET + "HunyuanVideo 1.0 SkyReels image-to-video (in_channels 32, comfy/supported_models.py:1048)",
+    "CosmosI2VPredict2": (
+        _YET + "Cosmos-Predict2 with the conditioning frames as input channels (in_channels 17, "
+        "comfy/supported_models.py:1163); the Cosmos-Predict2 adapter lists only CosmosT2IPredict2"
+    ),
+    "Anima": _YET + "comfy/supported_models.py:1131 (comfy/ldm/anima/model.py), its own text adapter in front of a Cosmos-Predict2-style DiT",
+    "HunyuanDiT": (
+        _YET + "HunYuanDiT (comfy/ldm/hydit/models.py:143) writes padding into its context argument in place and "
+        "copies a NumPy RoPE grid to the device each call (host copies a graph must stage); no host sync found"
+    ),
+    "HunyuanDiT1": _YET + "the HunyuanDiT 1.0 layout of HunYuanDiT (comfy/ldm/hydit/models.py:143), as HunyuanDiT",
     "HunyuanVideo15_SR_Distilled": (
         _YET + "the HunyuanVideo 1.5 forward with a 98-channel concat; model_base sends disable_time_r=False "
         "(comfy/model_base.py:2720), so a meanflow (time_r_in) checkpoint takes the torch.where over sample_sigmas "
