@@ -134,7 +134,11 @@ def variant(family: str, display_name: str, config_classes: tuple[str, ...], **f
     return dataclasses.replace(ADAPTER, family=family, display_name=display_name, config_classes=tuple(config_classes), **{"gpu_verified": False, **fields})
 
 
-def variant_recipe(name: str, title: str, supported_model: str, model_base: str, config: dict, **fields) -> FamilyInfo:
-    """A Wan 2.x variant's recipe: the 14B T2V recipe (dim 5120, 40 heads, umT5-XXL) with the
-    variant's detection config keys over it (``config``) and any other recipe field."""
-    return dataclasses.replace(RECIPE, name=name, title=title, supported_model=supported_model, model_base=model_base, config=frozen_config({**RECIPE.config, **config}), **fields)
+def variant_recipe(adapter: WanAdapter, name: str, title: str, supported_model: str, model_base: str, config: dict, **fields) -> FamilyInfo:
+    """A Wan 2.x variant's recipe for its own ``adapter`` (the one its module names: one fact in one
+    place): the 14B T2V recipe (dim 5120, 40 heads, umT5-XXL) with the variant's detection config
+    keys over it (``config``) and any other recipe field."""
+    return dataclasses.replace(
+        RECIPE, adapter=adapter, name=name, title=title, supported_model=supported_model, model_base=model_base,
+        config=frozen_config({**RECIPE.config, **config}), **fields,
+    )

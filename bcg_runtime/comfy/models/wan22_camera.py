@@ -2,7 +2,7 @@
 (``wan_camera.py`` names what its forward adds and how it is keyed)."""
 
 from .wan import variant_recipe
-from .wan_camera import ADAPTER  # noqa: F401  (this recipe's family)
+from .wan_camera import ADAPTER  # this recipe's family
 
 #: Wan2.2-Fun-A14B-Control-Camera: T2V layout (no CLIP image embedding), ``in_dim`` 36.
-RECIPE = variant_recipe("wan22_camera", "Wan 2.2 Fun A14B Camera", "WAN22_Camera", "WAN21_Camera", {"model_type": "camera_2.2", "in_dim": 36}, ldm_class="comfy.ldm.wan.model:CameraWanModel")
+RECIPE = variant_recipe(ADAPTER, "wan22_camera", "Wan 2.2 Fun A14B Camera", "WAN22_Camera", "WAN21_Camera", {"model_type": "camera_2.2", "in_dim": 36}, ldm_class="comfy.ldm.wan.model:CameraWanModel")
