@@ -12,8 +12,10 @@ checkpoint's metadata (``FamilyInfo.metadata_keys``). ComfyUI 0.8.0's ``LTXAVMod
 these options (it takes any keyword and ignores it): the 2.3 layout is 0.33.0's only.
 """
 
+import dataclasses
+
 from . import ltxav
-from .recipe import FamilyInfo, frozen_config
+from .recipe import frozen_config
 
 ADAPTER = ltxav.ADAPTER
 
@@ -36,46 +38,16 @@ _METADATA = {
     "frequencies_precision": "float64",
 }
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like LTX-2.3 22B: LTX-2's widths and
-#: depth (48 layers, video 4096, audio 2048) with 2.3's metadata config above and its 6144-wide
-#: Gemma 3 context.
-RECIPE = FamilyInfo(
+#: The synthetic-checkpoint recipe (``..synthetic``), shaped like LTX-2.3 22B: LTX-2's recipe
+#: (widths, 48 layers, video 4096 / audio 2048, defaults) with 2.3's metadata config above, its
+#: 8-layer connectors and its 6144-wide Gemma 3 context.
+RECIPE = dataclasses.replace(
+    ltxav.RECIPE,
     name="ltxav23",
-    adapter=ADAPTER,
     title="LTX-2.3 22B (audio + video)",
-    ldm_class=ltxav.RECIPE.ldm_class,
-    supported_model="LTXAV",
-    model_base="LTXAV",
-    latent_format="LTXAV",
-    hidden_size=4096,
-    num_heads=32,
     text_dim=6144,
     text_encoder="Gemma 3 12B (dual projection: 4096 video + 2048 audio), the prompt's own tokens; the DiT's connectors pad to 1024",
-    pooled_dim=None,
-    latent_channels=128,
-    latent_dimensions=3,
-    # The embeddings connectors' layers count as depth (the metadata's connector_num_layers): a
-    # depth-1 model has one of each, the CPU tests' size.
-    depth_keys=("num_layers", "connector_num_layers"),
     real_depth=(48, 8),
-    block_attrs=("transformer_blocks", "video_embeddings_connector.transformer_1d_blocks"),
-    default_steps=20,
-    default_cfg=4.0,
-    default_cond_length=1024,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            "image_model": "ltxav",
-            "num_layers": 48,
-            "attention_head_dim": 128,
-            "cross_attention_dim": 4096,
-            "use_keyframes_abs_pos_embedding": False,
-            **_METADATA,
-        }
-    ),
-    added_later=frozen_config({"use_keyframes_abs_pos_embedding": False}),
+    config=frozen_config({**ltxav.RECIPE.config, **_METADATA}),
     metadata_keys=tuple(_METADATA),
-    conditioning_extras=ltxav.ltxav_extras,
-    second_stream_shape=ltxav.audio_latent_shape,
-    prompt_lengths=(40, 17),
 )
