@@ -86,18 +86,16 @@ class FamilyInfo:
     adapter: Any = None
 
     def __post_init__(self) -> None:
-        facts = {"latent_downscale": 8, "temporal_downscale": None}
-        if self.adapter is not None:
+        if self.adapter is None:
+            facts = {"latent_downscale": 8, "temporal_downscale": None}
+        else:
             facts = {"latent_downscale": self.adapter.latent_scale, "temporal_downscale": self.adapter.temporal_scale}
-            for name, fact in facts.items():
-                given = getattr(self, name)
-                if given is not None and given != fact:
-                    raise ValueError(
-                        f"recipe {self.name!r}: {name}={given} but its adapter says {fact}; give only adapter="
-                    )
         for name, fact in facts.items():
-            if getattr(self, name) is None:
+            given = getattr(self, name)
+            if given is None:
                 object.__setattr__(self, name, fact)
+            elif self.adapter is not None and given != fact:
+                raise ValueError(f"recipe {self.name!r}: {name}={given} but its adapter says {fact}; give only adapter=")
 
     def unet_config(self, depth=None) -> dict:
         """The detection config with block counts set by :meth:`depth_counts`."""
