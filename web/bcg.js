@@ -7,8 +7,9 @@
 //
 // The badge is one of the node's LiteGraph badges (node.badges, the list the frontend's own node-id
 // and price badges use): the classic canvas draws it above the title, and the Nodes 2.0 (Vue)
-// renderer shows it in the node's badge row (see setBadge for how that row learns of a change). Why calls ran eager is read from the reason kinds the
-// server sends (eager_kinds, miss_kinds: bcg_runtime/core/reasons.py), never parsed from the text.
+// renderer shows it in the node's badge row (see setBadge for how that row learns of a change).
+// Why calls ran eager is read from the reason kinds the server sends (eager_kinds, miss_kinds:
+// bcg_runtime/core/reasons.py), never parsed from the text.
 import { app } from "../../scripts/app.js";
 import { api } from "../../scripts/api.js";
 

@@ -265,16 +265,24 @@ def test_node_docs_panel_shows_the_pack_page(tour, node_type):
 
 
 # ------------------------------------------------------------------------------------ a run
-def test_badge_after_a_run_classic_canvas(tour):
+def _run_the_workflow(tour: Tour, vue_nodes: bool, seed: int) -> None:
+    """Open the e2e workflow in one node renderer, frame the BCG nodes and the sampler, run it
+    and wait until the BCG nodes have their run's status and the queue is empty."""
     tour.close_panels()
-    tour.set("Comfy.VueNodes.Enabled", False)
-    tour.load("api", e2e_workflow(seed=int(time.time())))
+    tour.set("Comfy.VueNodes.Enabled", vue_nodes)
+    tour.load("api", e2e_workflow(seed=seed))
+    if vue_nodes:
+        tour.page.wait_for_selector(f'[data-node-id="{APPLY_ID}"]', timeout=30_000)
     tour.close_panels()
     tour.frame([*BCG_IDS, SAMPLER_ID], scale=1.0, dy=60)
     answer = tour.queue()
     assert answer.get("node_errors") in (None, {}), answer
     tour.wait_status()
     tour.wait_idle()
+
+
+def test_badge_after_a_run_classic_canvas(tour):
+    _run_the_workflow(tour, vue_nodes=False, seed=int(time.time()))
     tour.page.evaluate("() => app.canvas.setDirty(true, true)")
     tour.page.wait_for_timeout(800)
     want = f"BCG replayed {STEPS}/{STEPS}" if tour.server.cuda else "BCG off: no CUDA"
@@ -310,16 +318,7 @@ def vue_badge(tour: Tour, node_id: str, text: str):
 
 
 def test_badge_after_a_run_nodes_2(tour):
-    tour.close_panels()
-    tour.set("Comfy.VueNodes.Enabled", True)
-    tour.load("api", e2e_workflow(seed=int(time.time()) + 1))
-    tour.page.wait_for_selector(f'[data-node-id="{APPLY_ID}"]', timeout=30_000)
-    tour.close_panels()
-    tour.frame([*BCG_IDS, SAMPLER_ID], scale=1.0, dy=60)
-    answer = tour.queue()
-    assert answer.get("node_errors") in (None, {}), answer
-    tour.wait_status()
-    tour.wait_idle()
+    _run_the_workflow(tour, vue_nodes=True, seed=int(time.time()) + 1)
     for node_id, badge in tour.badges().items():
         element = vue_badge(tour, node_id, badge["text"])
         assert element.count() == 1 and element.is_visible(), f"Nodes 2.0: no '{badge['text']}' badge on node {node_id}: " + tour.page.locator(f'[data-node-id="{node_id}"]').inner_text()
