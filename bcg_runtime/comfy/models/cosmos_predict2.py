@@ -4,8 +4,9 @@
 The 2B checkpoint: 28 blocks of 2048 (16 heads of 128) with AdaLN-LoRA (256), self-attention with
 3-D RoPE over the patches, cross-attention to a T5-XXL context (1024), Wan 2.1's latent (16
 channels at 8x, 5-D; an image is one frame: ``fix_empty_latent_channels`` unsqueezes T = 1), a
-padding-mask channel concatenated inside the forward. The I2V class (``CosmosI2VPredict2``, 17
-channels) is not served: it is another config class and was not read for this adapter.
+padding-mask channel concatenated inside the forward. The Video2World class
+(``CosmosI2VPredict2``, 17 channels, the same forward) has its own adapter and recipe in
+``cosmos_predict2_i2v.py``; Anima's DiT is this one behind a text adapter (``anima.py``).
 
 Text: the Cosmos T5 tokenizer pads every prompt to 512 tokens (``min_length=512``, padding rows
 zeroed by the encoder; ``model_base.CosmosPredict2`` drops the mask), so prompts up to 512 tokens

@@ -34,14 +34,6 @@ UNSUPPORTED_REASONS = {
         "DIFFUSION_MODEL wrapper, BCG's hook"
     ),
     "AuraFlow": _YET + "MMDiT (comfy/ldm/aura/mmdit.py:439) runs through the wrapper; its learned positional table is sliced by the latent's shape (apply_pos_embeds, :422), no host sync found",
-    "CosmosT2V": (
-        _YET + "GeneralDIT (comfy/ldm/cosmos/model.py:423); its RoPE compares fps.min() with fps.max() on the host "
-        "for a tensor fps (comfy/ldm/cosmos/position_embedding.py:137), the sync the Cosmos-Predict2 adapter refuses"
-    ),
-    "CosmosI2V": (
-        _YET + "GeneralDIT (comfy/ldm/cosmos/model.py:423); its RoPE compares fps.min() with fps.max() on the host "
-        "for a tensor fps (comfy/ldm/cosmos/position_embedding.py:137), the sync the Cosmos-Predict2 adapter refuses"
-    ),
     "CogVideoX_T2V": _YET + "CogVideoXTransformer3DModel (comfy/ldm/cogvideo/model.py:435) runs through the wrapper; RoPE and timestep embeddings are built on the device from shapes (:18-24, :51, :94)",
     "CogVideoX_I2V": _YET + "CogVideoXTransformer3DModel (comfy/ldm/cogvideo/model.py:435), the image latent as channels of x, the ofs embedding a tensor argument",
     "CogVideoX_Inpaint": _YET + "CogVideoXTransformer3DModel (comfy/ldm/cogvideo/model.py:435), masked video and mask as channels of x",
@@ -53,30 +45,9 @@ UNSUPPORTED_REASONS = {
         _YET + "PidNet (comfy/ldm/pixeldit/pid.py:234) adds a low-quality latent and degrade_sigma to PixelDiT's forward; "
         "its LQ encoder takes the target size as Python ints (:146)"
     ),
-    "FluxInpaint": (
-        _YET + "the FLUX.1 forward with the masked image and its mask as 96 input channels "
-        "(comfy/supported_models.py:771); the FLUX.1 adapter does not list the class until a recipe and tests prove it"
-    ),
-    "HunyuanVideo": _YET + "HunyuanVideo 1.0 (comfy/supported_models.py:988, comfy/ldm/hunyuan_video/model.py), another layout than the supported HunyuanVideo 1.5",
-    "HunyuanVideoI2V": _YET + "HunyuanVideo 1.0 image-to-video, the image latent as channels of x (in_channels 33, comfy/supported_models.py:1038)",
-    "HunyuanVideoSkyreelsI2V": _YET + "HunyuanVideo 1.0 SkyReels image-to-video (in_channels 32, comfy/supported_models.py:1048)",
-    "CosmosI2VPredict2": (
-        _YET + "Cosmos-Predict2 with the conditioning frames as input channels (in_channels 17, "
-        "comfy/supported_models.py:1163); the Cosmos-Predict2 adapter lists only CosmosT2IPredict2"
-    ),
-    "Anima": _YET + "comfy/supported_models.py:1131 (comfy/ldm/anima/model.py), its own text adapter in front of a Cosmos-Predict2-style DiT",
     "HunyuanDiT": (
         _YET + "HunYuanDiT (comfy/ldm/hydit/models.py:143) writes padding into its context argument in place and "
         "copies a NumPy RoPE grid to the device each call (host copies a graph must stage); no host sync found"
     ),
     "HunyuanDiT1": _YET + "the HunyuanDiT 1.0 layout of HunYuanDiT (comfy/ldm/hydit/models.py:143), as HunyuanDiT",
-    "HunyuanVideo15_SR_Distilled": (
-        _YET + "the HunyuanVideo 1.5 forward with a 98-channel concat; model_base sends disable_time_r=False "
-        "(comfy/model_base.py:2720), so a meanflow (time_r_in) checkpoint takes the torch.where over sample_sigmas "
-        "(comfy/ldm/hunyuan_video/model.py:315-321) that the HunyuanVideo 1.5 adapter refuses"
-    ),
-    "HunyuanImage21Refiner": (
-        _YET + "the HunyuanVideo forward with a 3-D patch [1,1,1] and no vector input (comfy/supported_models.py:2071); "
-        "the start image is channels of x and disable_time_r=True (comfy/model_base.py:2629), so no host sync is expected"
-    ),
 }

@@ -6,7 +6,8 @@ over 64-channel latents of a 32x VAE (``latent_formats.HunyuanImage21``: a 2048Â
 = 4096 tokens), 2-D RoPE (``axes_dim`` [64, 64], ``img_ids_2d``), Qwen2.5-VL-7B context (3584) and
 a byT5 glyph mapper. The distilled checkpoint adds ``guidance_in`` and ``time_r_in`` (meanflow).
 The same forward as HunyuanVideo 1.5 (``hunyuan_video15.py``), whose adapter this one extends;
-the refiner (``HunyuanImage21Refiner``, 3-D patch) is another config class, not served here.
+the refiner (``HunyuanImage21Refiner``, 3-D patch) has its own adapter and recipe in
+``hunyuan_image21_refiner.py``.
 
 Text: ``HunyuanImageTokenizer`` is Qwen-Image's (exact token count after the template, an
 all-ones mask dropped), so each prompt length is its own graph; text RoPE ids are zeros, so
