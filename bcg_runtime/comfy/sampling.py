@@ -100,11 +100,14 @@ def sample(
     latent: torch.Tensor | None = None,
     frames: int | None = None,
     latent_scale: int | None = None,
+    noise_mask: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Sample like ``nodes.common_ksampler`` (KSampler): empty latent (or ``latent``),
     ``fix_empty_latent_channels``, ``prepare_noise(latent, seed)``, ``comfy.sample.sample`` with
     ``disable_pbar=True``. Returns the denoised latent on ComfyUI's intermediate device.
-    ``frames`` and ``latent_scale``: see :func:`empty_latent`. A family with a second stream
+    ``frames`` and ``latent_scale``: see :func:`empty_latent`. ``noise_mask``: the latent's
+    ``noise_mask`` (image-to-video and inpainting latent nodes set one), passed on as KSampler
+    passes it. A family with a second stream
     (``FamilyInfo.second_stream_shape``: LTX-2's audio) samples the joint latent, its empty second
     stream beside the video; a joint result (that or a joint ``latent``) is returned packed, every
     stream flattened into one ``[B, 1, N]`` tensor (``comfy.utils.pack_latents``), so one
@@ -126,7 +129,7 @@ def sample(
     t0 = time.perf_counter()
     out = comfy.sample.sample(
         model, noise, steps, cfg, sampler, scheduler, positive, negative, latent_image,
-        denoise=denoise, disable_pbar=True, seed=seed,
+        denoise=denoise, disable_pbar=True, seed=seed, noise_mask=noise_mask,
     )  # fmt: skip
     log.debug(
         "[BCG] sampled %s %dx%d, %d steps, cfg %s in %.2fs", family, width, height, steps, cfg, time.perf_counter() - t0

@@ -243,3 +243,81 @@ def check_an_unwarmed_size_falls_back_with_its_label(nodes, model, family, token
     out, eager = sample_both(family, warmed, model, 96, 64, 2, cfg, positive, negative, seed=3)
     assert torch.equal(out, eager)
     assert session_of(warmed).last_run["eager"] == {f"not captured: 96x64 {signature}": 2}, session_of(warmed).last_run
+
+
+def with_extras(conditioning, extras):
+    """``conditioning`` with ``extras`` set on every entry (what a conditioning node adds)."""
+    return [[context, {**options, **extras}] for context, options in conditioning]
+
+
+class OneModelAtATime:
+    """``get(family)``: the family's depth-1 model (real width, random weights) in bf16, one held
+    at a time (bf16 halves what float32 would hold on a shared CPU machine; the checks are
+    bit-equality either way); skipped where this ComfyUI builds the family otherwise."""
+
+    def __init__(self):
+        self.held = {}
+
+    def get(self, family):
+        if family not in self.held:
+            import torch
+
+            from bench import synthetic
+
+            self.release()
+            skip_unless_host_builds(family)
+            self.held[family] = synthetic.load_model(family, depth=1, seed=0, dtype=torch.bfloat16)
+        return self.held[family]
+
+    def release(self):
+        self.held.clear()
+        gc.collect()
+
+
+def check_inputs_are_read_live(family, model, bcg_model, inputs, frames=None, other=None, other_is_new=True, latent=None, noise_mask=None, width=64, height=64):
+    """A class's conditioning inputs through ``comfy.sample.sample`` (2 steps, cfg 1: one call a
+    step, the family's positive prompt): with ``inputs(1)`` (conditioning entries, seed -> dict) the
+    first call is captured and the second replayed, bit-equal to eager; ``inputs(2)`` (other values,
+    the same shapes) replays the same graph, bit-equal to eager, and changes eager's output (the
+    input reaches the DiT, so a frozen input would fail here). ``latent(seed)`` / ``noise_mask(seed)``
+    give the sampler's input latent and its noise mask where the class takes its input there.
+    ``other`` (entries, seed 1's latent) is another signature when ``other_is_new`` (captured apart,
+    exact), else the same one (replayed with no new capture, exact); either way its output differs
+    from ``inputs(1)``'s. Returns the session."""
+    import torch
+
+    from bench import synthetic
+
+    session = session_of(bcg_model)
+    positive, _ = conds(family)
+
+    def both(extras, seed):
+        cond = with_extras(positive, extras)
+        kwargs = {
+            "seed": 5,
+            "frames": frames,
+            "latent": latent(seed) if latent else None,
+            "noise_mask": noise_mask(seed) if noise_mask else None,
+        }
+        out = synthetic.sample(bcg_model, family, width, height, 2, 1.0, cond, cond, **kwargs)
+        return out, synthetic.sample(model, family, width, height, 2, 1.0, cond, cond, **kwargs)
+
+    captures = session.runner.stats.captures
+    out, eager = both(inputs(1), 1)
+    assert torch.equal(out, eager), (out - eager).abs().max()
+    assert session.runner.stats.captures == captures + 1 and session.last_run["replayed"] == 1, session.last_run
+
+    out2, eager2 = both(inputs(2), 2)
+    assert torch.equal(out2, eager2), (out2 - eager2).abs().max()
+    assert not torch.equal(eager, eager2), "the inputs do not change the output: this test would not see a frozen input"
+    assert session.runner.stats.captures == captures + 1 and session.last_run["replayed"] == 2, session.last_run
+
+    if other is not None:
+        out3, eager3 = both(other, 1)
+        assert torch.equal(out3, eager3), (out3 - eager3).abs().max()
+        assert not torch.equal(eager3, eager), "the other inputs change nothing"
+        if other_is_new:
+            assert session.runner.stats.captures == captures + 2 and session.last_run["replayed"] == 1, session.last_run
+        else:
+            assert session.runner.stats.captures == captures + 1 and session.last_run["replayed"] == 2, session.last_run
+    return session
