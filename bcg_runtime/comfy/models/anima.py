@@ -28,6 +28,9 @@ from . import cosmos_predict2
 from .cosmos_predict2 import CosmosPredict2Adapter
 from .recipe import FamilyInfo, frozen_config
 
+#: Cosmos-Predict2's refusal (the same forward, the same host read), named here for the support table.
+TENSOR_FPS_REFUSAL = cosmos_predict2.TENSOR_FPS_REFUSAL
+
 
 @dataclasses.dataclass(frozen=True)
 class AnimaAdapter(CosmosPredict2Adapter):

@@ -23,6 +23,10 @@ import dataclasses
 from . import cosmos_predict2
 from .recipe import frozen_config
 
+#: Cosmos-Predict2's refusal (the same forward, the same host read), named here for the support table.
+TENSOR_FPS_REFUSAL = cosmos_predict2.TENSOR_FPS_REFUSAL
+
+
 ADAPTER = dataclasses.replace(
     cosmos_predict2.ADAPTER,
     family="cosmos_predict2_i2v",

@@ -28,8 +28,9 @@ Image-to-video, each an input the key sees (0.33.0 ``comfy_extras/nodes_hunyuan.
   of ``x``, built before the call; guidance "v2 (replace)" instead sends ``guiding_frame_index``
   (a tensor: the first frame's modulation, ``model.py:331-341``, whose token split is a Python int
   from shapes) with the image in the latent and a noise mask; "custom" sends ``ref_latent``
-  (tokens prepended, ``model.py:323-329``, ids from shapes). Presence and shapes are in the key,
-  values are copied at replay.
+  (tokens prepended through ``img_in``, ``model.py:323-329``, ids from shapes; only a model whose
+  ``img_in`` takes the 16 latent channels, the T2V layout, runs it: stock ComfyUI fails on the 33-
+  channel I2V one). Presence and shapes are in the key, values are copied at replay.
 - ``HunyuanVideoSkyreelsI2V`` (in_channels 32): ``concat_keys`` ``("concat_image",)``
   (model_base.py:1404-1410): the image latent alone as channels of ``x``.
 
