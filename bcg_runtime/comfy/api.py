@@ -20,8 +20,8 @@ from ..errors import InputError
 from ..plan import PlanError, parse_plan, parse_sizes
 from . import compiler, guards
 from .compiler import POLICY_VAR as COMPILER_POLICY_VAR
-from .guards import compile_refusal
 from .events import publish_input_error
+from .guards import compile_refusal
 from .models import SUPPORTED, UNSUPPORTED, adapter_for, config_class_name
 from .routes import register_routes
 from .sdpa_order import cudnn_first
