@@ -230,8 +230,10 @@ def test_a_run_that_can_replay_nothing_walks_no_fingerprint(pack, models, standi
     warmed, _ = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "2", positive, negative).args
     walks.clear()
     assert torch.equal(sample(warmed, positive, negative), eager)
-    assert len(walks) == 1 and session_of(warmed).last_run["replayed"] == 2, (walks, session_of(warmed).last_run)
+    run = session_of(warmed).last_run
+    assert len(walks) == 1 and run["replayed"] == run["calls"] > 0, (walks, run)
     walks.clear()
     wider = synthetic.sample(model, QWEN, 96, 64, 2, 2.0, positive, negative, seed=3)
     assert torch.equal(synthetic.sample(warmed, QWEN, 96, 64, 2, 2.0, positive, negative, seed=3), wider)
-    assert walks == [] and session_of(warmed).last_run["replayed"] == 0
+    run = session_of(warmed).last_run
+    assert walks == [] and run["replayed"] == 0 and run["calls"] > 0, run
