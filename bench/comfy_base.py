@@ -29,9 +29,10 @@ WEIGHT_FORMATS = ("bf16", "fp8_scaled")
 USER_FOLDERS = ("models", "custom_nodes", "output", "input", "temp", "user", ".git")
 
 
-def import_comfyui(path: str | os.PathLike) -> None:
-    """Put the ComfyUI at ``path`` on ``sys.path`` (``--cpu`` where this process sees no CUDA, as
-    ``comfy.model_management`` would look for a GPU on import)."""
+def import_comfyui(path: str | os.PathLike, cpu: bool | None = None) -> None:
+    """Put the ComfyUI at ``path`` on ``sys.path``, with ``--cpu`` set for this process when
+    ``cpu`` (default: where it sees no CUDA, as ``comfy.model_management`` would look for a GPU on
+    import)."""
     import torch
 
     path = os.path.abspath(path)
@@ -39,7 +40,7 @@ def import_comfyui(path: str | os.PathLike) -> None:
         sys.path.insert(0, path)
     import comfy.cli_args
 
-    if not torch.cuda.is_available():
+    if cpu or (cpu is None and not torch.cuda.is_available()):
         comfy.cli_args.args.cpu = True
 
 
