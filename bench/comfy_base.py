@@ -48,8 +48,13 @@ def stock_copy(src: str | os.PathLike, dst: Path) -> Path:
     """Copy the ComfyUI tree ``src`` to ``dst`` as a stock install: its code and the empty model
     folders, no models, no other custom nodes and no user data (:data:`USER_FOLDERS`); so a server
     run in ``dst`` with no flags uses ``dst``'s folders only and sees nothing of ``src``'s user."""
-    src = Path(src)
-    shutil.copytree(src, dst, symlinks=True, ignore=shutil.ignore_patterns(*USER_FOLDERS, "__pycache__"))
+    src = Path(src).resolve()
+
+    def ignore(folder: str, names: list[str]) -> set[str]:  # the user folders at the top only
+        top = Path(folder).resolve() == src
+        return {n for n in names if n == "__pycache__" or (top and n in USER_FOLDERS)}
+
+    shutil.copytree(src, dst, symlinks=True, ignore=ignore)
     for folder in (src / "models").iterdir() if (src / "models").is_dir() else ():
         if folder.is_dir():
             (dst / "models" / folder.name).mkdir(parents=True, exist_ok=True)

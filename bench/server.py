@@ -44,6 +44,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -61,7 +62,7 @@ log = logging.getLogger("bench.server")
 FAMILIES = ("zimage", "flux", "qwen_image")
 VARIANTS = ("eager", "bcg", "warmup", "fast")
 #: What ``--cpu`` changes when its flag is not given.
-SMOKE = {"sizes": "64x64", "prompts": 2, "depth": 1, "steps": 2}
+SMOKE = {"sizes": "64x64", "prompts": 2, "depth": 1, "steps": 2, "prompt_length": 8}
 NO_CUDA = (
     "bench.server measures a stock ComfyUI on an NVIDIA GPU and this machine has no CUDA, so it has no real "
     "numbers to take. Run it on a CUDA machine; `--cpu` runs the same steps here as a smoke test on a tiny model "
@@ -104,6 +105,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, default=None, help="sampling steps (default: the family's recipe; 2 with --cpu)")
     p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's recipe)")
     p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: the real model; 1 with --cpu)")
+    p.add_argument("--prompt-length", type=int, default=None, help="conditioning tokens (default: what the family's text encoder gives a 100-token prompt, e.g. 256 for FLUX.1's T5; 8 with --cpu)")
     p.add_argument("--seed", type=int, default=1000, help="seed of each variant's first prompt")
     p.add_argument("--work", default=None, help="folder for the ComfyUI copy and the models (default: a new temporary folder, removed at the end)")
     p.add_argument("--keep-models", action="store_true", help="keep each model file after its server stopped")
@@ -142,12 +144,13 @@ def comfyui_version(tree: Path) -> str:
 
 
 def family_settings(family: str, args: argparse.Namespace) -> tuple[int, float, int]:
-    """(steps, cfg, prompt length): the family's recipe unless given; the length its text encoder
-    gives a 100-token prompt (``bench.setup.default_prompt_lengths``)."""
+    """(steps, cfg, prompt length): the family's recipe unless given; by default the length its
+    text encoder gives a 100-token prompt (``bench.setup.default_prompt_lengths``)."""
     from .setup import DEFAULTS, default_prompt_lengths
 
     steps, cfg = DEFAULTS[family]
-    return args.steps or steps, cfg if args.cfg is None else args.cfg, default_prompt_lengths(family)[0]
+    length = args.prompt_length or default_prompt_lengths(family)[0]
+    return args.steps or steps, cfg if args.cfg is None else args.cfg, length
 
 
 def prepare_model(tree: Path, family: str, weights: str, depth, length: int, cuda: bool) -> tuple[str, str]:
@@ -278,6 +281,9 @@ def exact_failures(record: dict) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    # A time limit's SIGTERM (gpu_suite.sh runs stages under `timeout`) unwinds through the finally
+    # blocks: the server is stopped (it would hold the GPU and port 8188) and the JSON written.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     args = parse_args(argv)
     cuda = not args.cpu and cuda_available()
     if not args.cpu and not cuda:
