@@ -20,6 +20,10 @@ saved) in these variants, ``--prompts`` prompts each with seeds ``--seed``, ``--
 - ``warmup``: BCG Apply (capture "warm-up only") and BCG Warmup Capture of that size and prompt;
 - ``fast``: BCG Apply alone in mode fast (not bit-exact by design: its difference is reported).
 
+Between variants ``POST /free`` unloads the models and empties ComfyUI's node cache (``--keep-cache``
+leaves both): each variant's first prompt loads the model (from the page cache after the first
+time) and pays its own twin and captures, and its memory figures are its own.
+
 Per prompt (JSON ``jobs[].prompts``): wall seconds (queue to the websocket's end message), the
 server's own execution seconds (history timestamps), the denoise at the steady rate and the time
 outside it, the sampler's one-off setup (model load, fixed-address twin, capture) and each node's
@@ -53,7 +57,7 @@ from pathlib import Path
 from bcg_runtime.plan import PlanError, parse_resolutions
 
 from . import comfy_base, comfy_workflow, server_report, server_stats
-from .comfy_server import TEST_ONLY_ENV, ComfyServer, cuda_available, free_port, gpu_memory, rss_mib
+from .comfy_server import TEST_ONLY_ENV, ComfyServer, cuda_available, free_port, gpu_memory, post, rss_mib
 from .comfy_ws import run_prompt
 
 log = logging.getLogger("bench.server")
@@ -109,6 +113,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1000, help="seed of each variant's first prompt")
     p.add_argument("--work", default=None, help="folder for the ComfyUI copy and the models (default: a new temporary folder, removed at the end)")
     p.add_argument("--keep-models", action="store_true", help="keep each model file after its server stopped")
+    p.add_argument("--keep-cache", action="store_true", help="do not POST /free between variants (by default each variant starts with no model loaded and an empty node cache, so its first prompt pays load, twin and capture and its memory is its own)")
     p.add_argument("--json", default="bench_out/server.json", help="write everything here (default bench_out/server.json), after every size")
     p.add_argument("--timeout", type=float, default=900, help="seconds one prompt may take")
     p.add_argument("--cpu", action="store_true", help="smoke test without CUDA: the server gets --cpu and a free port, a tiny model (see --sizes, --prompts, --depth, --steps)")
@@ -201,6 +206,15 @@ def measure_prompt(server: ComfyServer, prompt: dict, timeout: float) -> tuple[d
     return rec, comfy_workflow.saved_latent(server.base / "output", entry)
 
 
+def free_server(server: ComfyServer, settle_s: float = 2.0) -> None:
+    """``POST /free`` with ``unload_models`` and ``free_memory``: ComfyUI unloads every model and
+    drops its node cache (so the BCG sessions and graphs of the previous variant) as soon as its
+    prompt worker wakes, which the request does; ``settle_s`` gives it that time outside the next
+    prompt's clock."""
+    post(server.url, "/free", {"unload_models": True, "free_memory": True})
+    time.sleep(settle_s)
+
+
 def compare(got, want) -> tuple[bool, float | None]:
     """(bit-equal, max abs difference) of a latent against its eager twin's."""
     import torch
@@ -237,6 +251,8 @@ def run_job(tree: Path, family: str, weights: str, args: argparse.Namespace, cud
             comfy_workflow.set_sampler(base, cfg=cfg)
             twins = {}
             for variant in args.variant_list:
+                if job["prompts"] and not args.keep_cache:
+                    free_server(server)
                 prompts = []
                 for i in range(args.prompts):
                     seed = args.seed + i

@@ -32,16 +32,18 @@ def sampler_progress(messages: list[Message], node_id: str) -> list[tuple[float,
 
 def denoise(messages: list[Message], node_id: str) -> dict:
     """The denoise of node ``node_id`` (the KSampler) from its progress messages: ``steps`` (its
-    ``max``), ``step_s`` (mean seconds per step between the first and the last progress, i.e. steps
-    2..N), ``denoise_s`` (``step_s`` x ``steps``: the denoise at the steady rate), and the times of the
-    first and last progress; the seconds are None with fewer than two progress messages."""
+    ``max``), the times of the first and the last progress and ``progress_span_s`` between them
+    (steps 2..N, as measured), ``step_s`` (that span per step) and ``denoise_s`` (``step_s`` x
+    ``steps``: the whole denoise at the steady rate, comparable with the in-process benchmark's);
+    the seconds are None with fewer than two progress messages."""
     progress = sampler_progress(messages, node_id)
-    out = {"steps": progress[-1][2] if progress else None, "first_progress_s": None, "last_progress_s": None, "step_s": None, "denoise_s": None}
+    keys = ("first_progress_s", "last_progress_s", "progress_span_s", "step_s", "denoise_s")
+    out = {"steps": progress[-1][2] if progress else None, **dict.fromkeys(keys)}
     if len(progress) < 2:
         return out
     (t0, v0, _), (t1, v1, total) = progress[0], progress[-1]
     step = (t1 - t0) / (v1 - v0)
-    out.update(first_progress_s=t0, last_progress_s=t1, step_s=step, denoise_s=step * total)
+    out.update(first_progress_s=t0, last_progress_s=t1, progress_span_s=t1 - t0, step_s=step, denoise_s=step * total)
     return out
 
 
@@ -65,7 +67,10 @@ def prompt_timings(messages: list[Message], wall_s: float, sampler_id: str) -> d
     """One prompt's timings: ``wall_s`` (queue to end, given), the :func:`denoise` fields,
     ``outside_s`` (wall minus the steady-rate denoise: loaders, the BCG nodes, what the sampler does
     once, saving, HTTP), ``sampler_setup_s`` (from the KSampler's start to its first progress, less
-    one steady step: model load, twin, capture) and ``nodes_s`` (:func:`node_seconds`)."""
+    one steady step: model load, twin, capture) and ``nodes_s`` (:func:`node_seconds`).
+
+    ``outside_s`` and ``sampler_setup_s`` rest on the steady rate: with few steps whose times vary
+    (a busy CPU) they can come out slightly negative; ``progress_span_s`` is measured as is."""
     out = {"wall_s": wall_s, **denoise(messages, sampler_id), "outside_s": None, "sampler_setup_s": None, "nodes_s": node_seconds(messages)}
     if out["denoise_s"] is not None:
         out["outside_s"] = wall_s - out["denoise_s"]

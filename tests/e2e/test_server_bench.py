@@ -43,12 +43,16 @@ def test_every_prompt_is_timed_and_measured(bench_run):
     assert [(p["variant"], p["seed"]) for p in prompts] == [(v, 1000 + i) for v in variants for i in range(PROMPTS)]
     for p in prompts:
         assert p["size"] == SIZE and p["steps"] == STEPS
-        for key in ("wall_s", "execution_s", "denoise_s", "step_s", "outside_s", "reserved_mib", "allocated_mib", "rss_mib"):
+        for key in ("wall_s", "execution_s", "progress_span_s", "step_s", "denoise_s", "reserved_mib", "allocated_mib", "rss_mib"):
             assert p[key] is not None and p[key] > 0, (key, p)
-        assert p["denoise_s"] < p["wall_s"] and p["nodes_s"]["KSampler"] > 0 and p["nodes_s"]["SaveLatent"] > 0
-    first_eager = prompts[0]
-    assert "UNETLoader" in first_eager["nodes_s"], "the first prompt loads the model"
-    assert "UNETLoader" in prompts[1]["cached_nodes"] or "1" in prompts[1]["cached_nodes"], prompts[1]["cached_nodes"]
+        # outside_s is the wall less the steady-rate denoise: an estimate, which a busy CPU's 2 steps can push below 0
+        assert p["progress_span_s"] < p["execution_s"] <= p["wall_s"] and p["outside_s"] == pytest.approx(p["wall_s"] - p["denoise_s"])
+        assert p["nodes_s"]["KSampler"] > p["progress_span_s"] and p["nodes_s"]["SaveLatent"] > 0
+    for p in prompts:  # POST /free between variants: each variant's first prompt loads the model, the next takes it from the cache
+        if p["index"] == 0:
+            assert "UNETLoader" in p["nodes_s"] and "1" not in p["cached_nodes"], p
+        else:
+            assert "UNETLoader" not in p["nodes_s"] and "1" in p["cached_nodes"], p
 
 
 def test_bcg_prompts_equal_their_twins_and_say_why_eager(bench_run):

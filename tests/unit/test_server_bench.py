@@ -26,7 +26,7 @@ def test_denoise_is_the_steady_rate_over_all_steps():
     msgs = _messages([2.0, 2.5, 3.0, 3.5])
     d = server_stats.denoise(msgs, KS)
     assert d["steps"] == 4 and d["step_s"] == pytest.approx(0.5) and d["denoise_s"] == pytest.approx(2.0)
-    assert (d["first_progress_s"], d["last_progress_s"]) == (2.0, 3.5)
+    assert (d["first_progress_s"], d["last_progress_s"]) == (2.0, 3.5) and d["progress_span_s"] == pytest.approx(1.5)
 
 
 def test_prompt_timings_split_the_wall_time():
