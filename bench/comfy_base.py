@@ -25,8 +25,9 @@ PACK_DIR = "ComfyUI-BCG"
 #: the in-process benchmark calls ``--weight-dtype comfy_quant_fp8``; the fp8 "scaled" releases
 #: load into the same mixed-precision model).
 WEIGHT_FORMATS = ("bf16", "fp8_scaled")
-#: Top-level folders of a ComfyUI tree that :func:`stock_copy` leaves out (user data, outputs).
-USER_FOLDERS = ("models", "custom_nodes", "output", "input", "temp", "user", ".git")
+#: Top-level entries of a ComfyUI tree that :func:`stock_copy` leaves out (user data, outputs, the
+#: user's other model folders).
+USER_FOLDERS = ("models", "custom_nodes", "output", "input", "temp", "user", ".git", "extra_model_paths.yaml")
 
 
 def import_comfyui(path: str | os.PathLike, cpu: bool | None = None) -> None:
@@ -46,8 +47,9 @@ def import_comfyui(path: str | os.PathLike, cpu: bool | None = None) -> None:
 
 def stock_copy(src: str | os.PathLike, dst: Path) -> Path:
     """Copy the ComfyUI tree ``src`` to ``dst`` as a stock install: its code and the empty model
-    folders, no models, no other custom nodes and no user data (:data:`USER_FOLDERS`); so a server
-    run in ``dst`` with no flags uses ``dst``'s folders only and sees nothing of ``src``'s user."""
+    folders, no models, no other custom nodes, no user data and no extra model paths
+    (:data:`USER_FOLDERS`); so a server run in ``dst`` with no flags uses ``dst``'s folders only
+    and sees nothing of ``src``'s user."""
     src = Path(src).resolve()
 
     def ignore(folder: str, names: list[str]) -> set[str]:  # the user folders at the top only

@@ -31,7 +31,8 @@ seconds (``bench.server_stats``); after it, torch reserved / allocated memory (`
 and the server's resident memory (VmRSS); BCG's replayed/calls and eager reasons (its
 ``bcg.status`` event); whether its latent equals its eager twin's (same seed) bit for bit. Per
 variant and size (``jobs[].summaries``, the markdown table printed last): the first prompt apart
-(its cost over the median of the others), the median, max/median spread, speed against eager.
+(its cost over the median of the others), the others' median and spread (max / median over
+prompts 2..N), speed against eager (its median over eager's).
 
 Without CUDA there is nothing real to measure: it says so and stops, unless ``--cpu`` (a smoke
 test of the same steps: the server gets ``--cpu`` and a free port, a depth-1 model at 64x64, and
