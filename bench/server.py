@@ -250,7 +250,7 @@ def run_job(tree: Path, family: str, weights: str, args: argparse.Namespace, cud
             size_text = f"{size[0]}x{size[1]}"
             base = comfy_workflow.latent_workflow(unet, cond, size, steps, args.seed, prefix="bcg_server/x", capture="on first call")
             comfy_workflow.set_sampler(base, cfg=cfg)
-            twins = {}
+            twins, differing = {}, []
             for variant in args.variant_list:
                 if job["prompts"] and not args.keep_cache:
                     free_server(server)
@@ -264,17 +264,39 @@ def run_job(tree: Path, family: str, weights: str, args: argparse.Namespace, cud
                         twins[seed] = latent
                     else:
                         rec["bit_equal"], rec["max_abs_diff"] = compare(latent, twins[seed])
+                        if not rec["bit_equal"]:
+                            differing.append((rec, latent))
                     log.info("[BCG] %s", server_report.format_prompts({**job, "prompts": [rec]})[0])
                     prompts.append(rec)
                 job["prompts"] += prompts
                 eager = next((s["median_wall_s"] for s in job["summaries"] if s["size"] == size_text and s["variant"] == "eager"), None)
                 job["summaries"].append({"size": size_text, "variant": variant, **server_stats.summarize(prompts, None if variant == "eager" else eager)})
+            job["eager_repeats"] = job.get("eager_repeats", []) + repeat_eager(server, base, differing, twins, args, f"{family}_{weights}_{size_text}")
             save()
     finally:
         server.stop()
         if not args.keep_models:
             (tree / "models" / "diffusion_models" / unet).unlink(missing_ok=True)
     return job
+
+
+def repeat_eager(server, base: dict, differing: list, twins: dict, args: argparse.Namespace, name: str) -> list[dict]:
+    """Is the eager twin itself reproducible where a BCG latent differed from it? Each such seed's
+    eager prompt runs again (after every variant: the model warm, no new load) and both the first
+    eager latent and each differing BCG latent are compared with the repeat. A BCG latent equal to
+    the repeat, with the repeat unequal to the first eager run, says the first eager run was the odd
+    one (``eager_repeat_equal`` False), not BCG; each differing prompt gets ``bit_equal_to_eager_repeat``."""
+    repeats = []
+    for seed in sorted({rec["seed"] for rec, _ in differing}):
+        prompt = variant_prompt(comfy_workflow.set_sampler(base, seed=seed), "eager", f"bcg_server/{name}_eager_repeat_{seed}")
+        rec, latent = measure_prompt(server, prompt, args.timeout)
+        equal, diff = compare(latent, twins[seed])
+        repeats.append({"size": name.rsplit("_", 1)[-1], "seed": seed, "eager_repeat_equal": equal, "max_abs_diff": diff, "wall_s": rec["wall_s"]})
+        for bcg_rec, bcg_latent in differing:
+            if bcg_rec["seed"] == seed:
+                bcg_rec["bit_equal_to_eager_repeat"] = compare(bcg_latent, latent)[0]
+        log.info("[BCG] eager again, seed %d: %s the first eager run (max abs diff %g)", seed, "equal to" if equal else "DIFFERS from", diff)
+    return repeats
 
 
 def environment(args: argparse.Namespace, tree: Path) -> dict:
