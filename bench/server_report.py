@@ -43,6 +43,8 @@ def equality_cell(summary: dict, variant: str) -> str:
     cell = f"{summary['bit_equal']}/{summary['compared']}"
     if summary["bit_equal"] < summary["compared"] and summary.get("max_abs_diff") is not None:
         cell += f" (max diff {summary['max_abs_diff']:.3g})"
+    if summary.get("equal_to_eager_repeat"):
+        cell += f"; {summary['equal_to_eager_repeat']} equal to eager run again (eager's first run differed)"
     return cell + (" (fast: not exact by design)" if variant == "fast" and summary["bit_equal"] < summary["compared"] else "")
 
 
