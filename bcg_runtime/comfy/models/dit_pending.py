@@ -36,7 +36,6 @@ UNSUPPORTED_REASONS = {
         "refused: BooguTransformer2DModel.forward (comfy/ldm/boogu/model.py:255) does not run through ComfyUI's "
         "DIFFUSION_MODEL wrapper, BCG's hook"
     ),
-    "AuraFlow": _YET + "MMDiT (comfy/ldm/aura/mmdit.py:439) runs through the wrapper; its learned positional table is sliced by the latent's shape (apply_pos_embeds, :422), no host sync found",
     "CosmosT2V": (
         _YET + "GeneralDIT (comfy/ldm/cosmos/model.py:423); its RoPE compares fps.min() with fps.max() on the host "
         "for a tensor fps (comfy/ldm/cosmos/position_embedding.py:137), the sync the Cosmos-Predict2 adapter refuses"
