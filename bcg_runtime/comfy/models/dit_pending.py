@@ -44,12 +44,6 @@ UNSUPPORTED_REASONS = {
         _YET + "GeneralDIT (comfy/ldm/cosmos/model.py:423); its RoPE compares fps.min() with fps.max() on the host "
         "for a tensor fps (comfy/ldm/cosmos/position_embedding.py:137), the sync the Cosmos-Predict2 adapter refuses"
     ),
-    "CogVideoX_T2V": _YET + "CogVideoXTransformer3DModel (comfy/ldm/cogvideo/model.py:435) runs through the wrapper; RoPE and timestep embeddings are built on the device from shapes (:18-24, :51, :94)",
-    "CogVideoX_I2V": _YET + "CogVideoXTransformer3DModel (comfy/ldm/cogvideo/model.py:435), the image latent as channels of x, the ofs embedding a tensor argument",
-    "CogVideoX_Inpaint": _YET + "CogVideoXTransformer3DModel (comfy/ldm/cogvideo/model.py:435), masked video and mask as channels of x",
-    "JoyImage": _YET + "JoyImageTransformer3DModel (comfy/ldm/joyimage/model.py:365) runs through the wrapper; no host sync found by a scan of the forward",
-    "Lens": _YET + "LensTransformer2DModel (comfy/ldm/lens/model.py:366) runs through the wrapper; the joint mask is built on the device (:504-507)",
-    "MageFlow": _YET + "MageFlowTransformer2DModel (comfy/ldm/mage_flow/model.py:94, a QwenImage model_base) with reference latents; no host sync found by a scan",
     "PixelDiTT2I": _YET + "PixDiT_T2I (comfy/ldm/pixeldit/model.py:191), a pixel-space DiT, runs through the wrapper; no host sync found by a scan",
     "PiD": (
         _YET + "PidNet (comfy/ldm/pixeldit/pid.py:234) adds a low-quality latent and degrade_sigma to PixelDiT's forward; "
