@@ -44,11 +44,6 @@ UNSUPPORTED_REASONS = {
         _YET + "GeneralDIT (comfy/ldm/cosmos/model.py:423); its RoPE compares fps.min() with fps.max() on the host "
         "for a tensor fps (comfy/ldm/cosmos/position_embedding.py:137), the sync the Cosmos-Predict2 adapter refuses"
     ),
-    "PixelDiTT2I": _YET + "PixDiT_T2I (comfy/ldm/pixeldit/model.py:191), a pixel-space DiT, runs through the wrapper; no host sync found by a scan",
-    "PiD": (
-        _YET + "PidNet (comfy/ldm/pixeldit/pid.py:234) adds a low-quality latent and degrade_sigma to PixelDiT's forward; "
-        "its LQ encoder takes the target size as Python ints (:146)"
-    ),
     "FluxInpaint": (
         _YET + "the FLUX.1 forward with the masked image and its mask as 96 input channels "
         "(comfy/supported_models.py:771); the FLUX.1 adapter does not list the class until a recipe and tests prove it"

@@ -81,6 +81,10 @@ class FamilyInfo:
     #: Sampling then runs the joint latent (``comfy.nested_tensor.NestedTensor``), as the
     #: family's concat node makes it. None: one stream.
     second_stream_shape: Callable[..., tuple] | None = None
+    #: ``(recipe, state_dict) -> state_dict``: the released checkpoint's keys made from the module
+    #: tree ComfyUI builds, where they differ (the class's ``process_unet_state_dict`` undoes it at
+    #: load: PixelDiT's ``core.`` prefix and fused pixel-block modulation). None: the same keys.
+    checkpoint_layout: Callable[..., dict] | None = None
     #: The family's ``ModelAdapter``: the facts both need (``latent_downscale``,
     #: ``temporal_downscale``) are the adapter's and are read from it, never written twice.
     adapter: Any = None
