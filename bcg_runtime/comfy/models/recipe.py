@@ -57,6 +57,11 @@ class FamilyInfo:
     #: Depth of the full-size GPU exactness test (``depth_counts``): None = the real depth; fewer
     #: blocks at the real width where the whole model would not sample in the suite's time.
     gpu_test_depth: Any = None
+    #: The fewest blocks (a ``depth`` as :meth:`depth_counts` takes it) whose checkpoint ComfyUI
+    #: still detects as this class: 1 for most; Wan Animate's face adapter has ``num_layers // 5``
+    #: blocks and its first block's key is what tells the class apart, so 5. The comfy tests'
+    #: models and their layout check (``skip_unless_host_builds``) are built at this depth.
+    smallest_depth: Any = 1
     #: True where ComfyUI's detection does not read the block counts from the checkpoint (it
     #: returns fixed counts, or none and the model class's defaults apply): every real checkpoint
     #: then has the real depth, and no key layout can ask for fewer blocks. A reduced-depth
