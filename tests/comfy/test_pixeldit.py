@@ -38,13 +38,22 @@ def recipe_model():
     gc.collect()
 
 
-def test_the_released_layout_loads_back_into_the_module_tree(pack):
-    """The file's keys differ from the module's (``core.`` prefix, one fused modulation Linear per
-    pixel block); ComfyUI's loader maps them back (``load_model`` checks every key's shape)."""
+def test_the_released_layout_is_what_comfyui_detects_and_splits(pack):
+    """The file's keys differ from the module tree's (``core.`` prefix, one fused modulation Linear
+    per pixel block): ComfyUI detects that layout as PixelDiTT2I and its
+    ``process_unet_state_dict`` gives back exactly the module tree's keys and shapes (the values'
+    round trip is checked by every load: ``synthetic.load_model`` compares each loaded key)."""
+    import comfy.supported_models
+
     skip_unless_host_builds("pixeldit")
-    sd = synthetic.build_state_dict("pixeldit", depth=1, device="meta")
-    assert "core.pixel_embedder.proj.weight" in sd and any(".adaLN_modulation.0." in k for k in sd), sorted(sd)[:5]
-    assert set(sd) != {"core." + k for k in synthetic.state_dict_shapes("pixeldit", depth=1)}
+    info = synthetic.family_info("pixeldit")
+    tree = synthetic.state_dict_shapes("pixeldit", depth=1)
+    released = info.checkpoint_layout(info, {k: torch.empty(s, dtype=torch.bfloat16) for k, s in tree.items()})
+    assert "core.pixel_embedder.proj.weight" in released and not any(".adaLN_modulation_msa." in k for k in released), sorted(released)[:5]
+    cls, _ = synthetic.detect_family_class({k: v.to("meta") for k, v in released.items()})
+    assert cls == "PixelDiTT2I"
+    split = comfy.supported_models.PixelDiTT2I({"image_model": "pixeldit_t2i"}).process_unet_state_dict(released)
+    assert {k: tuple(v.shape) for k, v in split.items()} == tree
 
 
 def test_served_without_opt_in_once_verified_on_the_h200(pack, recipe_model, standin_graphs, monkeypatch):
