@@ -13,16 +13,21 @@ from .workflow import SAMPLERS
 def run_totals(before: list[dict], after: list[dict]) -> tuple[int, Counter]:
     """(replayed, eager by reason) of the runs between two /bcg/status answers.
 
-    A session absent from ``before``, or whose counts went down (a restarted server), counts from zero."""
+    A session absent from ``before``, or whose counts went down (a restarted server), counts from zero.
+    A server of a pack before 2026-12 calls the eager counts ``misses``; both are read."""
     base = {s["id"]: s for s in before}
     replayed, eager = 0, Counter()
     for s in after:
-        old = base.get(s["id"], {"hits": 0, "misses": {}})
+        old = base.get(s["id"], {"hits": 0})
         if s["hits"] < old["hits"]:
-            old = {"hits": 0, "misses": {}}
+            old = {"hits": 0}
         replayed += s["hits"] - old["hits"]
-        eager.update(Counter(s["misses"]) - Counter(old["misses"]))
+        eager.update(Counter(_eager_counts(s)) - Counter(_eager_counts(old)))
     return replayed, eager
+
+
+def _eager_counts(session: dict) -> dict:
+    return session.get("eager", session.get("misses")) or {}
 
 
 def served_from_cache(entry: dict, workflow: dict, sessions: list[dict]) -> bool:

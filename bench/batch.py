@@ -80,7 +80,6 @@ def run(args: argparse.Namespace) -> tuple[list[Job], dict]:
     import torch
 
     from bcg_runtime.comfy import api
-    from bcg_runtime.comfy.wrappers import session_of
     from bcg_runtime.plan import PlanError, parse_resolutions
 
     from . import synthetic
@@ -96,7 +95,7 @@ def run(args: argparse.Namespace) -> tuple[list[Job], dict]:
     steps, cfg = args.steps or steps, cfg if args.cfg is None else args.cfg
     model = synthetic.load_model(args.family, depth=args.depth, seed=0, device="cuda")
     bcg = api.apply(model, "auto", memory_budget_mb=args.memory_budget_mb)
-    session = session_of(bcg)
+    session = api.session_of(bcg)
     negative = synthetic.make_conditioning(args.family, NEGATIVE_LENGTH, seed=10**6)
     jobs = [
         Job(p * args.seeds + k, *sizes[p % len(sizes)], tokens=n, seed=args.seed * 10**4 + p * args.seeds + k, prompt=p)

@@ -118,17 +118,17 @@ def compiler_flag(off: bool) -> Iterator[None]:
 
 @contextlib.contextmanager
 def bcg_policy(value: str) -> Iterator[None]:
-    from bcg_runtime.comfy.compiler import POLICY_VAR
+    from bcg_runtime.comfy.api import COMPILER_POLICY_VAR
 
-    before = os.environ.get(POLICY_VAR)
-    os.environ[POLICY_VAR] = value
+    before = os.environ.get(COMPILER_POLICY_VAR)
+    os.environ[COMPILER_POLICY_VAR] = value
     try:
         yield
     finally:
         if before is None:
-            os.environ.pop(POLICY_VAR, None)
+            os.environ.pop(COMPILER_POLICY_VAR, None)
         else:
-            os.environ[POLICY_VAR] = before
+            os.environ[COMPILER_POLICY_VAR] = before
 
 
 def _free() -> None:
@@ -146,9 +146,9 @@ def measure(row: Row, model: Any, compiler: Any, sample: Any, reference: Any, re
     warm run's latent. Each run ends with the compiler's node cleanup (``execution.py``)."""
     import torch
 
-    from bcg_runtime.comfy.wrappers import session_of
+    from bcg_runtime.comfy import api
 
-    session = session_of(model)
+    session = api.session_of(model)
     outs = []
     for i in range(repeats + 1):
         try:

@@ -70,7 +70,7 @@ def with_torch_compile(model: Any, mode: str) -> Any:
 @contextlib.contextmanager
 def attention_backend(name: str | None) -> Iterator[None]:
     """The stacked attention backend ``name`` for the duration (None: unchanged): ``cudnn`` puts
-    cuDNN first in SDPA's backend order (``sdpa_order.cudnn_first``); any other name is a registered
+    cuDNN first in SDPA's backend order (``api.cudnn_first``); any other name is a registered
     ComfyUI attention function (:data:`ATTENTION_STACK`'s value, or the name itself: ``split``),
     bound in every model module as its launch flag would have bound it at import.
 
@@ -80,9 +80,9 @@ def attention_backend(name: str | None) -> Iterator[None]:
         yield
         return
     if name == "cudnn":
-        from bcg_runtime.comfy.sdpa_order import cudnn_first
+        from bcg_runtime.comfy import api
 
-        with cudnn_first():
+        with api.cudnn_first():
             yield
         return
     import comfy.ldm.modules.attention as attention
@@ -125,19 +125,16 @@ def stacked(mode: str, model: Any) -> Iterator[tuple[Any, str]]:
 def prepare_mode(mode: str, model, family, res, positive, negative) -> tuple[Any, float, Any]:
     """(model to sample, first-run seconds, session or None) for one mode."""
     from bcg_runtime.comfy import api
-    from bcg_runtime.comfy.wrappers import session_of
 
     if mode == "eager":
         return model, 0.0, None
     if mode in BCG_MODES:
-        from bcg_runtime.comfy.guards import compile_refusal
-
         m = api.apply(model, BCG_MODES[mode])
         report = api.warm_up(m, size_text(res), "", "1", positive, negative)
-        if report.refusal and report.refusal != compile_refusal(m):
+        if report.refusal and report.refusal != api.compile_refusal(m):
             raise RuntimeError(report.refusal)
         # Under a stacked TorchCompileModel BCG steps aside by design: the warm run compiles, as alone.
-        return m, (-1.0 if report.refusal else report.seconds), session_of(m)
+        return m, (-1.0 if report.refusal else report.seconds), api.session_of(m)
     if mode in COMPILE_STACK:
         return with_torch_compile(model, mode), -1.0, None  # first-run seconds measured by the warm run
     raise ValueError(f"--modes: unknown mode '{mode}'; accepted: {', '.join(MODES)}")
@@ -174,13 +171,12 @@ def warmup_cost(model, mode: str, plan: str) -> dict:
     import torch
 
     from bcg_runtime.comfy import api
-    from bcg_runtime.comfy.wrappers import session_of
 
     torch._dynamo.reset()  # mode fast compiles from scratch, as in a fresh process
     with stacked(mode, model) as (model, base):
         m = api.apply(model, BCG_MODES[base])
         report = api.warm_up(m, resolutions, buckets, "1")
-    session_of(m).runner.reset()
+    api.session_of(m).runner.reset()
     torch._dynamo.reset()
     if report.refusal:
         raise RuntimeError(report.refusal)

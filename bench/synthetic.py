@@ -7,7 +7,8 @@ this module builds from any recipe.
 Each family's checkpoint is made by instantiating ComfyUI's own model class on the meta device with
 the config ComfyUI's detection derives for the real checkpoint (optionally with fewer blocks), then
 filling every key with seeded random values. The key names and shapes are exactly those of the
-"diffusion_models" split files ComfyUI loads (no prefix), so ``comfy.sd.load_diffusion_model_state_dict``
+"diffusion_models" split files ComfyUI loads (no prefix; a recipe's ``checkpoint_layout`` maps
+the module tree to a released file's keys where they differ), so ``comfy.sd.load_diffusion_model_state_dict``
 detects the right ``supported_models`` class and builds the real model (every family of
 ``bcg_runtime.comfy.models``).
 
@@ -175,9 +176,13 @@ def build_state_dict(
         gen.manual_seed(_key_seed(seed, key))
         t = torch.empty(meta.shape, dtype=dtype, device=device)
         t.normal_(1.0 if key in gains else 0.0, WEIGHT_STD, generator=gen)
-        out[prefix + key] = t
+        out[key] = t
         numel += t.numel()
     del model
+    if info.checkpoint_layout is not None:  # the released file's keys (the loader maps them back)
+        out = info.checkpoint_layout(info, out)
+    if prefix:
+        out = {prefix + key: t for key, t in out.items()}
     log.info(
         "[BCG] synthetic %s checkpoint: %d tensors, %.3fB params, %s on %s, depth %s, seed %d (%.1fs)",
         info.name, len(out), numel / 1e9, dtype, device, dict(zip(info.depth_keys, counts)), seed,
@@ -276,7 +281,8 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
     if dtype is not None:
         options.setdefault("dtype", dtype)
     sd = build_state_dict(info.name, depth=depth, seed=seed, dtype=dtype or torch.bfloat16, device=device)
-    shapes = {k: tuple(v.shape) for k, v in sd.items()}
+    # The module tree's keys, which a released layout (``checkpoint_layout``) loads back into.
+    shapes = state_dict_shapes(info.name, depth) if info.checkpoint_layout is not None else {k: tuple(v.shape) for k, v in sd.items()}
     quantized = quantized_layers(info.name, depth, quant) if quant else {}
     if quantized:
         sd = comfy_quant_checkpoint(sd, quantized)

@@ -20,6 +20,13 @@
 #   batch    the batch benchmark (bench.batch): prompts of varied lengths over 3 sizes,
 #            no warm-up, BCG vs eager per job; BATCH_RUNS lists family:prompts[:seeds[:depth]]
 #            (default "zimage:100 qwen_image:100"; a depth reduces the model to fit the time);
+#   server   the server benchmark (python -m bench.server): a stock `python main.py` (no flags) with
+#            synthetic full-size models, the example workflow eager, with BCG Apply, with the warm-up
+#            node and in mode fast, N prompts each: per-prompt wall / denoise / outside times,
+#            first-prompt cost, memory, bit-equality to the eager twin; SERVER_ARGS adds its arguments
+#            (default: Z-Image-Turbo at 512x512,1024x1024, 3 prompts; e.g. SERVER_ARGS="--models
+#            flux,flux:fp8_scaled --sizes 1024x1024 --prompts 10"): server.json, its markdown table
+#            into the summary;
 #   compiler BCG's two policies for ComfyUI's model compiler (0.34+) against eager, with the real
 #            comfy-aimdo 0.6.0 malloc graph around the DiT (bench.compiler; COMPILER_ARGS
 #            adds its arguments, default "--family flux --depth 2 --steps 8"): its table goes into
@@ -34,6 +41,7 @@
 #   bash scripts/gpu_suite.sh bench 1024x1024 # benchmark only, at the given resolutions
 #   bash scripts/gpu_suite.sh e2e             # e2e layer only (E2E_TESTS=<files> for some of it)
 #   bash scripts/gpu_suite.sh ray             # the Ray runner's per-prompt times, eager vs BCG
+#   SERVER_ARGS="--models qwen_image" bash scripts/gpu_suite.sh server   # the server benchmark
 #
 # Which ComfyUI, with which Python packages (the device image lacks ComfyUI and some of its needs):
 #   BCG_HOST=.carry033        a host folder: the ComfyUI tree as comfyui.tar.xz (unpacked under
@@ -56,7 +64,7 @@
 # Time: the stages share SUITE_BUDGET_S seconds (default 570, under the device's 10-minute limit per
 # command); each runs under `timeout` with what is left, a stage with under 30 s left is skipped, and
 # the table says so. Output: $OUT (default ./bench_out; $OUT/<host>/ with several hosts) keeps
-# summary.txt, gpu_tests.log, noflags.json and e2e_summary.json; every other log, the benchmark JSON
+# summary.txt, gpu_tests.log, noflags.json, e2e_summary.json, ray_check.json and server.json; every other log, the benchmark JSON
 # and the e2e artifacts are packed into details.tar.gz (the device returns at most 8 files).
 # BCG_SOAK_PROMPTS sets the e2e soak's size.
 set -uo pipefail
@@ -74,7 +82,7 @@ case "$what" in
   *) stages=${what//,/ } ;;
 esac
 for s in $stages; do
-  case "$s" in tests | noflags | e2e | bench | batch | ray | compiler) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch, ray, compiler; all; full)" >&2; exit 2 ;; esac
+  case "$s" in tests | noflags | e2e | bench | batch | ray | server | compiler) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch, ray, server, compiler; all; full)" >&2; exit 2 ;; esac
 done
 
 # ------------------------------------------------------------------ packages every host shares
@@ -262,6 +270,23 @@ stage_batch() {
   done
 }
 
+stage_server() {
+  local line
+  rm -f "$OUT_H/server.json"
+  timed server "$OUT_H/server.log" python3 -m bench.server ${SERVER_ARGS:-} --json "$OUT_H/server.json" --work "/tmp/bcg_server/$HOST"
+  case "$RC" in
+    skip) line="skipped: time budget spent" ;;
+    0) line="ok (server.json)" ;;
+    124 | 137) line="TIMEOUT after ${SECS}s (server.json holds the sizes that finished)"; status=1 ;;
+    *) line="FAILED (exit $RC, see server.log$(grep -q '^NOT bit-equal' "$OUT_H/server.log" && echo '; NOT bit-equal'))"; status=1 ;;
+  esac
+  echo "$line"
+  row server "$line" "$SECS"
+  if [ -f "$OUT_H/server.json" ]; then  # the markdown table, unindented: ready to paste into docs/benchmarks.md
+    python3 -m bench.server_report "$OUT_H/server.json" >>"$OUT_H/summary.rows" 2>&1
+  fi
+}
+
 stage_compiler() {
   timed compiler "$OUT_H/compiler.log" python3 -m bench.compiler ${COMPILER_ARGS:---family flux --depth 2 --steps 8} \
     --json "$OUT_H/compiler.json"
@@ -310,7 +335,7 @@ PY
     cat "$OUT_H/summary.rows"
   } >"$OUT_H/summary.txt"
   rm -f "$OUT_H/summary.rows"
-  (cd "$OUT_H" && mapfile -t rest < <(ls -A | grep -vx -e summary.txt -e gpu_tests.log -e noflags.json -e e2e_summary.json -e ray_check.json -e details.tar.gz) \
+  (cd "$OUT_H" && mapfile -t rest < <(ls -A | grep -vx -e summary.txt -e gpu_tests.log -e noflags.json -e e2e_summary.json -e ray_check.json -e server.json -e details.tar.gz) \
     && if [ "${#rest[@]}" -gt 0 ]; then tar czf details.tar.gz "${rest[@]}" && rm -rf "${rest[@]}"; fi)
   return $status
 }

@@ -31,14 +31,6 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 DEFAULT_FAMILIES = ("zimage", "flux", "qwen_image")
 
 
-def rss_mib(pid: int) -> float:
-    """Resident memory of a process (Linux ``/proc``), MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def check_family(e, client, server, family: str) -> dict:
     """One family's four prompts (see the module docstring); ``ok`` says whether it passed."""
     rec: dict = {"family": family}
@@ -47,7 +39,7 @@ def check_family(e, client, server, family: str) -> dict:
         run = e.run_prompt(server, prompt, timeout=600)
         entry = client.wait(server.url, run.prompt_id, timeout=120)
         mem = e.gpu_memory(server)
-        rec[name] = {"seconds": round(run.seconds, 2), "rss_mib": round(rss_mib(server.proc.pid)),
+        rec[name] = {"seconds": round(run.seconds, 2), "rss_mib": round(e.rss_mib(server.proc.pid)),
                      "torch_reserved_mib": round(mem["reserved"] / 2**20), "torch_allocated_mib": round(mem["allocated"] / 2**20)}
         return run, e.saved_latent(server.base, entry)
 
@@ -112,8 +104,9 @@ def main(argv: list[str]) -> int:
     record: dict = {"command": "python main.py", "cwd": str(base), "families": []}
     # as users start it: nothing of the test environment (the opt-out of the allocator switch is
     # dropped by ComfyServer itself)
-    test_only = {name: None for name in ("BCG_COMFY_TEST_CPU", "BCG_ARTIFACTS", "BCG_UNVERIFIED_FAMILIES")}
-    server = e.ComfyServer(base, env=test_only, bare=True, log_path=out / "noflags_server.log")
+    from bench.comfy_server import TEST_ONLY_ENV
+
+    server = e.ComfyServer(base, env=dict.fromkeys(TEST_ONLY_ENV), bare=True, log_path=out / "noflags_server.log")
     try:
         t0 = time.monotonic()
         server.start(timeout=300)

@@ -71,8 +71,9 @@ def main(argv: list[str]) -> int:
     e.make_base(base)
     record: dict = {"command": "python main.py", "depth": e.DEPTH, "size": list(size), "steps": steps, "prompts": prompts,
                     "model_build_seconds": round(time.monotonic() - t0, 1)}  # fmt: skip
-    test_only = {name: None for name in ("BCG_COMFY_TEST_CPU", "BCG_ARTIFACTS", "BCG_UNVERIFIED_FAMILIES")}
-    server = e.ComfyServer(base, env=test_only, bare=True, log_path=out / "ray_check_server.log")
+    from bench.comfy_server import TEST_ONLY_ENV
+
+    server = e.ComfyServer(base, env=dict.fromkeys(TEST_ONLY_ENV), bare=True, log_path=out / "ray_check_server.log")
     ok = False
     try:
         server.start(timeout=300)

@@ -8,7 +8,7 @@
 // The badge is one of the node's LiteGraph badges (node.badges, the list the frontend's own node-id
 // and price badges use): the classic canvas draws it above the title, and the Nodes 2.0 (Vue)
 // renderer shows it in the node's badge row (see setBadge for how that row learns of a change).
-// Why calls ran eager is read from the reason kinds the server sends (eager_kinds, miss_kinds:
+// Why calls ran eager is read from the reason kinds the server sends (eager_kinds:
 // bcg_runtime/core/reasons.py), never parsed from the text.
 import { app } from "../../scripts/app.js";
 import { api } from "../../scripts/api.js";
@@ -121,13 +121,13 @@ export function detailsSections(status) {
     rows: captured.map((e) => [e.label, String(e.segments), String(e.breaks), String(e.hits), `${e.capture_seconds}s`]),
   });
 
-  const misses = Object.values(status.misses || {}).reduce((sum, n) => sum + n, 0);
-  if (status.hits + misses > (run ? run.calls : 0)) {
+  const eagerSinceLoad = Object.values(status.eager || {}).reduce((sum, n) => sum + n, 0);
+  if (status.hits + eagerSinceLoad > (run ? run.calls : 0)) {
     sections.push({
       title: "Since the model was loaded",
-      lines: [`${status.hits + misses} DiT calls: ${status.hits} replayed, ${misses} eager`],
-      head: misses ? ["Calls", "Why eager", "Reason"] : null,
-      rows: misses ? eagerRows(status.misses, status.miss_kinds) : [],
+      lines: [`${status.hits + eagerSinceLoad} DiT calls: ${status.hits} replayed, ${eagerSinceLoad} eager`],
+      head: eagerSinceLoad ? ["Calls", "Why eager", "Reason"] : null,
+      rows: eagerSinceLoad ? eagerRows(status.eager, status.eager_kinds) : [],
     });
   }
 

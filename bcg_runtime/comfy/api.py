@@ -4,7 +4,10 @@
 and captures it. The V3 nodes in ``nodes/`` are thin shells over these and import nothing else
 of the runtime: what they show (the modes, the capture policies), check (``resolutions_error``),
 re-run on (``invalidations``), report (``publish_input_error``) and serve (``register_routes``)
-comes from here too.
+comes from here too. The tools (``bench``) reach the glue through here as well: a model's session
+(``session_of``), why BCG steps aside for a stacked TorchCompileModel (``compile_refusal``), the
+cuDNN-first SDPA order fast mode uses (``cudnn_first``) and the compiler-policy variable
+(``COMPILER_POLICY_VAR``).
 """
 
 from __future__ import annotations
@@ -16,9 +19,12 @@ from typing import Any, Callable
 from ..errors import InputError
 from ..plan import PlanError, parse_plan, parse_sizes
 from . import compiler, guards
+from .compiler import POLICY_VAR as COMPILER_POLICY_VAR
 from .events import publish_input_error
+from .guards import compile_refusal
 from .models import SUPPORTED, UNSUPPORTED, adapter_for, config_class_name
 from .routes import register_routes
+from .sdpa_order import cudnn_first
 from .session import BCGConfig, BCGSession, CapturePolicy, Mode, invalidations
 from .twin import fixed_address_clone
 from .warmup import WarmupReport, run_warmup
@@ -27,8 +33,9 @@ from .wrappers import install, session_of
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "ANY_MODEL_MAX_TEXT", "UNVERIFIED_OPT_IN", "CapturePolicy", "InputError", "Mode", "apply", "invalidations",
-    "publish_input_error", "register_routes", "require_session", "resolutions_error", "warm_up",
+    "ANY_MODEL_MAX_TEXT", "COMPILER_POLICY_VAR", "UNVERIFIED_OPT_IN", "CapturePolicy", "InputError", "Mode", "apply",
+    "compile_refusal", "cudnn_first", "invalidations", "publish_input_error", "register_routes", "require_session",
+    "resolutions_error", "session_of", "warm_up",
 ]  # fmt: skip
 
 #: Environment variable that lets families not yet verified on a GPU use graphs.

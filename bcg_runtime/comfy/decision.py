@@ -14,12 +14,14 @@ a call runs eager (with a :class:`~bcg_runtime.core.reasons.Reason` naming the c
    split): that device's weights are not in the fingerprint;
 5. its ``transformer_options`` hold what a graph cannot serve (:func:`.options.options_key`), or
    the family's adapter refuses it;
-6. the model's modules changed since the run's fingerprint (a cheap token says so) and the new
-   fingerprint holds something unclassified.
+6. the run's fingerprint (taken at the first call that needs it, and again when a cheap token
+   says the model's modules changed since) holds something unclassified.
 
 Otherwise the runner decides from the key and the fingerprint (``state``): serve the entry
 captured under an equal fingerprint, capture (first call, or warm-up), or eager (not captured,
-blocked, not worth a capture yet).
+blocked, not worth a capture yet). The fingerprint is handed over as a
+:class:`~bcg_runtime.core.runner.LazyState`: a call that runs eager whatever the model's state
+(not captured, blocked, put off) never walks the model.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 
 from ..core import reasons
 from ..core.reasons import Reason
-from ..core.runner import CAPTURE, EAGER, Decision
+from ..core.runner import CAPTURE, EAGER, Decision, LazyState, StateRefused
 from . import fingerprint
 from .options import options_key
 
@@ -90,21 +92,30 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
     refusal = refusal or session.adapter.refusal(call)
     if refusal:
         return eager(refusal if isinstance(refusal, Reason) else Reason(reasons.OPTIONS, refusal), call)
-    state = current_state(session)
-    if state.refusal is not None:
-        return eager(state.refusal, call)
     dispatch = {
         "key_extra": (extra, _attention_backend()),
         "opaque": ("transformer_options",),
         "label": session.adapter.label(call),
-        "state": state,
     }
     if warming:
-        return CallPlan(Decision(CAPTURE), call, dispatch)
+        state = session.run_state()
+        if state.refusal is not None:
+            return eager(state.refusal, call)
+        return CallPlan(Decision(CAPTURE), call, {**dispatch, "state": state})
     decision = runner.decide(
-        (), call, capture_miss=session.captures_on_first_call, calls_left=session.record_call(dispatch["label"]), **dispatch
-    )
+        (), call, capture_first_call=session.captures_on_first_call, calls_left=session.record_call(dispatch["label"]),
+        state=LazyState(lambda: _servable_state(session)), **dispatch,
+    )  # fmt: skip
     return CallPlan(decision, call, dispatch)
+
+
+def _servable_state(session: Any) -> fingerprint.Fingerprint:
+    """The run's fingerprint for the runner's :class:`LazyState` (taken at the first call that
+    needs it); :class:`StateRefused` when it holds something BCG cannot classify."""
+    state = session.run_state()
+    if state.refusal is not None:
+        raise StateRefused(state.refusal)
+    return state
 
 
 def foreign_capture() -> bool:
@@ -115,17 +126,6 @@ def foreign_capture() -> bool:
     from ..core.breaks import is_capturing
 
     return torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing() and not is_capturing()
-
-
-def current_state(session: Any) -> fingerprint.Fingerprint:
-    """The run's fingerprint, taken again when the modules' cheap token moved since (a node that
-    hooks or overrides a module in the middle of a run)."""
-    token = fingerprint.modules_token(session.run_dicts)
-    if token != session.run_token:
-        session.state = session.take_fingerprint()
-        session.run_dicts = fingerprint.module_dicts(session.run_patcher.model.diffusion_model)
-        session.run_token = fingerprint.modules_token(session.run_dicts)
-    return session.state
 
 
 def _attention_backend() -> str:

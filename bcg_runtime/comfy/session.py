@@ -70,6 +70,8 @@ class CapturePolicy(enum.Enum):
 
 #: Share of the free VRAM (after the model is loaded) that graphs may hold when no budget is set.
 AUTO_BUDGET_SHARE = 0.5
+#: :attr:`BCGSession.state` inside a run before any call needed the fingerprint.
+NOT_TAKEN = "fingerprint not taken yet"
 
 
 @dataclass(frozen=True)
@@ -185,13 +187,16 @@ class BCGSession:
     permanent_refusal: str | None = None
     #: Set when graphs were dropped because what they read changed; cleared by the next warm-up.
     stale: str | None = None
-    #: The model's :class:`fingerprint.Fingerprint` for the run in progress (None outside a run).
-    #: Every capture records it and every replay must match it (:mod:`.decision`).
-    state: fingerprint.Fingerprint | None = None
+    #: The model's :class:`fingerprint.Fingerprint` for the run in progress (None outside a run,
+    #: :data:`NOT_TAKEN` until a call of the run needs it: :meth:`run_state`). Every capture
+    #: records it and every replay must match it (:mod:`.decision`).
+    state: Any = None
+    #: Whether the run in progress is a warm-up's.
+    run_warming: bool = False
     #: The fingerprint of the last run that began: what the live entries were captured under.
     last_state: fingerprint.Fingerprint | None = None
     #: The run's thread, its ``model_options``, the module dictionaries its per-call token watches,
-    #: and that token (see :func:`.decision.current_state`).
+    #: and that token (see :meth:`run_state`).
     run_thread: int | None = None
     run_options: dict | None = None
     run_dicts: fingerprint.WatchedModules = field(default_factory=lambda: fingerprint.module_dicts(None))
@@ -244,12 +249,9 @@ class BCGSession:
         run's sampling steps (len(sigmas) - 1), from which :meth:`record_call` counts down;
         ``model_options``: the run's own (the guider's copy).
 
-        Takes the model's fingerprint for the run and drops every graph captured under another
-        one (weights moved, a module override, object patches or attention changed). A fingerprint
-        holding something BCG cannot classify turns BCG off for the run with that reason. Under
-        'warm-up only', BCG then
-        stays off with that reason until the next warm-up captures against the new state; 'on
-        first call' captures the new state's graphs as their calls come.
+        The run's fingerprint is taken by :meth:`run_state` at the first DiT call that needs it
+        (one with an entry to check, or one to capture), so a run whose calls all run eager
+        anyway walks nothing; a warm-up takes it here, since every call of it captures.
         """
         self.compiled_run = guards.compile_refusal(model_patcher)
         if self.permanent_refusal:
@@ -264,26 +266,53 @@ class BCGSession:
             self.state = None
             self.runner.disable(reason)
             return
+        self.run_warming = warming
+        self.state = NOT_TAKEN
+        self._set_auto_budget(model_patcher)
+        reason = reason or (None if warming else self.stale)
+        if reason:
+            self.runner.disable(reason)
+        else:
+            self.runner.enable()
+        if warming:
+            self.run_state()
+
+    def run_state(self) -> fingerprint.Fingerprint:
+        """The run's fingerprint: taken at the first call that asks, and taken again when the
+        modules' cheap token moved since (a node that hooks or overrides a module in the middle of
+        a run). The first take drops every graph captured under another fingerprint (weights moved,
+        a module override, object patches or attention changed); one holding something BCG cannot
+        classify turns BCG off for the run with that reason. Under 'warm-up only', BCG then stays
+        off until the next warm-up captures against the new state; 'on first call' captures the
+        new state's graphs as their calls come."""
+        if self.state is NOT_TAKEN:
+            self._take_run_state()
+        elif fingerprint.modules_token(self.run_dicts) != self.run_token:
+            self.state = self.take_fingerprint()
+            self._watch_modules()
+        return self.state
+
+    def _take_run_state(self) -> None:
         state = self.take_fingerprint()
-        self.run_dicts = fingerprint.module_dicts(model_patcher.model.diffusion_model)
-        self.run_token = fingerprint.modules_token(self.run_dicts)
+        self._watch_modules()
         if self.runner.retain(state):
             change = state.change_from(self.last_state) if self.last_state is not None else "the model changed"
-            if warming:
+            if self.run_warming:
                 self.invalidate(f"{change}: graphs dropped; this warm-up captures them again", disable=False)
             elif self.captures_on_first_call:
                 self.invalidate(f"{change}: graphs dropped; each shape is captured again on its first call", disable=False)
             else:
                 self.invalidate(f"{change} since warm-up: graphs dropped; run BCG Warmup Capture again")
-        if warming:
+        if self.run_warming:
             self.stale = None  # what this warm-up captures is bound to the state just taken
         self.state = self.last_state = state
-        self._set_auto_budget(model_patcher)
-        reason = reason or state.refusal or (None if warming else self.stale)
-        if reason:
-            self.runner.disable(reason)
-        else:
-            self.runner.enable()
+        if state.refusal is not None and self.runner.disabled_reason is None:
+            self.runner.disable(state.refusal)
+
+    def _watch_modules(self) -> None:
+        """Start the per-call token over the run model's module dictionaries as they are now."""
+        self.run_dicts = fingerprint.module_dicts(self.run_patcher.model.diffusion_model)
+        self.run_token = fingerprint.modules_token(self.run_dicts)
 
     def record_call(self, label: str) -> int | None:
         """Count a DiT call of signature ``label``; returns how many more this run will make
@@ -403,8 +432,8 @@ class BCGSession:
             "blocked": self.runner.blocked(),
             "blocked_kinds": {shape: kind_of(r) for shape, r in self.runner.blocked().items()},
             "hits": stats.hits,
-            "misses": dict(stats.misses),
-            "miss_kinds": {str(r): kind_of(r) for r in stats.misses},
+            "eager": dict(stats.eager),
+            "eager_kinds": {str(r): kind_of(r) for r in stats.eager},
             "captures": stats.captures,
             "evictions": stats.evictions,
             "memory_budget_bytes": self.runner.limits.memory_budget_bytes,

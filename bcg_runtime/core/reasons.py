@@ -3,7 +3,7 @@
 One value travels from the place that decided to every place that shows it: the run summary in
 the log, the badge and the details dialog in the browser, ``/bcg/status`` and the warm-up report.
 They all print :func:`str` of it, and the browser reads :attr:`Reason.kind` (sent beside the text
-as ``eager_kinds`` in a run's report, ``miss_kinds`` and ``blocked_kinds`` in a session's
+as ``eager_kinds`` in a run's report and in a session's, ``blocked_kinds`` in a session's
 status), never a pattern over the text.
 
 ``Reason`` is a ``str`` whose value is the text, so counters keyed by reason, JSON and log lines

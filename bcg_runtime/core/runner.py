@@ -1,7 +1,7 @@
 """GraphRunner: key a call, replay its captured graph, or run it eagerly and say why.
 
 Capture happens only when asked: by :meth:`GraphRunner.capture` (a warm-up), or by a dispatch
-with ``capture_miss=True`` (capture on first sight: the first call of a signature is captured,
+with ``capture_first_call=True`` (capture on first sight: the first call of a signature is captured,
 proven and answered with its eager output; later calls replay). A caller that knows how many calls
 of the signature are left (``calls_left``, e.g. the steps left in a sampling run) lets the runner
 weigh a first-sight capture: where the measured saving of those replays would not repay the
@@ -16,7 +16,7 @@ dtype and device of every tensor), the names of its opaque arguments, and ``key_
 else the caller knows changes the computation. Opaque arguments (``opaque=("transformer_options",)``)
 are passed to the callable as they are at capture and are not part of the key: the caller vouches
 that ``key_extra`` describes whatever in them matters. Any other object in the arguments makes the
-call a miss with reason ``unkeyable argument``, never a wrong replay.
+call eager with reason ``unkeyable argument``, never a wrong replay.
 
 Replay. Tensor leaves are copied into the entry's static buffers on the current stream, the
 schedule replays, and the output tree is cloned out of the pool (two calls of one shape, such as
@@ -145,6 +145,29 @@ class Decision:
     dispatch: dict = field(default_factory=dict)
 
 
+class StateRefused(Exception):
+    """Raised by a :class:`LazyState`'s ``take`` when the caller's state can serve no graph; the
+    call runs eager with :attr:`reason`."""
+
+    def __init__(self, reason: Reason | str):
+        super().__init__(str(reason))
+        self.reason = reason
+
+
+class LazyState:
+    """A caller's ``state`` for one call, taken only when the decision needs it: to check the
+    call's entry against it, or to bind a capture to it. A call that runs eager whatever the state
+    (not captured, blocked, its capture put off) never pays for taking it, so a run that can replay
+    nothing takes none. ``take()`` returns the state or raises :class:`StateRefused`; it may also
+    drop entries or disable the runner (the caller learning the state changed), which
+    :meth:`GraphRunner.decide` reads after taking it."""
+
+    __slots__ = ("take",)
+
+    def __init__(self, take: Callable[[], Any]):
+        self.take = take
+
+
 @dataclass(frozen=True)
 class CaptureStrategy:
     """How a mode captures and accepts a graph, given to the runner per call (never switched on
@@ -261,35 +284,54 @@ class GraphRunner:
         opaque: Iterable[str] = (),
         label: str | None = None,
         state: Any = None,
-        capture_miss: bool = False,
+        capture_first_call: bool = False,
         calls_left: int | None = None,
     ) -> Decision:
         """What to do with this call: :data:`SERVE` its proven entry, :data:`CAPTURE` it now, or
         run it :data:`EAGER` with the reason. The one place the runner decides; :meth:`__call__`
-        carries the decision out. An entry bound to another ``state`` is dropped here."""
+        carries the decision out. An entry bound to another ``state`` is dropped here. A
+        :class:`LazyState` is taken only past the checks that need no state."""
         if self._disabled is not None:
-            return Decision(EAGER, reason=Reason(reasons.DISABLED, f"disabled: {self._disabled}"))
+            return self._disabled_decision()
         try:
             call = self._key(args, kwargs or {}, key_extra, opaque, label)
         except MixedDevices as e:
             return Decision(EAGER, reason=Reason(reasons.LIMIT, str(e)))
         except UnkeyableArgument as e:
             return Decision(EAGER, reason=Reason(reasons.OPTIONS, f"unkeyable argument {e.path}"))
-        entry = self._entries.get(call.key)
+        had_entry = call.key in self._entries
+        if not had_entry:
+            reason = self._blocked.get(call.key) or self._retry.get(call.key)
+            if not capture_first_call or reason is not None:
+                return Decision(EAGER, call, reason=reason or Reason(reasons.NOT_CAPTURED, f"{NOT_CAPTURED}: {call.label}"))
+            if self._put_off(call, calls_left):
+                return Decision(EAGER, call, reason=NOT_WORTH_IT)
+        refused = None
+        if isinstance(state, LazyState):
+            try:
+                state = state.take()
+            except StateRefused as e:
+                refused = e.reason
+        if self._disabled is not None:  # taking the state turned the runner off for the run
+            return self._disabled_decision()
+        if refused is not None:
+            return Decision(EAGER, call, reason=refused)
+        entry = self._entries.get(call.key)  # taking the state may have dropped entries bound to an older one
         if entry is not None and entry.state != state:
             self._drop(call.key)
             log.warning("[BCG] %s: %s: %s", self.name, call.label, STALE)
-            if not capture_miss:
-                return Decision(EAGER, call, reason=STALE)
             entry = None
         if entry is not None:
             return Decision(SERVE, call, entry)
-        reason = self._blocked.get(call.key) or self._retry.get(call.key)
-        if capture_miss and reason is None:
+        if had_entry:  # its entry was bound to another state: dropped
+            if not capture_first_call:
+                return Decision(EAGER, call, reason=STALE)
             if self._put_off(call, calls_left):
                 return Decision(EAGER, call, reason=NOT_WORTH_IT)
-            return Decision(CAPTURE, call, dispatch={"key_extra": key_extra, "opaque": opaque, "state": state})
-        return Decision(EAGER, call, reason=reason or Reason(reasons.NOT_CAPTURED, f"{NOT_CAPTURED}: {call.label}"))
+        return Decision(CAPTURE, call, dispatch={"key_extra": key_extra, "opaque": opaque, "state": state})
+
+    def _disabled_decision(self) -> Decision:
+        return Decision(EAGER, reason=Reason(reasons.DISABLED, f"disabled: {self._disabled}"))
 
     def __call__(
         self,
@@ -302,7 +344,7 @@ class GraphRunner:
         label: str | None = None,
         state: Any = None,
         verify: bool = False,
-        capture_miss: bool = False,
+        capture_first_call: bool = False,
         calls_left: int | None = None,
         strategy: "CaptureStrategy | None" = None,
     ) -> Any:
@@ -310,14 +352,14 @@ class GraphRunner:
 
         ``state``: see the module docstring (an entry serves only calls with the state it was
         captured under). ``verify``: also run the call eagerly and compare; an entry whose replay
-        differs is dropped and blocked, and the eager output is returned. ``capture_miss``: a
+        differs is dropped and blocked, and the eager output is returned. ``capture_first_call``: a
         call with no entry (and no block) is captured and proven now, and gets the eager output.
         ``strategy``: how a capture of this call runs and is accepted (:class:`CaptureStrategy`).
         """
         kwargs = kwargs or {}
         decision = self.decide(
             args, kwargs, key_extra=key_extra, opaque=opaque, label=label, state=state,
-            capture_miss=capture_miss, calls_left=calls_left,
+            capture_first_call=capture_first_call, calls_left=calls_left,
         )  # fmt: skip
         return self.execute(decision, fn, args, kwargs, verify=verify, strategy=strategy)
 
@@ -341,7 +383,7 @@ class GraphRunner:
             log.log(logging.INFO if exact else logging.WARNING, "[BCG] %s: verify %s: replay %s eager (max abs diff %g)",
                     self.name, call.label, "==" if exact else "!=", diff)  # fmt: skip
             if not exact:
-                self.stats.record_miss(self._reject(call, not_exact_reason(diff)))
+                self.stats.record_eager(self._reject(call, not_exact_reason(diff)))
                 return truth
         decision.entry.stats.hits += 1
         self.stats.hits += 1
@@ -380,7 +422,7 @@ class GraphRunner:
             reason = result.reason or Reason(reasons.NOT_CAPTURED, f"{NOT_CAPTURED}: {call.label}")
         if result.output is None:  # the capture was skipped before anything ran
             return self.run_eager(fn, args, kwargs, reason)
-        self.stats.record_miss(reason)
+        self.stats.record_eager(reason)
         return result.output
 
     def _replay(self, entry: _Entry, leaves: list[torch.Tensor]) -> Any:
@@ -412,7 +454,7 @@ class GraphRunner:
     def count_eager(self, reason: str) -> None:
         """Count one call that runs eager under ``reason`` (a debug line the first time: the run's
         summary line reports it), for a caller that runs it itself."""
-        self.stats.record_miss(reason)
+        self.stats.record_eager(reason)
         if reason not in self._warned:
             self._warned.add(reason)
             log.debug("[BCG] %s: eager call (%s)", self.name, reason)  # the run's summary line counts it
@@ -765,7 +807,7 @@ class GraphRunner:
     def __repr__(self) -> str:
         return (
             f"GraphRunner({self.name!r}, entries={len(self._entries)}, hits={self.stats.hits}, "
-            f"misses={sum(self.stats.misses.values())}, disabled={self._disabled!r})"
+            f"eager={sum(self.stats.eager.values())}, disabled={self._disabled!r})"
         )
 
 

@@ -1,4 +1,4 @@
-"""Counters a UI can show: hits, misses by reason, what was captured and what it cost."""
+"""Counters a UI can show: replays (hits), eager calls by reason, what was captured and what it cost."""
 
 from __future__ import annotations
 
@@ -72,10 +72,10 @@ class CaptureCosts:
 
 @dataclass
 class RunnerStats:
-    """Cumulative counters of one runner. ``misses`` counts eager calls by their reason."""
+    """Cumulative counters of one runner. ``eager`` counts the calls that ran eager, by their reason."""
 
     hits: int = 0
-    misses: Counter = field(default_factory=Counter)
+    eager: Counter = field(default_factory=Counter)
     captures: int = 0
     #: Entries dropped to make room for new ones (``RunnerLimits.evict_lru``).
     evictions: int = 0
@@ -87,28 +87,28 @@ class RunnerStats:
 
     @property
     def calls(self) -> int:
-        return self.hits + sum(self.misses.values())
+        return self.hits + sum(self.eager.values())
 
-    def record_miss(self, reason: str) -> None:
-        self.misses[reason] += 1
+    def record_eager(self, reason: str) -> None:
+        self.eager[reason] += 1
 
     def window(self) -> "StatsWindow":
         """Start counting a sampling run: ``window.delta()`` later gives that run's counts."""
-        return StatsWindow(self, self.hits, Counter(self.misses), self.evictions)
+        return StatsWindow(self, self.hits, Counter(self.eager), self.evictions)
 
 
 @dataclass
 class StatsWindow:
     stats: RunnerStats
     hits0: int
-    misses0: Counter
+    eager0: Counter
     evictions0: int = 0
 
     def delta(self) -> tuple[int, Counter]:
         """``(replayed, eager_by_reason)`` since the window opened."""
-        misses = Counter(self.stats.misses)
-        misses.subtract(self.misses0)
-        return self.stats.hits - self.hits0, +misses
+        eager = Counter(self.stats.eager)
+        eager.subtract(self.eager0)
+        return self.stats.hits - self.hits0, +eager
 
     def evictions(self) -> int:
         """Entries evicted since the window opened."""

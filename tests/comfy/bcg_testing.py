@@ -81,8 +81,10 @@ def first_weight_moved(model, scale=1.5):
 
 
 def skip_unless_host_builds(family):
-    """Skip when this ComfyUI's detection builds ``family``'s test model otherwise than its recipe
-    says (read from the layout on the meta device, before any weight is made), naming the keys and,
+    """Skip when this ComfyUI's detection builds ``family``'s test model (at the recipe's
+    ``smallest_depth``) otherwise than its recipe says (read from the layout, the released one
+    where the recipe has ``checkpoint_layout``, on the meta device, before any weight is made),
+    naming the keys and,
     where known, why (:data:`HOST_DETECTION_LIMITS`)."""
     import pytest
     import torch
@@ -95,15 +97,18 @@ def skip_unless_host_builds(family):
     info = synthetic.family_info(family)
     if not hasattr(comfy.supported_models, info.supported_model):
         pytest.skip(f"this ComfyUI has no supported_models.{info.supported_model} (the {family} recipe's class)")
+    depth = info.smallest_depth
     try:
-        shapes = synthetic.state_dict_shapes(family, depth=1)
+        shapes = synthetic.state_dict_shapes(family, depth=depth)
     except TypeError as error:  # an older model class without a parameter the recipe's (later) config sets
         pytest.skip(f"this ComfyUI's {family} model class does not take the recipe's config: {error}")
     except (ImportError, AttributeError) as error:  # a family newer than this ComfyUI (0.8.0 has no Ideogram 4)
         pytest.skip(f"this ComfyUI has no {synthetic.family_info(family).ldm_class}: {error}")
     sd = {k: torch.empty(shape, device="meta") for k, shape in shapes.items()}
-    _, detected = synthetic.detected_config(family, sd, depth=1)
-    want = synthetic.unet_config(family, depth=1)
+    if info.checkpoint_layout is not None:  # the released file's keys, which detection reads
+        sd = info.checkpoint_layout(info, sd)
+    _, detected = synthetic.detected_config(family, sd, depth=depth)
+    want = synthetic.unet_config(family, depth=depth)
     diff = config_differences(synthetic.family_info(family), want, detected or {}, set(want) - synthetic.DETECTED_FROM_VALUES)
     if diff:
         why = HOST_DETECTION_LIMITS.get(family, "")
@@ -208,16 +213,60 @@ def check_each_prompt_length_is_its_own_graph(nodes, model, family, frames=(None
     return _check_prompt_signatures(nodes, model, family, (40, 17), False, frames, shapes)
 
 
-def check_padded_prompts_batch_cond_and_uncond(nodes, model, family, frames=(None,), shapes=None):
-    """A family whose text encoder pads every prompt to 512 tokens (64² px, mode full) through BCG
-    Apply's defaults: at each of ``frames`` (None: an image, sampled without frames; a video's frame
-    counts in pixel frames, labelled ``64x64x{n}f``) cfg 2 batches cond and uncond into one call
-    (``txt512 b2``), captured on first sight and replayed after, equal to eager, the output of
-    ``shapes[i]`` where given: one graph a frame count. At the last frame count another pair of
-    512-token prompts and another seed replays with no new capture, and cfg 1 sends the positive
-    alone: a batch-1 signature (``txt512 b1``) of its own, captured on its first call, replayed
-    after, equal to eager."""
-    _check_prompt_signatures(nodes, model, family, (512, 512), True, frames, shapes)
+def check_padded_prompts_batch_cond_and_uncond(nodes, model, family, frames=(None,), shapes=None, length=512):
+    """A family whose text encoder pads every prompt to ``length`` tokens (512 by default; 64² px,
+    mode full) through BCG Apply's defaults: at each of ``frames`` (None: an image, sampled
+    without frames; a video's frame counts in pixel frames, labelled ``64x64x{n}f``) cfg 2 batches
+    cond and uncond into one call (``txt{length} b2``), captured on first sight and replayed after,
+    equal to eager, the output of ``shapes[i]`` where given: one graph a frame count. At the last
+    frame count another pair of ``length``-token prompts and another seed replays with no new
+    capture, and cfg 1 sends the positive alone: a batch-1 signature (``txt{length} b1``) of its
+    own, captured on its first call, replayed after, equal to eager."""
+    _check_prompt_signatures(nodes, model, family, (length, length), True, frames, shapes)
+
+
+def check_conditioning_inputs_are_read_live(nodes, model, family, inputs, frames=None, absent_is_another_signature=False, bcg_model=None):
+    """The conditioning entries a class adds (``inputs(seed)``: the extras its nodes put in the
+    positive and negative, the same shapes for every seed), sampled 64x64 px (``frames`` pixel
+    frames for a video family), 2 steps at cfg 1 through BCG Apply's defaults: the first call is
+    captured and the second replayed, bit-equal to eager; other values of the same inputs replay
+    that graph with no new capture, bit-equal to eager, and change eager's output (the inputs
+    reach the DiT, so the replay reads them live). With ``absent_is_another_signature`` the plain
+    prompts (no such input) are a signature of their own, captured apart and exact, and differ
+    from the sample with the input. ``bcg_model``: BCG Apply's model made otherwise (on the GPU
+    image, which has no PyAV for the node shells, ``api.apply``); ``nodes`` is then unused."""
+    import torch
+
+    from bench import synthetic
+
+    if bcg_model is None:
+        (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    positive, negative = conds(family)
+
+    def with_inputs(conditioning, extras):
+        return [[context, {**options, **extras}] for context, options in conditioning]
+
+    def both(pos, neg):
+        out = synthetic.sample(bcg_model, family, 64, 64, 2, 1.0, pos, neg, seed=3, frames=frames)
+        eager = synthetic.sample(model, family, 64, 64, 2, 1.0, pos, neg, seed=3, frames=frames)
+        assert torch.equal(out, eager)
+        return eager
+
+    first = both(with_inputs(positive, inputs(1)), with_inputs(negative, inputs(1)))
+    run = session.last_run
+    assert run["calls"] == 2 and run["replayed"] == 1, run
+    [(reason, n)] = run["eager"].items()
+    assert n == 1 and reason.startswith("first call, captured"), run
+    captures = session.runner.stats.captures
+    other = both(with_inputs(positive, inputs(2)), with_inputs(negative, inputs(2)))
+    assert session.last_run["replayed"] == 2 and session.runner.stats.captures == captures, session.last_run
+    assert not torch.equal(first, other), f"{family}: other input values left eager's output unchanged"
+    if absent_is_another_signature:
+        plain = both(positive, negative)
+        assert session.runner.stats.captures == captures + 1, session.last_run
+        assert not torch.equal(plain, first), f"{family}: the input left eager's output unchanged"
+    return bcg_model
 
 
 def check_an_unwarmed_size_falls_back_with_its_label(nodes, model, family, tokens, batch=1, shape=None):

@@ -164,12 +164,13 @@ def _unverified_families_allowed():
 
 @pytest.fixture(scope="module")
 def model(request):
-    """The depth-1 model of the test module's ``FAMILY`` (real width, random weights), built once per
-    module; skipped where this ComfyUI builds that family otherwise. A module may define its own."""
+    """The depth-1 model of the test module's ``FAMILY`` (real width, random weights; the recipe's
+    ``smallest_depth`` where detection needs more blocks), built once per module; skipped where
+    this ComfyUI builds that family otherwise. A module may define its own."""
     from bcg_testing import skip_unless_host_builds
 
     from bench import synthetic
 
     family = request.module.FAMILY
     skip_unless_host_builds(family)
-    return synthetic.load_model(family, depth=1, seed=0)
+    return synthetic.load_model(family, depth=synthetic.family_info(family).smallest_depth, seed=0)

@@ -43,7 +43,7 @@ def test_fingerprint_cost_at_full_size(family):
         token_ms = _median_ms(lambda: fingerprint.modules_token(dicts), 50)
         row = {
             "family": family,
-            "modules": len(dicts),
+            "modules": len(dicts.dicts),
             "tensors": sum(1 for _ in dm.parameters()) + sum(1 for _ in dm.buffers()),
             "take_ms_per_run": round(take_ms, 3),
             "token_ms_per_call": round(token_ms, 4),

@@ -206,3 +206,34 @@ def test_an_injection_bcg_cannot_remake_refuses_the_copy_naming_it(pack, tmp_pat
 
     refusal = twin_module.remake_injections(Twin(), Original())
     assert refusal is not None and "'my_pack_hooks'" in refusal and "--disable-dynamic-vram" in refusal
+
+
+def test_a_run_that_can_replay_nothing_walks_no_fingerprint(pack, models, standin_graphs, monkeypatch):
+    """Issue 30: the fingerprint is taken at the first DiT call that needs it. Under 'warm-up only'
+    with nothing captured every call runs eager ('not captured') and the run walks nothing; after a
+    warm-up, a run takes it once and replays; a size the warm-up did not take walks nothing again.
+    Every output equals eager."""
+    from bcg_testing import WARMUP_ONLY
+
+    from bcg_runtime.comfy import fingerprint
+
+    _, nodes = pack
+    model = models(QWEN)
+    positive, negative = conds(QWEN)
+    walks = []
+    take = fingerprint.take
+    monkeypatch.setattr(fingerprint, "take", lambda *a, **k: walks.append(1) or take(*a, **k))
+    eager = sample(model, positive, negative)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
+    assert torch.equal(sample(bcg_model, positive, negative), eager)
+    assert walks == [] and session_of(bcg_model).last_run["replayed"] == 0, session_of(bcg_model).last_run
+    warmed, _ = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "2", positive, negative).args
+    walks.clear()
+    assert torch.equal(sample(warmed, positive, negative), eager)
+    run = session_of(warmed).last_run
+    assert len(walks) == 1 and run["replayed"] == run["calls"] > 0, (walks, run)
+    walks.clear()
+    wider = synthetic.sample(model, QWEN, 96, 64, 2, 2.0, positive, negative, seed=3)
+    assert torch.equal(synthetic.sample(warmed, QWEN, 96, 64, 2, 2.0, positive, negative, seed=3), wider)
+    run = session_of(warmed).last_run
+    assert walks == [] and run["replayed"] == 0 and run["calls"] > 0, run

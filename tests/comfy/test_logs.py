@@ -49,7 +49,7 @@ def test_a_run_under_cpu_logs_one_line_and_the_reason_once(pack, model, caplog):
     status = session_of(warmed).status()
     reason = f"disabled: {status['disabled']}"
     assert status["disabled_scope"] == "process" and status["disabled_short"] == "no CUDA"
-    assert status["last_run"]["eager_kinds"] == {reason: "disabled"} and status["miss_kinds"] == {reason: "disabled"}
+    assert status["last_run"]["eager_kinds"] == {reason: "disabled"} and status["eager_kinds"] == {reason: "disabled"}
     assert status["last_warmup"]["refusal_short"] == "no CUDA"
 
 

@@ -56,3 +56,37 @@ def test_the_cited_host_read_is_where_the_reason_says(module, ldm, function, lin
     assert first <= min(lines), (name, function, first)
     assert UNSUPPORTED[name] == module.UNSUPPORTED_REASON
     assert not any(name in a.config_classes for a in ADAPTERS)
+
+
+#: (class, ldm module, DiT class, line of its ``forward`` the reason cites): DiTs whose forward
+#: does not run through ComfyUI's DIFFUSION_MODEL wrapper (``dit_pending.py``), so BCG's hook is
+#: never entered. 0.8.0 has HunyuanDiT and PixArt; the others are skipped there.
+NO_WRAPPER = [
+    ("HunyuanDiT", "comfy.ldm.hydit.models", "HunYuanDiT", 274),
+    ("HunyuanDiT1", "comfy.ldm.hydit.models", "HunYuanDiT", 274),
+    ("PixArtAlpha", "comfy.ldm.pixart.pixartms", "PixArtMS", 219),
+    ("PixArtSigma", "comfy.ldm.pixart.pixartms", "PixArtMS", 219),
+    ("GenmoMochi", "comfy.ldm.genmo.joint_model.asymm_models_joint", "AsymmDiTJoint", 487),
+    ("Boogu", "comfy.ldm.boogu.model", "BooguTransformer2DModel", 255),
+]
+
+
+@pytest.mark.parametrize("name, ldm, dit, line", NO_WRAPPER, ids=[c[0] for c in NO_WRAPPER])
+def test_a_forward_outside_the_wrapper_is_refused_at_the_cited_line(name, ldm, dit, line):
+    """The cited ``forward`` starts at that line of this ComfyUI, never enters a
+    ``WrapperExecutor`` (the DIFFUSION_MODEL wrapper chain BCG hooks), and the class is refused
+    by name with that line, served by no adapter."""
+    import comfy.supported_models
+
+    if not hasattr(comfy.supported_models, name):
+        pytest.skip(f"this ComfyUI has no {name}")
+    try:
+        module = importlib.import_module(ldm)
+    except ImportError as error:
+        pytest.skip(f"this ComfyUI has no {ldm}: {error}")
+    forward = getattr(module, dit).forward
+    source, first = inspect.getsourcelines(forward)
+    assert first == line, (name, first)
+    assert "WrapperExecutor" not in "".join(source), name
+    assert UNSUPPORTED[name].startswith("refused:") and f":{line}" in UNSUPPORTED[name], UNSUPPORTED[name]
+    assert not any(name in a.config_classes for a in ADAPTERS)

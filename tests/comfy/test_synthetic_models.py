@@ -30,12 +30,12 @@ def cond_lengths(family):
 
 @pytest.fixture(scope="module", params=FAMILY_NAMES)
 def family_model(request):
-    """(family, ModelPatcher) at depth 1, loaded once per family and unloaded after its tests."""
+    """(family, ModelPatcher) at the recipe's smallest depth (1 for most), loaded once per family and unloaded after its tests."""
     import comfy.model_management
 
     family = request.param
     skip_unless_host_builds(family)
-    model = synthetic.load_model(family, depth=1, seed=0)
+    model = synthetic.load_model(family, depth=synthetic.family_info(family).smallest_depth, seed=0)
     yield family, model
     del model
     comfy.model_management.unload_all_models()
@@ -57,10 +57,10 @@ def test_detected_model_class_and_layout(family_model):
     assert adapter_for(model).latent_scale == info.latent_downscale
     dm = base.diffusion_model
     assert type(dm).__name__ == info.ldm_class.split(":")[1]
-    for attr in info.block_attrs:
-        assert len(getattr(dm, attr)) == 1, attr
+    for attr, count in zip(info.block_attrs, info.depth_counts(info.smallest_depth)):
+        assert len(getattr(dm, attr)) == count, attr
     loaded = {k: tuple(v.shape) for k, v in dm.state_dict().items()}
-    assert loaded == synthetic.state_dict_shapes(family, depth=1)
+    assert loaded == synthetic.state_dict_shapes(family, depth=info.smallest_depth)
     # ComfyUI's choice under --cpu is fp32 for every parameter. On a GPU with fp16 and bf16 (any
     # CUDA machine these tests run on) it is the first half type in the family's supported
     # inference dtypes (fp16 for SD3, Wan, HunyuanVideo 1.5, OmniGen2; bf16 for most), whatever

@@ -51,7 +51,7 @@ def test_an_entry_serves_only_under_the_state_it_was_captured_with(device, make_
         model.weight.data = torch.full((4,), 5.0, device=device)
         out = runner(model, (x,), state=address_state(model))
         assert torch.equal(out, torch.full((4,), 6.0, device=device))
-        assert runner.stats.misses == {STALE: 1} and not runner.entries()
+        assert runner.stats.eager == {STALE: 1} and not runner.entries()
         # A warm-up after the move captures again instead of answering "already captured".
         again = runner.capture(model, (x,), state=address_state(model))
         assert again.status is CaptureStatus.CAPTURED
@@ -94,7 +94,7 @@ def test_a_capture_whose_replay_is_not_bit_equal_never_serves(device, make_runne
         assert not runner.entries()
         out = runner(fn, (x,))
         assert torch.equal(out, x * fn.calls)  # eager, counted under the reason
-        assert runner.stats.misses == {result.reason: 1}
+        assert runner.stats.eager == {result.reason: 1}
         assert runner.capture(fn, (x,)).status is CaptureStatus.SKIPPED  # blocked for good
 
 
@@ -110,7 +110,7 @@ def test_verify_drops_an_entry_that_stops_matching_eager(device, make_runner):
         model.weight.data = torch.full((4,), 5.0, device=device)
         out = runner(model, (x,), verify=True)
         assert torch.equal(out, model(x))
-        [reason] = runner.stats.misses
+        [reason] = runner.stats.eager
         assert reason.startswith("replay not exact (max abs diff 3")
         assert not runner.entries()
 
@@ -135,7 +135,7 @@ def test_a_call_with_tensors_on_two_devices_runs_eager_with_the_reason():
         assert result.status is CaptureStatus.SKIPPED
         assert result.reason == "tensors on several devices (cpu, meta): a graph would freeze the host values"
         runner(fn, (x, s))
-        assert runner.stats.misses == {result.reason: 1}
+        assert runner.stats.eager == {result.reason: 1}
 
 
 @pytest.mark.gpu

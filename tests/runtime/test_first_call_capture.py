@@ -1,11 +1,11 @@
-"""Capture on first sight (``capture_miss=True``) and LRU eviction (``RunnerLimits.evict_lru``):
+"""Capture on first sight (``capture_first_call=True``) and LRU eviction (``RunnerLimits.evict_lru``):
 the first call of a signature is captured, proven and answered with eager's output; later calls
 replay; past the entry limit or memory budget the least recently used entry goes. CPU stand-in
 (unit layer) and real CUDA graphs (gpu layer); every comparison is ``torch.equal`` to eager."""
 
 import torch
 
-from bcg_runtime.core.runner import FIRST_CALL, NOT_CAPTURED, NOT_WORTH_IT
+from bcg_runtime.core.runner import FIRST_CALL, NOT_CAPTURED, NOT_WORTH_IT, LazyState, StateRefused
 from test_runner import inputs, model_on
 
 
@@ -14,23 +14,23 @@ def test_first_call_captures_and_returns_eager_then_replays(device, make_runner)
     runner = make_runner()
     with torch.inference_mode():
         first_args = inputs(device, seed=0)
-        first = runner(model, first_args, capture_miss=True)
+        first = runner(model, first_args, capture_first_call=True)
         assert torch.equal(first, model(*first_args))
         assert runner.stats.captures == 1 and runner.stats.hits == 0
-        assert [r for r in runner.stats.misses] == [f"{FIRST_CALL}: {runner.entries()[0].label}"]
+        assert [r for r in runner.stats.eager] == [f"{FIRST_CALL}: {runner.entries()[0].label}"]
         for seed in (1, 2):
             args = inputs(device, seed=seed)
-            assert torch.equal(runner(model, args, capture_miss=True), model(*args))
+            assert torch.equal(runner(model, args, capture_first_call=True), model(*args))
     assert runner.stats.hits == 2 and runner.stats.captures == 1
 
 
-def test_without_capture_miss_a_new_shape_still_only_misses(device, make_runner):
+def test_without_capture_first_call_a_new_shape_only_runs_eager(device, make_runner):
     model = model_on(device, n_blocks=1)
     runner = make_runner()
     with torch.inference_mode():
         runner(model, inputs(device, n_img=8))
     assert runner.stats.captures == 0
-    assert next(iter(runner.stats.misses)).startswith(NOT_CAPTURED)
+    assert next(iter(runner.stats.eager)).startswith(NOT_CAPTURED)
 
 
 def test_entry_limit_evicts_least_recently_used(device, make_runner):
@@ -38,16 +38,16 @@ def test_entry_limit_evicts_least_recently_used(device, make_runner):
     runner = make_runner(max_entries=2, evict_lru=True)
     shapes = {n: inputs(device, n_img=n) for n in (4, 8, 12)}
     with torch.inference_mode():
-        runner(model, shapes[4], capture_miss=True)
-        runner(model, shapes[8], capture_miss=True)
-        runner(model, shapes[4], capture_miss=True)  # 4 is now the most recently used
-        out = runner(model, shapes[12], capture_miss=True)  # evicts 8, not 4
+        runner(model, shapes[4], capture_first_call=True)
+        runner(model, shapes[8], capture_first_call=True)
+        runner(model, shapes[4], capture_first_call=True)  # 4 is now the most recently used
+        out = runner(model, shapes[12], capture_first_call=True)  # evicts 8, not 4
         assert torch.equal(out, model(*shapes[12]))
         assert runner.stats.evictions == 1 and len(runner.entries()) == 2
         hits = runner.stats.hits
-        assert torch.equal(runner(model, shapes[4], capture_miss=True), model(*shapes[4]))
+        assert torch.equal(runner(model, shapes[4], capture_first_call=True), model(*shapes[4]))
         assert runner.stats.hits == hits + 1, "the recently used shape was evicted"
-        runner(model, shapes[8], capture_miss=True)  # captured again, evicting 12
+        runner(model, shapes[8], capture_first_call=True)  # captured again, evicting 12
     assert runner.stats.captures == 4 and runner.stats.evictions == 2
 
 
@@ -60,7 +60,7 @@ def test_memory_budget_evicts_and_releases_the_pool(device, make_runner):
     with torch.inference_mode():
         for n in (4, 8, 12, 16, 4, 8):
             args = inputs(device, n_img=n)
-            assert torch.equal(runner(model, args, capture_miss=True), model(*args))
+            assert torch.equal(runner(model, args, capture_first_call=True), model(*args))
             assert len(runner.entries()) == 1
             held.append(runner.memory_bytes)
     assert runner.stats.evictions == 5
@@ -81,10 +81,10 @@ def test_a_blocked_shape_is_not_captured_again_on_sight(device, make_runner):
 
     with torch.inference_mode():
         args = inputs(device)
-        assert torch.equal(runner(breaks_under_capture, args, capture_miss=True), model(*args))
-        assert torch.equal(runner(breaks_under_capture, args, capture_miss=True), model(*args))
+        assert torch.equal(runner(breaks_under_capture, args, capture_first_call=True), model(*args))
+        assert torch.equal(runner(breaks_under_capture, args, capture_first_call=True), model(*args))
     assert runner.stats.capture_failures == 1
-    assert runner.stats.misses == {"capture failed: RuntimeError: host sync": 2}
+    assert runner.stats.eager == {"capture failed: RuntimeError: host sync": 2}
 
 
 def test_later_captures_run_one_warmup_instead_of_two(device, make_runner):
@@ -115,18 +115,18 @@ def test_a_capture_waits_while_the_calls_left_cannot_repay_it(device, make_runne
     runner = make_runner()
     old, new = inputs(device, n_img=4), inputs(device, n_img=8)
     with torch.inference_mode():
-        runner(model, old, capture_miss=True, calls_left=7)  # nothing measured yet: captured
+        runner(model, old, capture_first_call=True, calls_left=7)  # nothing measured yet: captured
         # the device's first capture carries lazy init: it is not a cost sample
         assert runner.stats.captures == 1 and runner.stats.costs.samples == 0
         runner.stats.costs = type(runner.stats.costs)()
         runner.stats.costs.record(capture_s=0.045, eager_s=0.020, replay_s=0.005)  # 50 ms cost, 15 ms saved
         for left in (3, 2, 1, 0):  # one run: a count down
-            assert torch.equal(runner(model, new, capture_miss=True, calls_left=left), model(*new))
-        assert runner.stats.captures == 1 and runner.stats.misses[NOT_WORTH_IT] == 4
-        out = runner(model, new, capture_miss=True, calls_left=3)  # the next run: the shape recurs
+            assert torch.equal(runner(model, new, capture_first_call=True, calls_left=left), model(*new))
+        assert runner.stats.captures == 1 and runner.stats.eager[NOT_WORTH_IT] == 4
+        out = runner(model, new, capture_first_call=True, calls_left=3)  # the next run: the shape recurs
         assert torch.equal(out, model(*new))
         assert runner.stats.captures == 2
-        assert torch.equal(runner(model, new, capture_miss=True, calls_left=2), model(*new))
+        assert torch.equal(runner(model, new, capture_first_call=True, calls_left=2), model(*new))
         assert runner.stats.hits == 1
         # a dearer capture (100 ms) waits for a third run: 2 x 3 x 15 = 90 ms < 100, 3 x 3 x 15 > 100
         runner.stats.costs = type(runner.stats.costs)()
@@ -134,13 +134,49 @@ def test_a_capture_waits_while_the_calls_left_cannot_repay_it(device, make_runne
         rare = inputs(device, n_img=6)
         for run in range(3):
             for left in (3, 2, 1, 0):
-                assert torch.equal(runner(model, rare, capture_miss=True, calls_left=left), model(*rare))
+                assert torch.equal(runner(model, rare, capture_first_call=True, calls_left=left), model(*rare))
             if run < 2:
                 assert runner.stats.captures == 2, run
-        assert runner.stats.captures == 3 and runner.stats.misses[NOT_WORTH_IT] == 4 + 4 + 4  # `new`'s run, then 2 of `rare`'s
+        assert runner.stats.captures == 3 and runner.stats.eager[NOT_WORTH_IT] == 4 + 4 + 4  # `new`'s run, then 2 of `rare`'s
         # enough calls left repay a capture at once (4 x 15 ms > 50 ms)
         runner.stats.costs = type(runner.stats.costs)()
         runner.stats.costs.record(capture_s=0.045, eager_s=0.020, replay_s=0.005)
         wide = inputs(device, n_img=12)
-        runner(model, wide, capture_miss=True, calls_left=4)
+        runner(model, wide, capture_first_call=True, calls_left=4)
         assert runner.stats.captures == 4
+
+
+def test_a_lazy_state_is_taken_only_by_calls_that_check_or_bind_an_entry(device, make_runner):
+    """``LazyState``: a call that runs eager whatever the state (not captured) never takes it; a
+    capture binds the taken state, a replay takes it to compare; a refused state runs the call eager
+    with its reason and keeps the entry; a take that disables the runner is read at once."""
+    model = model_on(device, n_blocks=1)
+    runner = make_runner()
+    taken = []
+
+    def lazy(value):
+        return LazyState(lambda: taken.append(value) or value)
+
+    def refused():
+        raise StateRefused("unclassified: a test attribute")
+
+    def disabling():
+        runner.disable("the state changed since warm-up")
+        return "s1"
+
+    with torch.inference_mode():
+        args = inputs(device, seed=0)
+        assert torch.equal(runner(model, args, state=lazy("s1")), model(*args))
+        assert taken == [] and runner.stats.captures == 0, "a call that is not captured took the state"
+        runner(model, args, state=lazy("s1"), capture_first_call=True)
+        assert taken == ["s1"] and runner.stats.captures == 1
+        other = inputs(device, seed=1)
+        assert torch.equal(runner(model, other, state=lazy("s1")), model(*other))
+        assert taken == ["s1", "s1"] and runner.stats.hits == 1
+        assert torch.equal(runner(model, other, state=LazyState(refused)), model(*other))
+        assert runner.stats.eager["unclassified: a test attribute"] == 1 and len(runner.entries()) == 1
+        assert torch.equal(runner(model, other, state=LazyState(disabling)), model(*other))
+        assert runner.stats.eager["disabled: the state changed since warm-up"] == 1 and runner.stats.hits == 1
+        runner.enable()
+        assert torch.equal(runner(model, other, state=lazy("s2")), model(*other))  # another state: dropped
+        assert runner.stats.hits == 1 and not runner.entries()

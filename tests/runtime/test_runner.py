@@ -63,7 +63,7 @@ def test_replay_equals_eager_for_zero_one_and_many_breaks(device, make_runner, n
         for seed in (1, 2):
             args = inputs(device, seed=seed)
             assert torch.equal(runner(model, args), model(*args))
-    assert runner.stats.hits == 2 and not runner.stats.misses
+    assert runner.stats.hits == 2 and not runner.stats.eager
 
 
 def test_new_input_values_give_the_new_answer(device, make_runner):
@@ -77,7 +77,7 @@ def test_new_input_values_give_the_new_answer(device, make_runner):
         assert torch.equal(second, model(*inputs(device, seed=2)))
 
 
-def test_a_miss_never_captures_and_names_the_shape(device, make_runner):
+def test_an_uncaptured_call_never_captures_and_names_the_shape(device, make_runner):
     model = model_on(device, n_blocks=2)
     runner = make_runner()
     with torch.inference_mode():
@@ -86,7 +86,7 @@ def test_a_miss_never_captures_and_names_the_shape(device, make_runner):
             args = inputs(device, n_img=24)
             assert torch.equal(runner(model, args, label="24 tokens"), model(*args))
     assert len(runner.entries()) == 1
-    assert runner.stats.misses == {"not captured: 24 tokens": 2}
+    assert runner.stats.eager == {"not captured: 24 tokens": 2}
     assert runner.stats.captures == 1
 
 
@@ -103,7 +103,7 @@ def test_stats_count_exactly(device, make_runner):
             runner(model, inputs(device, n_img=8))
         runner(model, inputs(device, n_img=4), label="C")
     assert runner.stats.hits == 5
-    assert runner.stats.misses == {"not captured: C": 1}
+    assert runner.stats.eager == {"not captured: C": 1}
     assert runner.stats.captures == 2
     assert {e.label: (e.hits, e.segments, e.breaks) for e in runner.entries()} == {"A": (3, 3, 2), "B": (2, 3, 2)}
     assert runner.stats.capture_seconds > 0
@@ -198,7 +198,7 @@ def test_capture_failure_blocks_only_that_signature(device, make_runner):
         assert torch.equal(runner(fn, (x4,)), fn(x4))
         assert runner.capture(fn, (x3,)).status is CaptureStatus.SKIPPED
     assert runner.stats.hits == 1
-    [(reason, n)] = runner.stats.misses.items()
+    [(reason, n)] = runner.stats.eager.items()
     assert n == 1 and reason == bad.reason
 
 
@@ -233,7 +233,7 @@ def test_a_strategy_captures_its_own_forward_and_its_accept_judges_it_against_th
         x3, x4 = torch.arange(3.0, device=device), torch.arange(4.0, device=device)
         assert torch.equal(runner(fn, (x3,)), x3 * 2)  # refused: plain, counted with the reason
         assert torch.equal(runner(fn, (x4,)), x4 * 3)  # the captured (compiled) graph serves
-    assert runner.stats.misses == {"too far from plain": 1} and runner.stats.hits == 1 and runner.stats.captures == 1
+    assert runner.stats.eager == {"too far from plain": 1} and runner.stats.hits == 1 and runner.stats.captures == 1
     assert list(runner.blocked().values()) == ["too far from plain"]
 
     def broken_check(captured, plain):
@@ -271,10 +271,10 @@ def test_out_of_memory_in_capture_or_proof_leaves_no_pool_and_answers_eager(devi
     fn, calls = _raising_on_call(3 if where == "proof" else 2, torch.OutOfMemoryError("CUDA out of memory (test)"))
     x = torch.arange(4.0, device=device)
     with torch.inference_mode():
-        out = runner(fn, (x,), capture_miss=True)
+        out = runner(fn, (x,), capture_first_call=True)
         assert torch.equal(out, x * 2 + 1)
         assert not runner.entries() and not runner._pools, runner._pools
-        assert "out of memory" in next(iter(runner.stats.misses))
+        assert "out of memory" in next(iter(runner.stats.eager))
         runner.begin_warmup()
         assert runner.capture(fn, (x,)).status is CaptureStatus.CAPTURED
         assert torch.equal(runner(fn, (x + 1,)), (x + 1) * 2 + 1) and runner.stats.hits == 1
@@ -313,10 +313,10 @@ def test_replay_failure_drops_the_entry_and_reruns_eager(device, make_runner):
         out = runner(fn, (x,))
         assert torch.equal(out, (x[:1] + 1) * 2 - 1)  # eager rerun of the same call
         assert not runner.entries()
-        [reason] = runner.stats.misses
+        [reason] = runner.stats.eager
         assert reason.startswith("replay failed: ReplayDivergence")
         runner(fn, (x,))
-        assert runner.stats.misses[reason] == 2
+        assert runner.stats.eager[reason] == 2
 
 
 def test_entry_limit_segment_limit_and_memory_budget_stop_capturing(device, make_runner):
@@ -352,17 +352,17 @@ def test_keys_constants_opaque_arguments_and_unkeyable_objects(device, make_runn
         runner.capture(fn, (x, 2.0))
         assert torch.equal(runner(fn, (x, 2.0)), x * 2)
         assert torch.equal(runner(fn, (x, 3.0), label="scale 3"), x * 3)  # constants are keyed by value
-        assert runner.stats.misses == {"not captured: scale 3": 1}
+        assert runner.stats.eager == {"not captured: scale 3": 1}
 
         opts = {"shift": 1.0, "sigmas": torch.ones(2, device=device)}  # opaque: its tensors are not inputs
         runner.capture(fn, (x, 2.0), {"options": opts}, opaque=("options",), key_extra=("shift", 1.0))
         assert torch.equal(runner(fn, (x, 2.0), {"options": {"shift": 1.0}}, opaque=("options",), key_extra=("shift", 1.0)), x * 2 + 1)
         runner(fn, (x, 2.0), {"options": {"shift": 5.0}}, opaque=("options",), key_extra=("shift", 5.0), label="shift 5")
-        assert runner.stats.misses["not captured: shift 5"] == 1
+        assert runner.stats.eager["not captured: shift 5"] == 1
 
         out = runner(fn, (x, 2.0), {"options": {"hook": object()}})
         assert torch.equal(out, x * 2)
-        assert runner.stats.misses["unkeyable argument args[1]['options']['hook']"] == 1
+        assert runner.stats.eager["unkeyable argument args[1]['options']['hook']"] == 1
 
 
 def test_disabled_runner_runs_eager_with_the_reason(device, make_runner):
@@ -376,7 +376,7 @@ def test_disabled_runner_runs_eager_with_the_reason(device, make_runner):
         assert runner.capture(model, inputs(device, n_img=4)).status is CaptureStatus.SKIPPED
         runner.enable()
         runner(model, args)
-    assert runner.stats.misses == {"disabled: lowvram: weights stream every forward": 1}
+    assert runner.stats.eager == {"disabled: lowvram: weights stream every forward": 1}
     assert runner.stats.hits == 1
 
 
@@ -390,4 +390,4 @@ def test_reset_drops_entries_and_blocks(device, make_runner):
         runner(model, inputs(device))
         assert runner.capture(model, inputs(device)).status is CaptureStatus.CAPTURED
         runner(model, inputs(device))
-    assert runner.stats.hits == 1 and sum(runner.stats.misses.values()) == 1
+    assert runner.stats.hits == 1 and sum(runner.stats.eager.values()) == 1

@@ -56,7 +56,7 @@ class FakeComfy:
     def _forget(self) -> None:
         self.queue, self.running, self.history, self.generation = [], None, {}, getattr(self, "generation", 0) + 1
         self.cache: dict[str, dict] = {}  # a prompt's JSON -> its outputs
-        self.session = {"id": uuid.uuid4().hex[:8], "node_ids": ["7", "8"], "hits": 0, "misses": {}, "last_run": None}
+        self.session = {"id": uuid.uuid4().hex[:8], "node_ids": ["7", "8"], "hits": 0, "eager": {}, "last_run": None}
 
     def start(self) -> None:
         with self.lock:
@@ -118,7 +118,7 @@ class FakeComfy:
             self.session["hits"] += steps
         else:
             reason = f"not captured: {size}"
-            self.session["misses"][reason] = self.session["misses"].get(reason, 0) + steps
+            self.session["eager"][reason] = self.session["eager"].get(reason, 0) + steps
         self.session["last_run"] = {"summary": f"replayed {steps if size in self.captured else 0}/{steps} calls"}
         image = {"filename": f"BCG_{len(self.history):05d}_.png", "subfolder": "", "type": "output"}
         self.cache[same] = self.outputs or {"12": {"images": [image]}}
@@ -438,10 +438,12 @@ def test_the_quick_cli_without_a_spec_still_works(tmp_path, capsys, fakes):
 
 # -------------------------------------------------------------------------------------- totals
 def test_totals_survive_a_restart_between_snapshots():
-    before = [{"id": "old", "hits": 50, "misses": {"x": 2}}]
-    assert status.run_totals(before, [{"id": "old", "hits": 58, "misses": {"x": 3}}]) == (8, {"x": 1})
-    assert status.run_totals(before, [{"id": "old", "hits": 8, "misses": {}}]) == (8, {}), "counts went down: a new process"
-    assert status.run_totals(before, [{"id": "new", "hits": 4, "misses": {"y": 1}}]) == (4, {"y": 1})
+    before = [{"id": "old", "hits": 50, "eager": {"x": 2}}]
+    assert status.run_totals(before, [{"id": "old", "hits": 58, "eager": {"x": 3}}]) == (8, {"x": 1})
+    assert status.run_totals(before, [{"id": "old", "hits": 8, "eager": {}}]) == (8, {}), "counts went down: a new process"
+    assert status.run_totals(before, [{"id": "new", "hits": 4, "eager": {"y": 1}}]) == (4, {"y": 1})
+    older_pack = [{"id": "old", "hits": 58, "misses": {"x": 3}}]  # the name before 2026-12
+    assert status.run_totals([{"id": "old", "hits": 50, "misses": {"x": 2}}], older_pack) == (8, {"x": 1})
 
 
 # ------------------------------------------------------------------------------- saved file names

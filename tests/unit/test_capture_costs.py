@@ -1,4 +1,4 @@
-"""The measured costs a first-call capture is weighed with (GraphRunner, capture_miss)."""
+"""The measured costs a first-call capture is weighed with (GraphRunner, capture_first_call)."""
 
 import pytest
 

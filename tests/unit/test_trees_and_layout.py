@@ -210,6 +210,21 @@ def test_the_nodes_reach_the_runtime_only_through_api():
     assert not offending, offending
 
 
+#: What the tools may import of the ComfyUI glue: the facade, the model recipes (checkpoint layouts)
+#: and the sampling helpers the warm-up uses too; the rest is the product's inside.
+TOOLS_REACH = ("bcg_runtime.comfy.api", "bcg_runtime.comfy.models", "bcg_runtime.comfy.sampling")
+
+
+def test_the_bench_reaches_the_glue_only_through_api():
+    offending = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path in _python_files("bench")
+        for level, module in _imports(path)
+        if level == 0 and module.startswith("bcg_runtime.comfy.") and not module.startswith(TOOLS_REACH)
+    ]
+    assert not offending, offending
+
+
 def test_core_never_imports_the_glue_or_the_models():
     """``core/`` is the generic runtime: the ComfyUI glue and the model adapters (where each family's
     quirks live) build on it, never the other way round."""

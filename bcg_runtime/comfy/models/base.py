@@ -69,7 +69,7 @@ class ModelAdapter:
         return None
 
     def label(self, call: dict[str, Any]) -> str:
-        """``WIDTHxHEIGHT txtN bB`` of a DiT call, for logs and miss reasons; video families add the
+        """``WIDTHxHEIGHT txtN bB`` of a DiT call, for logs and eager reasons; video families add the
         pixel frames: ``832x480x33f txt512 b2``."""
         x = call.get("x")
         context = call.get(self.context_arg)

@@ -43,7 +43,7 @@ def reference_label(call: dict[str, Any], scale: int) -> str:
     with `` (method)`` when the call names a ``ref_latents_method``; "" without references.
 
     Edit models (FLUX.1 Kontext, Qwen-Image-Edit) take the list as a forward argument; each size is
-    part of the signature, so the label names them for warm-up reports and miss reasons."""
+    part of the signature, so the label names them for warm-up reports and eager reasons."""
     refs = call.get("ref_latents")
     if not isinstance(refs, (list, tuple)) or not refs:
         return ""

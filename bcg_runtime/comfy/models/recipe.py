@@ -57,6 +57,11 @@ class FamilyInfo:
     #: Depth of the full-size GPU exactness test (``depth_counts``): None = the real depth; fewer
     #: blocks at the real width where the whole model would not sample in the suite's time.
     gpu_test_depth: Any = None
+    #: The fewest blocks (a ``depth`` as :meth:`depth_counts` takes it) whose checkpoint ComfyUI
+    #: still detects as this class: 1 for most; Wan Animate's face adapter has ``num_layers // 5``
+    #: blocks and its first block's key is what tells the class apart, so 5. The comfy tests'
+    #: models and their layout check (``skip_unless_host_builds``) are built at this depth.
+    smallest_depth: Any = 1
     #: True where ComfyUI's detection does not read the block counts from the checkpoint (it
     #: returns fixed counts, or none and the model class's defaults apply): every real checkpoint
     #: then has the real depth, and no key layout can ask for fewer blocks. A reduced-depth
@@ -81,6 +86,10 @@ class FamilyInfo:
     #: Sampling then runs the joint latent (``comfy.nested_tensor.NestedTensor``), as the
     #: family's concat node makes it. None: one stream.
     second_stream_shape: Callable[..., tuple] | None = None
+    #: ``(recipe, state_dict) -> state_dict``: the released checkpoint's keys made from the module
+    #: tree ComfyUI builds, where they differ (the class's ``process_unet_state_dict`` undoes it at
+    #: load: PixelDiT's ``core.`` prefix and fused pixel-block modulation). None: the same keys.
+    checkpoint_layout: Callable[..., dict] | None = None
     #: The family's ``ModelAdapter``: the facts both need (``latent_downscale``,
     #: ``temporal_downscale``) are the adapter's and are read from it, never written twice.
     adapter: Any = None

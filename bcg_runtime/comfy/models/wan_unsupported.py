@@ -10,14 +10,9 @@ no family; BCG Apply leaves these models unchanged and shows the reason.
   on state earlier calls left, and on a Python int ``end`` a graph would freeze; a replay would
   neither read the live cache length nor advance it. (``ar_state`` is also an entry BCG's key
   does not know, so such a call would run eager anyway.)
-- ``WAN22_Animate`` (``comfy.ldm.wan.model_animate.AnimateWanModel``): not supported yet. The
-  forward is shape-driven (the face encoder's batches, model_animate.py:463, loops over
-  ``math.ceil`` of a shape), but the face path is untested: the face adapter has
-  ``num_layers // 5`` blocks (:440) and runs at every 5th block (:549), so a depth-1 test model
-  has none and a test needs 5 blocks at 14B width (7 GB in float32 on the CPU); the motion
-  encoder's ``torch.linalg.qr`` (:380) runs on cuSOLVER, unproven under capture.
 
-Wan Animate 2 (``WAN_Animate2``) is served by ``wan_animate2.py`` (its pose cache runs eager).
+Wan Animate 2 (``WAN_Animate2``) is served by ``wan_animate2.py`` (its pose cache runs eager), Wan 2.2
+Animate (``WAN22_Animate``) by ``wan_animate.py``.
 """
 
 #: ``comfy.supported_models`` class -> why BCG does not serve it (one line each).
@@ -26,9 +21,5 @@ UNSUPPORTED_REASONS = {
         "refused: the causal autoregressive forward (comfy/ldm/wan/ar_model.py:260-272) writes and advances a KV cache "
         "held across calls (kv_cache['end'], :67-73) and fills a cross-attention cache once (:116-127); a call's result "
         "depends on state earlier calls left, which a replay neither reads nor advances"
-    ),
-    "WAN22_Animate": (
-        "not supported yet: the face adapter runs every 5th block (comfy/ldm/wan/model_animate.py:440, :549), so its path "
-        "needs a 5-block 14B test model, and the motion encoder's torch.linalg.qr (:380) is unproven under capture"
     ),
 }

@@ -1,0 +1,376 @@
+"""Server benchmark: the speed a user sees, prompt after prompt on a stock ComfyUI server.
+
+    python -m bench.server --comfyui /path/to/ComfyUI                  # Z-Image-Turbo, 512² and 1024²
+    python -m bench.server --models zimage,flux,flux:fp8_scaled,qwen_image --prompts 10 --json out.json
+    python -m bench.server --cpu                                       # smoke test without CUDA
+
+Starts ComfyUI as users start it, ``python main.py`` with no flags (Dynamic VRAM where that
+ComfyUI has it, the pack's allocator switch), in a stock copy of the ComfyUI tree (no other custom
+nodes, none of its models or user data; ``bench.comfy_base.stock_copy``) with this pack in its
+custom_nodes and a synthetic full-size model in its models folder (random weights in the family's
+real key layout, ``bench.synthetic``; conditioning fed by LoadTrainingDataset, no text encoder).
+One server per model (family and weight format), one after the other; each model file is deleted
+after its server stopped (``--keep-models`` keeps them).
+
+On each server, per size, the pack's example workflow (``scripts/bcg_api_example.json``, its latent
+saved) in these variants, ``--prompts`` prompts each with seeds ``--seed``, ``--seed``+1, ...:
+
+- ``eager``: BCG Apply and BCG Warmup Capture bypassed; always run, it is every BCG prompt's twin;
+- ``bcg``: BCG Apply alone (mode auto, capture on first call);
+- ``warmup``: BCG Apply (capture "warm-up only") and BCG Warmup Capture of that size and prompt;
+- ``fast``: BCG Apply alone in mode fast (not bit-exact by design: its difference is reported).
+
+Between variants ``POST /free`` unloads the models and empties ComfyUI's node cache (``--keep-cache``
+leaves both): each variant's first prompt loads the model (from the page cache after the first
+time) and pays its own twin and captures, and its memory figures are its own.
+
+Per prompt (JSON ``jobs[].prompts``): wall seconds (queue to the websocket's end message), the
+server's own execution seconds (history timestamps), the denoise at the steady rate and the time
+outside it, the sampler's one-off setup (model load, fixed-address twin, capture) and each node's
+seconds (``bench.server_stats``); after it, torch reserved / allocated memory (``/system_stats``)
+and the server's resident memory (VmRSS); BCG's replayed/calls and eager reasons (its
+``bcg.status`` event); whether its latent equals its eager twin's (same seed) bit for bit. Per
+variant and size (``jobs[].summaries``, the markdown table printed last): the first prompt apart
+(its cost over the median of the others), the others' median and spread (max / median over
+prompts 2..N), speed against eager (its median over eager's).
+
+Without CUDA there is nothing real to measure: it says so and stops, unless ``--cpu`` (a smoke
+test of the same steps: the server gets ``--cpu`` and a free port, a depth-1 model at 64x64, and
+BCG runs every call eager with the no-CUDA reason).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import logging
+import os
+import platform
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bcg_runtime.plan import PlanError, parse_resolutions
+
+from . import comfy_base, comfy_workflow, server_report, server_stats
+from .comfy_server import TEST_ONLY_ENV, ComfyServer, cuda_available, free_port, gpu_memory, post, rss_mib
+from .comfy_ws import run_prompt
+
+log = logging.getLogger("bench.server")
+
+#: Families whose text-to-image workflow is the example's (16-channel latent, EmptySD3LatentImage).
+FAMILIES = ("zimage", "flux", "qwen_image")
+VARIANTS = ("eager", "bcg", "warmup", "fast")
+#: What ``--cpu`` changes when its flag is not given.
+SMOKE = {"sizes": "64x64", "prompts": 2, "depth": 1, "steps": 2, "prompt_length": 8}
+NO_CUDA = (
+    "bench.server measures a stock ComfyUI on an NVIDIA GPU and this machine has no CUDA, so it has no real "
+    "numbers to take. Run it on a CUDA machine; `--cpu` runs the same steps here as a smoke test on a tiny model "
+    "(BCG then runs every call eager with the no-CUDA reason)."
+)
+
+
+def parse_models(text: str) -> list[tuple[str, str]]:
+    """``zimage,flux,flux:fp8_scaled`` -> ``[(family, weights), ...]`` (weights default bf16)."""
+    out = []
+    for item in (i.strip() for i in text.split(",") if i.strip()):
+        family, _, weights = item.partition(":")
+        weights = weights or "bf16"
+        if family not in FAMILIES:
+            raise SystemExit(f"--models: {family!r} is not one of {', '.join(FAMILIES)}")
+        if weights not in comfy_base.WEIGHT_FORMATS:
+            raise SystemExit(f"--models: weights {weights!r} of {family}: one of {', '.join(comfy_base.WEIGHT_FORMATS)}")
+        out.append((family, weights))
+    if not out:
+        raise SystemExit("--models: empty")
+    return out
+
+
+def parse_variants(text: str) -> list[str]:
+    """The ``--variants`` list in run order, eager first (always: the twins)."""
+    asked = [v.strip() for v in text.split(",") if v.strip()]
+    unknown = [v for v in asked if v not in VARIANTS]
+    if unknown:
+        raise SystemExit(f"--variants: {', '.join(unknown)} not in {', '.join(VARIANTS)}")
+    return [v for v in VARIANTS if v in asked or v == "eager"]
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.server", description=__doc__.split("\n\n")[0])
+    p.add_argument("--comfyui", default=None, help="ComfyUI folder to copy (default: $COMFYUI_PATH, or the ComfyUI this pack is installed in)")
+    p.add_argument("--models", default="zimage", help=f"FAMILY[:WEIGHTS] list, one server each; families {', '.join(FAMILIES)}; weights {', '.join(comfy_base.WEIGHT_FORMATS)} (default bf16), e.g. zimage,flux,flux:fp8_scaled,qwen_image")
+    p.add_argument("--sizes", default=None, help="WIDTHxHEIGHT list (default 512x512,1024x1024; 64x64 with --cpu)")
+    p.add_argument("--prompts", type=int, default=None, help="prompts per variant and size, seeds --seed, --seed+1, ... (default 3; 2 with --cpu)")
+    p.add_argument("--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)} (default all; eager always runs: it is the twin)")
+    p.add_argument("--steps", type=int, default=None, help="sampling steps (default: the family's recipe; 2 with --cpu)")
+    p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's recipe)")
+    p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: the real model; 1 with --cpu)")
+    p.add_argument("--prompt-length", type=int, default=None, help="conditioning tokens (default: what the family's text encoder gives a 100-token prompt, e.g. 256 for FLUX.1's T5; 8 with --cpu)")
+    p.add_argument("--seed", type=int, default=1000, help="seed of each variant's first prompt")
+    p.add_argument("--work", default=None, help="folder for the ComfyUI copy and the models (default: a new temporary folder, removed at the end)")
+    p.add_argument("--keep-models", action="store_true", help="keep each model file after its server stopped")
+    p.add_argument("--keep-cache", action="store_true", help="do not POST /free between variants (by default each variant starts with no model loaded and an empty node cache, so its first prompt pays load, twin and capture and its memory is its own)")
+    p.add_argument("--json", default="bench_out/server.json", help="write everything here (default bench_out/server.json), after every size")
+    p.add_argument("--timeout", type=float, default=900, help="seconds one prompt may take")
+    p.add_argument("--cpu", action="store_true", help="smoke test without CUDA: the server gets --cpu and a free port, a tiny model (see --sizes, --prompts, --depth, --steps)")
+    args = p.parse_args(argv)
+    if args.cpu:
+        for name, value in SMOKE.items():
+            if getattr(args, name) is None:
+                setattr(args, name, value)
+    args.sizes = args.sizes or "512x512,1024x1024"
+    args.prompts = args.prompts or 3
+    try:
+        args.size_list = parse_resolutions(args.sizes)
+    except PlanError as e:
+        raise SystemExit(f"--sizes: {e}") from None
+    args.model_list = parse_models(args.models)
+    args.variant_list = parse_variants(args.variants)
+    return args
+
+
+def comfyui_path(arg: str | None) -> Path:
+    """``--comfyui``, else $COMFYUI_PATH, else the ComfyUI this pack sits in (custom_nodes/<pack>)."""
+    path = arg or os.environ.get("COMFYUI_PATH") or str(comfy_base.PACK_ROOT.parents[1])
+    if not (Path(path) / "main.py").is_file():
+        raise SystemExit(f"no ComfyUI at {path} (no main.py): pass --comfyui /path/to/ComfyUI or set COMFYUI_PATH")
+    return Path(path).resolve()
+
+
+def comfyui_version(tree: Path) -> str:
+    try:
+        return re.search(r'"(.+)"', (tree / "comfyui_version.py").read_text()).group(1)
+    except (OSError, AttributeError):
+        return "unknown"
+
+
+def family_settings(family: str, args: argparse.Namespace) -> tuple[int, float, int]:
+    """(steps, cfg, prompt length): the family's recipe unless given; by default the length its
+    text encoder gives a 100-token prompt (``bench.setup.default_prompt_lengths``)."""
+    from .setup import DEFAULTS, default_prompt_lengths
+
+    steps, cfg = DEFAULTS[family]
+    length = args.prompt_length or default_prompt_lengths(family)[0]
+    return args.steps or steps, cfg if args.cfg is None else args.cfg, length
+
+
+def prepare_model(tree: Path, family: str, weights: str, depth, length: int, cuda: bool) -> tuple[str, str]:
+    """Write the model file and the conditioning dataset into ``tree``; (unet name, dataset name)."""
+    import torch
+
+    from . import synthetic
+
+    name = f"bcg_server_{family}_{weights}" + ("" if depth is None else f"_depth{depth}")
+    comfy_base.write_unet(family, tree / "models" / "diffusion_models" / f"{name}.safetensors", depth=depth, weights=weights,
+                          device="cuda" if cuda else None)  # fmt: skip
+    if cuda:
+        torch.cuda.empty_cache()  # the server, not this process, should hold the device's memory
+    folder = f"bcg_server_cond_{family}_txt{length}"
+    latents = [{"samples": synthetic.empty_latent(family, 64, 64).cpu()}]
+    comfy_base.save_training_dataset(tree, folder, latents, [synthetic.make_conditioning(family, length, seed=1)])
+    return f"{name}.safetensors", folder
+
+
+def variant_prompt(base: dict, variant: str, prefix: str) -> dict:
+    """The workflow of ``variant`` (see the module docstring) from the example ``base``."""
+    if variant == "eager":
+        return comfy_workflow.eager_twin(base, prefix)
+    if variant == "warmup":
+        return comfy_workflow.set_prefix(comfy_workflow.set_apply(json.loads(json.dumps(base)), "auto", "warm-up only"), prefix)
+    prompt = comfy_workflow.without_warmup(base)
+    return comfy_workflow.set_prefix(comfy_workflow.set_apply(prompt, "fast" if variant == "fast" else "auto", "on first call"), prefix)
+
+
+def measure_prompt(server: ComfyServer, prompt: dict, timeout: float) -> tuple[dict, object]:
+    """Run one prompt; its record (timings, memory, BCG's report) and its latent."""
+    from bcg_client import comfy_http
+
+    run = run_prompt(server, prompt, timeout=timeout)
+    entry = comfy_http.wait(server.url, run.prompt_id, timeout=120)
+    mem = gpu_memory(server)
+    rec = server_stats.prompt_timings(run.messages, run.seconds, comfy_workflow.SAMPLER_ID)
+    rec["nodes_s"] = {prompt.get(i, {}).get("class_type", i): s for i, s in rec["nodes_s"].items()}
+    rec.update(
+        prompt_id=run.prompt_id, execution_s=comfy_http.execution_seconds(entry),
+        cached_nodes=sorted(next((d.get("nodes") or [] for _, k, d in run.messages if k == "execution_cached"), [])),
+        reserved_mib=mem["reserved"] / 2**20, allocated_mib=mem["allocated"] / 2**20, vram_free_mib=mem["vram_free"] / 2**20,
+        rss_mib=rss_mib(server.proc.pid),
+    )  # fmt: skip
+    last = run.events[-1].get("last_run") if run.events else None
+    if last is not None and comfy_workflow.APPLY_ID in prompt:
+        rec.update(calls=last.get("calls"), replayed=last.get("replayed"), eager=dict(last.get("eager") or {}), state=last.get("state"))
+    return rec, comfy_workflow.saved_latent(server.base / "output", entry)
+
+
+def free_server(server: ComfyServer, settle_s: float = 2.0) -> None:
+    """``POST /free`` with ``unload_models`` and ``free_memory``: ComfyUI unloads every model and
+    drops its node cache (so the BCG sessions and graphs of the previous variant) as soon as its
+    prompt worker wakes, which the request does; ``settle_s`` gives it that time outside the next
+    prompt's clock."""
+    post(server.url, "/free", {"unload_models": True, "free_memory": True})
+    time.sleep(settle_s)
+
+
+def compare(got, want) -> tuple[bool, float | None]:
+    """(bit-equal, max abs difference) of a latent against its eager twin's."""
+    import torch
+
+    if got.shape != want.shape:
+        return False, None
+    return bool(torch.equal(got, want)), float((got.float() - want.float()).abs().max())
+
+
+def run_job(tree: Path, family: str, weights: str, args: argparse.Namespace, cuda: bool, record, save) -> dict:
+    """One model on its own server: every size x variant x prompt (see the module docstring)."""
+    steps, cfg, length = family_settings(family, args)
+    job = {"family": family, "weights": weights, "depth": args.depth, "steps": steps, "cfg": cfg, "prompt_length": length,
+           "prompts": [], "summaries": []}  # fmt: skip
+    record["jobs"].append(job)
+    t0 = time.monotonic()
+    unet, cond = prepare_model(tree, family, weights, args.depth, length, cuda)
+    job["model_build_s"] = time.monotonic() - t0
+    server = ComfyServer(tree, cuda=cuda, env=dict.fromkeys(TEST_ONLY_ENV), bare=True, port=None if cuda else free_port(),
+                         log_path=Path(args.json).parent / f"server_{family}_{weights}.log")  # fmt: skip
+    try:
+        t0 = time.monotonic()
+        server.start(timeout=600)
+        job["server_start_s"] = time.monotonic() - t0
+        text = server.log_path.read_text(errors="replace")
+        record["env"].update(dynamic_vram="DynamicVRAM support detected and enabled" in text, command=" ".join(["python main.py", *server.command()[2:]]))
+        job["bcg_log"] = [line.strip() for line in text.splitlines() if "[BCG]" in line][:10]
+        from bcg_client import comfy_http
+
+        record["env"]["device"] = comfy_http.http_json(server.url, "/system_stats")["devices"][0]["name"]
+        for size in args.size_list:
+            size_text = f"{size[0]}x{size[1]}"
+            base = comfy_workflow.latent_workflow(unet, cond, size, steps, args.seed, prefix="bcg_server/x", capture="on first call")
+            comfy_workflow.set_sampler(base, cfg=cfg)
+            twins, differing = {}, []
+            for variant in args.variant_list:
+                if job["prompts"] and not args.keep_cache:
+                    free_server(server)
+                prompts = []
+                for i in range(args.prompts):
+                    seed = args.seed + i
+                    prompt = variant_prompt(comfy_workflow.set_sampler(base, seed=seed), variant, f"bcg_server/{family}_{weights}_{size_text}_{variant}_{i}")
+                    rec, latent = measure_prompt(server, prompt, args.timeout)
+                    rec.update(size=size_text, variant=variant, index=i, seed=seed)
+                    if variant == "eager":
+                        twins[seed] = latent
+                    else:
+                        rec["bit_equal"], rec["max_abs_diff"] = compare(latent, twins[seed])
+                        if not rec["bit_equal"]:
+                            differing.append((rec, latent))
+                    log.info("[BCG] %s", server_report.format_prompts({**job, "prompts": [rec]})[0])
+                    prompts.append(rec)
+                job["prompts"] += prompts
+                eager = next((s["median_wall_s"] for s in job["summaries"] if s["size"] == size_text and s["variant"] == "eager"), None)
+                job["summaries"].append({"size": size_text, "variant": variant, **server_stats.summarize(prompts, None if variant == "eager" else eager)})
+            job["eager_repeats"] = job.get("eager_repeats", []) + repeat_eager(server, base, differing, twins, args, f"{family}_{weights}_{size_text}")
+            for summary in job["summaries"]:
+                if summary["size"] == size_text:
+                    summary["equal_to_eager_repeat"] = sum(
+                        1 for p in job["prompts"] if p["size"] == size_text and p["variant"] == summary["variant"] and p.get("bit_equal_to_eager_repeat")
+                    )  # fmt: skip
+            save()
+    finally:
+        server.stop()
+        if not args.keep_models:
+            (tree / "models" / "diffusion_models" / unet).unlink(missing_ok=True)
+    return job
+
+
+def repeat_eager(server, base: dict, differing: list, twins: dict, args: argparse.Namespace, name: str) -> list[dict]:
+    """Is the eager twin itself reproducible where a BCG latent differed from it? Each such seed's
+    eager prompt runs again (after every variant: the model warm, no new load) and both the first
+    eager latent and each differing BCG latent are compared with the repeat. A BCG latent equal to
+    the repeat, with the repeat unequal to the first eager run, says the first eager run was the odd
+    one (``eager_repeat_equal`` False), not BCG; each differing prompt gets ``bit_equal_to_eager_repeat``."""
+    repeats = []
+    for seed in sorted({rec["seed"] for rec, _ in differing}):
+        prompt = variant_prompt(comfy_workflow.set_sampler(base, seed=seed), "eager", f"bcg_server/{name}_eager_repeat_{seed}")
+        rec, latent = measure_prompt(server, prompt, args.timeout)
+        equal, diff = compare(latent, twins[seed])
+        repeats.append({"size": name.rsplit("_", 1)[-1], "seed": seed, "eager_repeat_equal": equal, "max_abs_diff": diff, "wall_s": rec["wall_s"]})
+        for bcg_rec, bcg_latent in differing:
+            if bcg_rec["seed"] == seed:
+                bcg_rec["bit_equal_to_eager_repeat"] = compare(bcg_latent, latent)[0]
+        log.info("[BCG] eager again, seed %d: %s the first eager run (max abs diff %g)", seed, "equal to" if equal else "DIFFERS from", diff)
+    return repeats
+
+
+def environment(args: argparse.Namespace, tree: Path) -> dict:
+    import torch
+
+    return {
+        "comfyui": comfyui_version(tree), "torch": torch.__version__, "python": platform.python_version(),
+        "date": datetime.date.today().isoformat(), "cpu_smoke": args.cpu, "command": "python main.py",
+        "device": None, "dynamic_vram": None, "sizes": args.sizes, "variants": args.variant_list, "prompts": args.prompts,
+        "seed": args.seed, "argv": sys.argv[1:],
+    }  # fmt: skip
+
+
+def exact_failures(record: dict) -> list[str]:
+    """Exact variants (bcg, warmup) whose latent differs from its eager twin and from that twin's
+    repeat (a latent equal to the repeat, where the first eager run was the odd one, is exact)."""
+    return [
+        f"{job['family']} {job['weights']} {p['size']} {p['variant']} #{p['index']}"
+        for job in record["jobs"] for p in job["prompts"]
+        if p["variant"] in ("bcg", "warmup") and p.get("bit_equal") is False and not p.get("bit_equal_to_eager_repeat")
+    ]  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    # A time limit's SIGTERM (gpu_suite.sh runs stages under `timeout`) unwinds through the finally
+    # blocks: the server is stopped (it would hold the GPU and port 8188) and the JSON written.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    args = parse_args(argv)
+    cuda = not args.cpu and cuda_available()
+    if not args.cpu and not cuda:
+        sys.stderr.write(NO_CUDA + "\n")
+        return 2
+    source = comfyui_path(args.comfyui)
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="bcg_server_bench_"))
+    tree = work / "ComfyUI"
+    shutil.rmtree(tree, ignore_errors=True)
+    comfy_base.stock_copy(source, tree)
+    comfy_base.link_pack(tree / "custom_nodes")
+    comfy_base.import_comfyui(tree, cpu=not cuda)
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    record = {"env": environment(args, tree), "jobs": []}
+
+    def save():
+        Path(args.json).write_text(json.dumps(record, indent=1, default=str))
+
+    try:
+        for family, weights in args.model_list:
+            try:
+                run_job(tree, family, weights, args, cuda, record, save)
+            except Exception as exc:  # recorded; the other models still run
+                record["jobs"][-1]["error"] = f"{type(exc).__name__}: {exc}"
+                log.error("[BCG] %s %s: %s", family, weights, record["jobs"][-1]["error"])
+            save()
+    finally:
+        save()
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    out = sys.stdout
+    for job in record["jobs"]:
+        out.write("\n".join(server_report.format_prompts(job)) + "\n")
+    if not cuda:
+        out.write("CPU smoke run (--cpu): no CUDA, so BCG ran every call eager; these are not benchmark numbers.\n")
+    out.write(f"\n{server_report.env_line(record['env'])}\n\n{server_report.format_table(record['jobs'])}\n")
+    failed = exact_failures(record)
+    if failed:
+        out.write(f"NOT bit-equal to eager: {', '.join(failed)}\n")
+    return 1 if failed or any(job.get("error") for job in record["jobs"]) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

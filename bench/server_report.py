@@ -1,0 +1,106 @@
+"""The server benchmark's tables: one markdown row per (model, size, variant), ready to paste into
+docs/benchmarks.md beside the in-process rows, and the per-prompt lines. Plain Python: reads the
+JSON ``bench.server`` writes; ``python -m bench.server_report out/*.json`` prints the table of
+several runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+HEAD = [
+    "model", "res", "variant", "prompts", "first s", "median s", "max/median", "denoise s", "outside s",
+    "vs eager", "first extra s", "VRAM res/alloc GiB", "RSS GiB", "bit-equal", "replayed",
+]  # fmt: skip
+
+
+def render_markdown(lines: list[list[Any]]) -> str:
+    """``lines`` (a header first) as a markdown table."""
+    rows = [lines[0], ["---"] * len(lines[0]), *lines[1:]]
+    return "\n".join("| " + " | ".join(str(c) for c in row) + " |" for row in rows)
+
+
+def _s(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _gib(mib: float | None) -> str:
+    return "-" if mib is None else f"{mib / 1024:.1f}"
+
+
+def model_label(job: dict) -> str:
+    """``flux``, ``flux fp8_scaled``, with ``depth N`` where the model is cut down."""
+    label = job["family"] + ("" if job.get("weights", "bf16") == "bf16" else f" {job['weights']}")
+    return label + (f" depth {job['depth']}" if job.get("depth") is not None else "")
+
+
+def equality_cell(summary: dict, variant: str) -> str:
+    """``3/3``; for mode fast (not bit-exact by design) the count and the largest difference."""
+    if not summary["compared"]:
+        return "-"
+    cell = f"{summary['bit_equal']}/{summary['compared']}"
+    if summary["bit_equal"] < summary["compared"] and summary.get("max_abs_diff") is not None:
+        cell += f" (max diff {summary['max_abs_diff']:.3g})"
+    if summary.get("equal_to_eager_repeat"):
+        cell += f"; {summary['equal_to_eager_repeat']} equal to eager run again (eager's first run differed)"
+    return cell + (" (fast: not exact by design)" if variant == "fast" and summary["bit_equal"] < summary["compared"] else "")
+
+
+def table_lines(jobs: list[dict]) -> list[list[Any]]:
+    lines: list[list[Any]] = [HEAD]
+    for job in jobs:
+        if job.get("error") and not job.get("summaries"):
+            lines.append([model_label(job), "-", "error: " + job["error"][:80], *[""] * (len(HEAD) - 3)])
+            continue
+        for s in job.get("summaries", []):
+            replayed = f"{s['replayed']}/{s['calls']}" if s["variant"] != "eager" else "-"
+            lines.append([
+                model_label(job), s["size"], s["variant"], s["prompts"], _s(s["first_wall_s"]), _s(s["median_wall_s"]),
+                _s(s["spread"], 2), _s(s["median_denoise_s"]), _s(s["median_outside_s"]),
+                f"{s['vs_eager']:.2f}x" if s.get("vs_eager") else "-", _s(s["first_cost_s"], 2),
+                f"{_gib(s['peak_reserved_mib'])}/{_gib(s['peak_allocated_mib'])}", _gib(s["peak_rss_mib"]),
+                equality_cell(s, s["variant"]) if s["variant"] != "eager" else "-", replayed,
+            ])  # fmt: skip
+    return lines
+
+
+def format_table(jobs: list[dict]) -> str:
+    return render_markdown(table_lines(jobs))
+
+
+def env_line(env: dict) -> str:
+    return (f"{env.get('device')}, torch {env.get('torch')}, ComfyUI {env.get('comfyui')}, `{env.get('command')}`, "
+            f"Dynamic VRAM {'on' if env.get('dynamic_vram') else 'off'}, {env.get('date')}")  # fmt: skip
+
+
+def format_prompts(job: dict) -> list[str]:
+    """One line per prompt: wall, denoise, outside, sampler setup, memory, equality, eager reasons."""
+    out = []
+    for p in job.get("prompts", []):
+        eager = "; eager: " + ", ".join(f"{n}x {r}" for r, n in p["eager"].items()) if p.get("eager") else ""
+        equal = "" if p.get("bit_equal") is None else f", bit-equal {p['bit_equal']}"
+        out.append(
+            f"{model_label(job)} {p['size']} {p['variant']} #{p['index']} seed {p['seed']}: wall {_s(p['wall_s'])} s, denoise "
+            f"{_s(p['denoise_s'])} s, outside {_s(p['outside_s'])} s, sampler setup {_s(p['sampler_setup_s'])} s, reserved "
+            f"{_gib(p.get('reserved_mib'))} GiB, RSS {_gib(p.get('rss_mib'))} GiB{equal}{eager}"
+        )
+    return out
+
+
+def main(paths: list[str]) -> int:
+    jobs, envs = [], []
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        envs.append(data["env"])
+        jobs += data["jobs"]
+    if not jobs:
+        return 1
+    sys.stdout.write(env_line(envs[0]) + "\n\n" + format_table(jobs) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
