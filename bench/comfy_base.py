@@ -112,7 +112,9 @@ def save_training_dataset(base: Path, folder_name: str, latents: list[dict], con
     import torch
     from comfy_extras import nodes_dataset
 
-    before = set(base.rglob("shard_*.pkl"))
+    # Shards new or rewritten by this save (a second model of the same family and prompt length
+    # saves the same dataset again over its own shards).
+    before = {p: p.stat().st_mtime_ns for p in base.rglob("shard_*.pkl")}
     with comfy_folders(base):
         nodes_dataset.SaveTrainingDataset.execute(latents=latents, conditioning=conditioning, folder_name=[folder_name], shard_size=[1000])
         [field] = [i for i in nodes_dataset.LoadTrainingDataset.define_schema().inputs if i.id == "folder_name"]
@@ -120,7 +122,7 @@ def save_training_dataset(base: Path, folder_name: str, latents: list[dict], con
         if offered is not None and folder_name not in offered:
             raise RuntimeError(f"LoadTrainingDataset does not offer the dataset it was saved as: {folder_name!r} not in {offered}")
         loaded = nodes_dataset.LoadTrainingDataset.execute(folder_name=folder_name).result
-    folders = sorted({p.parent for p in set(base.rglob("shard_*.pkl")) - before})
+    folders = sorted({p.parent for p in base.rglob("shard_*.pkl") if before.get(p) != p.stat().st_mtime_ns})
     if len(folders) != 1:
         raise RuntimeError(f"SaveTrainingDataset {folder_name!r}: expected one new folder of shards under {base}, got {folders}")
     if len(loaded[1]) != len(conditioning) or not all(torch.equal(got[0][0], want[0][0]) for got, want in zip(loaded[1], conditioning)):

@@ -10,7 +10,7 @@ from typing import Any, Container, Iterator
 
 from .report import size_text
 
-MODES = ("eager", "bcg", "bcg-full", "fast", "compile-cudagraphs", "compile-inductor")
+MODES = ("eager", "bcg", "bcg-full", "fast", "bcg-eager", "compile-cudagraphs", "compile-inductor")
 
 #: Attention backends a mode may stack in front of it (``sage+bcg-full``) -> ComfyUI's registered
 #: attention function, put where its launch flag would (``--use-sage-attention``,
@@ -30,6 +30,11 @@ COMPILE_STACK = ("compile-inductor", "compile-cudagraphs")
 
 #: Bench mode -> BCG Apply mode.
 BCG_MODES = {"bcg": "breakable", "bcg-full": "full", "fast": "fast"}
+
+#: BCG Apply with capture 'warm-up only' and no warm-up: every DiT call passes BCG's hook and
+#: decision and runs eager (reason: not captured). What BCG costs where nothing replays; its
+#: output must equal eager's.
+EAGER_UNDER_BCG = "bcg-eager"
 
 
 def split_mode(mode: str) -> tuple[tuple[str, ...], str]:
@@ -128,6 +133,9 @@ def prepare_mode(mode: str, model, family, res, positive, negative) -> tuple[Any
 
     if mode == "eager":
         return model, 0.0, None
+    if mode == EAGER_UNDER_BCG:
+        m = api.apply(model, "breakable", capture=api.CapturePolicy.WARMUP_ONLY.value)
+        return m, 0.0, api.session_of(m)
     if mode in BCG_MODES:
         m = api.apply(model, BCG_MODES[mode])
         report = api.warm_up(m, size_text(res), "", "1", positive, negative)
@@ -144,7 +152,7 @@ def without_bcg(mode: str) -> str | None:
     ``bcg`` -> ``eager``): what its output must equal bit for bit. None for the others (fast is
     not exact by design; compile modes have no BCG)."""
     stack, base = split_mode(mode)
-    if base not in ("bcg", "bcg-full"):
+    if base not in ("bcg", "bcg-full", EAGER_UNDER_BCG):
         return None
     return "+".join(stack) or "eager"
 

@@ -41,6 +41,8 @@ def test_an_unknown_mode_names_the_field_and_what_is_accepted(mode):
 def test_exact_bcg_modes_are_compared_with_the_same_stack_without_bcg():
     assert without_bcg("bcg") == "eager"
     assert without_bcg("bcg-full") == "eager"
+    assert without_bcg("bcg-eager") == "eager"  # every call eager under BCG: eager's output
+    assert without_bcg("sage+bcg-eager") == "sage"
     assert without_bcg("sage+bcg-full") == "sage"
     assert without_bcg("sage+easycache+bcg-full") == "sage+easycache"
     assert without_bcg("fast") is None  # not bit-exact by design
