@@ -89,7 +89,11 @@ class HostCopyStaging(TorchFunctionMode):
 
     def _to(self, func, args: tuple, kwargs: dict) -> Any:
         source = args[0]
-        device, dtype, _, memory_format = torch._C._nn._parse_to(*args[1:], **kwargs)
+        # ``copy`` (ComfyUI's ``cast_to`` passes it) is refused by the parser; a staged copy is a
+        # new device tensor whatever it says, and any other call gets its arguments unchanged.
+        parsed = {k: v for k, v in kwargs.items() if k != "copy"}
+        positional = args[1:4] if len(args) > 4 else args[1:]  # to(device, dtype, non_blocking, copy)
+        device, dtype, _, memory_format = torch._C._nn._parse_to(*positional, **parsed)
         if not self._is_host_to_device(source, device):
             return func(*args, **kwargs)
         extra = {} if memory_format is None else {"memory_format": memory_format}

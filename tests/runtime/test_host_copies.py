@@ -44,6 +44,21 @@ def test_copies_to_the_target_are_staged_in_call_order_and_others_pass():
 
 
 @pytest.mark.unit
+def test_a_copy_asked_for_by_name_or_position_is_staged():
+    """ComfyUI's ``cast_to`` spells ``.to(device=..., dtype=..., copy=...)``, which PyTorch's own
+    argument parser refuses; a staged copy is a new tensor anyway."""
+    staging = HostCopyStaging("meta", pin=False)
+    x = torch.empty(2, device="meta")
+    with staging.recording():
+        named = torch.ones(3).to(device=x.device, dtype=torch.float16, non_blocking=False, copy=True)
+        positional = torch.ones(2).to(x.device, torch.float16, False, True)
+        host = torch.ones(2).to(dtype=torch.float16, copy=True)  # host to host: passes unchanged
+    assert named.device.type == positional.device.type == "meta" and named.dtype == torch.float16
+    assert host.device.type == "cpu" and host.dtype == torch.float16
+    assert [tuple(b.shape) for b in staging.buffers] == [(3,), (2,)]
+
+
+@pytest.mark.unit
 def test_a_capture_with_other_copies_than_its_warmup_raises():
     staging = HostCopyStaging("meta", pin=False)
     x = torch.empty(2, device="meta")
