@@ -21,9 +21,15 @@ proof replays on other floating-point inputs than the capture's, so a copied val
 on anything that changes between calls shows up as a difference and the graph is never stored.
 A model opts in through its adapter, which names the copies it makes and why they are constant.
 
-Only the Python-level spellings are seen: ``Tensor.to``, ``Tensor.cuda``, ``Tensor.copy_`` and
-``torch.tensor`` / ``torch.as_tensor`` of host data with a device. A copy made inside an operator
-(in C++) is not, and still fails the capture, with its reason.
+Only the Python-level spellings are seen: ``Tensor.to``, ``Tensor.cuda``, ``Tensor.type_as``
+(Wan Animate's host ``zeros(...).type_as(x)``), ``Tensor.copy_``, ``torch.tensor`` /
+``torch.as_tensor`` of host data with a device, and ``Tensor.__setitem__`` of a Python number
+into a device tensor (WanDancer's ``positions_new[-1] = ...``): PyTorch wraps that number in a
+pageable CPU tensor and copies it when the target is on CUDA, so it is staged as a 0-dim buffer.
+A Python number written that way is as constant as one folded into a kernel's arguments
+(``x * 0.5``), which a graph freezes the same way; it is converted to the target's dtype on the
+host, as PyTorch converts it. A copy made inside an operator (in C++) is not seen, and still fails
+the capture, with its reason.
 """
 
 from __future__ import annotations
@@ -81,6 +87,10 @@ class HostCopyStaging(TorchFunctionMode):
             return self._to(func, args, kwargs)
         if func is torch.Tensor.cuda:
             return self._cuda(func, args, kwargs)
+        if func is torch.Tensor.type_as:
+            return self._type_as(func, args, kwargs)
+        if func is torch.Tensor.__setitem__:
+            return self._setitem(func, args, kwargs)
         if func is torch.Tensor.copy_:
             return self._copy_(func, args, kwargs)
         if func is torch.tensor or func is torch.as_tensor:
@@ -106,6 +116,20 @@ class HostCopyStaging(TorchFunctionMode):
         if not self._is_host_to_device(source, device):
             return func(*args, **kwargs)
         return self._stage(source).to(device=device, non_blocking=True)
+
+    def _type_as(self, func, args: tuple, kwargs: dict) -> Any:
+        source, other = args[0], args[1] if len(args) > 1 else kwargs["other"]
+        if not (isinstance(other, torch.Tensor) and self._is_host_to_device(source, other.device)):
+            return func(*args, **kwargs)
+        return self._stage(source, other.dtype).to(device=other.device, non_blocking=True)
+
+    def _setitem(self, func, args: tuple, kwargs: dict) -> Any:
+        target, index, value = args
+        number = isinstance(value, (bool, int, float, complex))
+        if not (number and isinstance(target, torch.Tensor) and target.device.type == self.device_type):
+            return func(*args, **kwargs)
+        host = torch.tensor(value, dtype=target.dtype)  # the number as PyTorch's own wrapper holds it
+        return func(target, index, self._stage(host).to(device=target.device, non_blocking=True))
 
     def _copy_(self, func, args: tuple, kwargs: dict) -> Any:
         target, source = args[0], args[1] if len(args) > 1 else kwargs["src"]

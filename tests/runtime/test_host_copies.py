@@ -19,6 +19,8 @@ def host_constants(x: torch.Tensor) -> torch.Tensor:
     grid = torch.linspace(0, 1, 5, dtype=torch.float64).to(device=x.device, dtype=x.dtype)
     ones = torch.empty(3, device=x.device, dtype=x.dtype)
     ones.copy_(torch.ones(1, dtype=torch.int64))  # converts and broadcasts
+    ones[-1] = 2.0  # a Python number into a device tensor
+    grid = grid + torch.zeros(5).type_as(x)
     return freqs, scale, grid, ones
 
 
@@ -31,11 +33,11 @@ def test_copies_to_the_target_are_staged_in_call_order_and_others_pass():
         host = torch.arange(3).to(torch.float32)  # host to host: not a copy to the device
         meta = x.to(torch.float16)  # device to device: not staged
     assert all(o.device.type == "meta" for o in outs) and host.device.type == "cpu" and meta.device.type == "meta"
-    assert [tuple(b.shape) for b in staging.buffers] == [(4,), (3,), (5,), (3,)]
-    assert [b.dtype for b in staging.buffers] == [torch.float32] * 4  # converted on the host
+    assert [tuple(b.shape) for b in staging.buffers] == [(4,), (3,), (5,), (3,), (), (5,)]
+    assert [b.dtype for b in staging.buffers] == [torch.float32] * 6  # converted on the host
     assert torch.equal(staging.buffers[0], torch.arange(4, dtype=torch.float32))
     assert torch.equal(staging.buffers[1], torch.tensor([8.0, 32.0, 32.0]))
-    assert torch.equal(staging.buffers[3], torch.ones(3))
+    assert torch.equal(staging.buffers[3], torch.ones(3)) and staging.buffers[4].item() == 2.0
 
     recorded = list(staging.buffers)
     with staging.replaying():
@@ -56,6 +58,27 @@ def test_a_copy_asked_for_by_name_or_position_is_staged():
     assert named.device.type == positional.device.type == "meta" and named.dtype == torch.float16
     assert host.device.type == "cpu" and host.dtype == torch.float16
     assert [tuple(b.shape) for b in staging.buffers] == [(3,), (2,)]
+
+
+@pytest.mark.unit
+def test_type_as_and_a_number_written_into_a_device_tensor_are_staged():
+    """Wan Animate's ``torch.zeros(B, 1, H, C).type_as(x)`` and WanDancer's ``positions[-1] = n``:
+    the number becomes a 0-dim buffer in the target's dtype, converted as PyTorch converts it."""
+    staging = HostCopyStaging("meta", pin=False)
+    x = torch.empty(2, 3, device="meta", dtype=torch.bfloat16)
+    with staging.recording():
+        pad = torch.zeros(1, 3).type_as(x)
+        positions = torch.empty(4, device="meta", dtype=torch.bfloat16)
+        positions[-1] = 1 / 3
+        positions[:2] = 7  # broadcast into a slice
+        host = torch.zeros(2)
+        host[0] = 1.5  # host target: passes unchanged
+        same = torch.zeros(2).type_as(torch.ones(1, dtype=torch.float16))  # host to host
+    assert pad.device.type == "meta" and pad.dtype == torch.bfloat16
+    assert host[0].item() == 1.5 and same.device.type == "cpu" and same.dtype == torch.float16
+    assert [(tuple(b.shape), b.dtype) for b in staging.buffers] == [((1, 3), torch.bfloat16), ((), torch.bfloat16), ((), torch.bfloat16)]
+    assert staging.buffers[1].item() == torch.tensor(1 / 3, dtype=torch.bfloat16).item()
+    assert staging.buffers[2].item() == 7
 
 
 @pytest.mark.unit

@@ -50,7 +50,6 @@ ADAPTER = AnimaAdapter(
         "natural buckets, exact: the LLM adapter's context is padded to 512 rows (longer prompts keep their length)"
     ),
     forward_scratch_attributes=cosmos_predict2.ADAPTER.forward_scratch_attributes,
-    gpu_verified=False,
 )
 
 

@@ -50,7 +50,6 @@ ADAPTER = AuraFlowAdapter(
     max_text_length=1024,
     text_policy="natural buckets, exact: Pile-T5 pads every prompt to 256 tokens (longer prompts keep their length)",
     stage_host_copies=True,
-    gpu_verified=False,
 )
 
 @dataclass(frozen=True)

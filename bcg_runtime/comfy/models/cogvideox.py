@@ -53,7 +53,6 @@ ADAPTER = CogVideoXAdapter(
     text_policy="natural buckets, exact: T5-XXL pads every prompt to 226 tokens (longer prompts keep their length)",
     latent_scale=8,
     temporal_scale=4,
-    gpu_verified=False,
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like CogVideoX-5B (text-to-video):

@@ -67,7 +67,6 @@ ADAPTER = CosmosAdapter(
     text_policy="natural buckets, exact: T5 pads every prompt to 512 tokens (longer prompts keep their length)",
     latent_scale=8,
     temporal_scale=8,
-    gpu_verified=False,
 )
 
 

@@ -33,7 +33,6 @@ ADAPTER = dataclasses.replace(
     display_name="Cosmos-Predict2 Video2World",
     config_classes=("CosmosI2VPredict2",),
     temporal_scale=4,
-    gpu_verified=False,
 )
 
 #: Cosmos-Predict2-2B-Video2World: 2048 wide, 28 blocks, 17 input channels, the I2V RoPE

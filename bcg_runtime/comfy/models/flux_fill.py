@@ -23,7 +23,6 @@ ADAPTER = dataclasses.replace(
     family="flux_fill",
     display_name="FLUX.1 Fill",
     config_classes=("FluxInpaint",),
-    gpu_verified=False,
 )
 
 #: FLUX.1 Fill [dev]: FLUX.1-dev's shape with ``img_in`` over 96 channels (x 16 + masked image 16

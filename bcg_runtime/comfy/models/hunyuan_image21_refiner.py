@@ -35,7 +35,6 @@ ADAPTER = dataclasses.replace(
     display_name="HunyuanImage 2.1 Refiner",
     config_classes=("HunyuanImage21Refiner",),
     latent_scale=16,
-    gpu_verified=False,
 )
 
 #: HunyuanImage-2.1 refiner: in 128 (latent 64 + image 64), out 64, hidden 3328, 26 heads, 20

@@ -74,7 +74,6 @@ ADAPTER = HunyuanVideoAdapter(
     text_policy="exact length: LLaVA-LLaMA-3 context unpadded and unmasked, each prompt length is its own graph",
     latent_scale=8,
     temporal_scale=4,
-    gpu_verified=False,
 )
 
 

@@ -43,7 +43,6 @@ ADAPTER = HunyuanVideo15SRAdapter(
         "family": "hunyuan_video15_sr",
         "display_name": "HunyuanVideo 1.5 SR",
         "config_classes": ("HunyuanVideo15_SR_Distilled",),
-        "gpu_verified": False,
     }
 )
 

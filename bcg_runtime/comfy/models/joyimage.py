@@ -47,7 +47,6 @@ ADAPTER = JoyImageAdapter(
     config_classes=("JoyImage",),
     max_text_length=1024,
     text_policy="exact length: the Qwen3-VL encoder does not pad, each prompt length is its own graph",
-    gpu_verified=False,
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like JoyImage as ComfyUI 0.33.0

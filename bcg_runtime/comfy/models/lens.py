@@ -43,7 +43,6 @@ ADAPTER = ModelAdapter(
     max_text_length=1024,
     text_policy="exact length: the GPT-OSS encoder does not pad, each prompt length is its own graph",
     latent_scale=16,
-    gpu_verified=False,
 )
 
 

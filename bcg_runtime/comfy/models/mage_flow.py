@@ -49,7 +49,6 @@ ADAPTER = MageFlowAdapter(
     max_text_length=1024,
     text_policy="exact length: the Qwen3-VL encoder does not pad, each prompt length is its own graph",
     latent_scale=16,
-    gpu_verified=False,
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like Mage-Flow as ComfyUI 0.33.0

@@ -58,7 +58,6 @@ ADAPTER = ModelAdapter(
     max_text_length=CONTEXT_LENGTH,
     text_policy="one bucket, exact: the Gemma-2 tokenizer pads (and the encoder cuts) every prompt to 300 tokens",
     latent_scale=1,
-    gpu_verified=False,
 )
 
 
