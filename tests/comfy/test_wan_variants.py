@@ -134,9 +134,10 @@ def _with(conditioning, extras):
     return [[context, {**options, **extras}] for context, options in conditioning]
 
 
-def test_a_variant_stays_off_until_its_gpu_test_passed(pack, variant_model, monkeypatch):
-    """Every variant's adapter says ``gpu_verified=False`` until the lead's H200 run: BCG Apply
-    leaves it unchanged and names the opt-in (the same code path for each variant; VACE here)."""
+def test_a_variant_stays_off_until_its_gpu_test_passed(pack, variant_model, standin_graphs, monkeypatch):
+    """A variant's adapter serves only once its H200 tests passed (``gpu_verified``); unverified,
+    BCG Apply leaves it unchanged and names the opt-in (the same code path for each variant; VACE
+    here, in whichever state its adapter says)."""
     check_gpu_verification_state(pack[1], variant_model("wan_vace"), "wan_vace", monkeypatch)
 
 

@@ -128,10 +128,11 @@ RECIPE = FamilyInfo(
 def variant(family: str, display_name: str, config_classes: tuple[str, ...], **fields) -> WanAdapter:
     """The adapter of a Wan 2.x variant (VACE, Fun Control, Camera, S2V, HuMo, SCAIL, ...): Wan's
     umT5 text policy, 5-D latents at 8x / 4x and host-copy staging (every variant embeds timesteps
-    with ``sinusoidal_embedding_1d``); off until its own GPU exactness test passed (then its module
-    passes ``gpu_verified=True``). The variant's
-    module docstring names what its forward adds and how each input reaches the key."""
-    return dataclasses.replace(ADAPTER, family=family, display_name=display_name, config_classes=tuple(config_classes), **{"gpu_verified": False, **fields})
+    with ``sinusoidal_embedding_1d``). Every variant passed its own GPU tests on the H200 (twins and
+    full size, both modes, ComfyUI 0.33.0); a new variant passes ``gpu_verified=False`` until its
+    own do. The variant's module docstring names what its forward adds and how each input reaches
+    the key."""
+    return dataclasses.replace(ADAPTER, family=family, display_name=display_name, config_classes=tuple(config_classes), **fields)
 
 
 def variant_recipe(adapter: WanAdapter, name: str, title: str, supported_model: str, model_base: str, config: dict, **fields) -> FamilyInfo:
