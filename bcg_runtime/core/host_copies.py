@@ -24,9 +24,11 @@ A model opts in through its adapter, which names the copies it makes and why the
 Only the Python-level spellings are seen: ``Tensor.to``, ``Tensor.cuda``, ``Tensor.type_as``
 (Wan Animate's host ``zeros(...).type_as(x)``), ``Tensor.copy_``, ``torch.tensor`` /
 ``torch.as_tensor`` of host data with a device, and ``Tensor.__setitem__`` of a Python number
-into a device tensor (WanDancer's ``positions_new[-1] = ...``): PyTorch wraps that number in a
-pageable CPU tensor and copies it when the target is on CUDA, so it is staged as a 0-dim buffer.
-A Python number written that way is as constant as one folded into a kernel's arguments
+into one element of a device tensor (WanDancer's ``positions_new[-1] = ...``): PyTorch wraps the
+number in a pageable CPU tensor and, where the indexed view is 0-dim like it, copies it, so that
+case is staged as a 0-dim buffer. Where PyTorch copies nothing it is left alone: a wider view is
+filled with the number, and an advanced index keeps PyTorch's own path (a boolean mask's
+``masked_fill_``, which needs the number on the host; Ideogram 4's text mask). A Python number written that way is as constant as one folded into a kernel's arguments
 (``x * 0.5``), which a graph freezes the same way; it is converted to the target's dtype on the
 host, as PyTorch converts it. A copy made inside an operator (in C++) is not seen, and still fails
 the capture, with its reason.
@@ -39,6 +41,12 @@ from typing import Any, Iterator
 
 import torch
 from torch.overrides import TorchFunctionMode
+
+
+def _is_basic(index: Any) -> bool:
+    """Whether ``tensor[index]`` is basic indexing (ints, slices, ``None``, ``...``): a view."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(part, (int, slice, type(None), type(Ellipsis))) and not isinstance(part, bool) for part in parts)
 
 
 class HostCopyMismatch(RuntimeError):
@@ -107,7 +115,7 @@ class HostCopyStaging(TorchFunctionMode):
         if not self._is_host_to_device(source, device):
             return func(*args, **kwargs)
         extra = {} if memory_format is None else {"memory_format": memory_format}
-        return self._stage(source, dtype).to(device=device, non_blocking=True, **extra)
+        return self._staged_copy(source, device, dtype, **extra)
 
     def _cuda(self, func, args: tuple, kwargs: dict) -> Any:
         source = args[0]
@@ -115,21 +123,25 @@ class HostCopyStaging(TorchFunctionMode):
         device = torch.device("cuda") if device is None else torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
         if not self._is_host_to_device(source, device):
             return func(*args, **kwargs)
-        return self._stage(source).to(device=device, non_blocking=True)
+        return self._staged_copy(source, device)
 
     def _type_as(self, func, args: tuple, kwargs: dict) -> Any:
         source, other = args[0], args[1] if len(args) > 1 else kwargs["other"]
         if not (isinstance(other, torch.Tensor) and self._is_host_to_device(source, other.device)):
             return func(*args, **kwargs)
-        return self._stage(source, other.dtype).to(device=other.device, non_blocking=True)
+        return self._staged_copy(source, other.device, other.dtype)
 
     def _setitem(self, func, args: tuple, kwargs: dict) -> Any:
         target, index, value = args
         number = isinstance(value, (bool, int, float, complex))
-        if not (number and isinstance(target, torch.Tensor) and target.device.type == self.device_type):
+        if not (number and isinstance(target, torch.Tensor) and target.device.type == self.device_type and _is_basic(index)):
+            return func(*args, **kwargs)
+        element = target[index]  # basic indexing: a view, no copy
+        if element.dim() != 0:  # PyTorch fills a wider view with the number: no copy to stage
             return func(*args, **kwargs)
         host = torch.tensor(value, dtype=target.dtype)  # the number as PyTorch's own wrapper holds it
-        return func(target, index, self._stage(host).to(device=target.device, non_blocking=True))
+        element.copy_(self._stage(host), non_blocking=True)
+        return None
 
     def _copy_(self, func, args: tuple, kwargs: dict) -> Any:
         target, source = args[0], args[1] if len(args) > 1 else kwargs["src"]
@@ -146,7 +158,7 @@ class HostCopyStaging(TorchFunctionMode):
         if device is None or isinstance(data, torch.Tensor) or torch.device(device).type != self.device_type:
             return func(*args, **kwargs)
         host = func(*args, **{**kwargs, "device": "cpu"})
-        return self._stage(host).to(device=device, non_blocking=True)
+        return self._staged_copy(host, device)
 
     # ------------------------------------------------------------------ staging
     def _is_host_to_device(self, source: Any, device: torch.device | None) -> bool:
@@ -157,6 +169,10 @@ class HostCopyStaging(TorchFunctionMode):
             and source.device.type == "cpu"
             and not (self.pin and source.is_pinned())
         )
+
+    def _staged_copy(self, source: torch.Tensor, device: Any, dtype: torch.dtype | None = None, **to_kwargs) -> torch.Tensor:
+        """``source`` on ``device`` (converted to ``dtype``), copied asynchronously from its buffer."""
+        return self._stage(source, dtype).to(device=device, non_blocking=True, **to_kwargs)
 
     def _stage(self, source: torch.Tensor, dtype: torch.dtype | None = None) -> torch.Tensor:
         """The buffer this copy reads from, holding ``source``'s values converted to ``dtype``.

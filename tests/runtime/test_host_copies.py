@@ -63,14 +63,18 @@ def test_a_copy_asked_for_by_name_or_position_is_staged():
 @pytest.mark.unit
 def test_type_as_and_a_number_written_into_a_device_tensor_are_staged():
     """Wan Animate's ``torch.zeros(B, 1, H, C).type_as(x)`` and WanDancer's ``positions[-1] = n``:
-    the number becomes a 0-dim buffer in the target's dtype, converted as PyTorch converts it."""
+    the number becomes a 0-dim buffer in the target's dtype, converted as PyTorch converts it.
+    Where PyTorch copies nothing (a number filled into a slice, a boolean mask's ``masked_fill_``,
+    which needs the number on the host) the write passes unchanged."""
     staging = HostCopyStaging("meta", pin=False)
     x = torch.empty(2, 3, device="meta", dtype=torch.bfloat16)
     with staging.recording():
         pad = torch.zeros(1, 3).type_as(x)
         positions = torch.empty(4, device="meta", dtype=torch.bfloat16)
         positions[-1] = 1 / 3
-        positions[:2] = 7  # broadcast into a slice
+        positions[1] = 7
+        positions[:2] = 5  # filled into a slice: no copy
+        positions[positions > 0] = 3  # a boolean mask: masked_fill_, no copy
         host = torch.zeros(2)
         host[0] = 1.5  # host target: passes unchanged
         same = torch.zeros(2).type_as(torch.ones(1, dtype=torch.float16))  # host to host
