@@ -34,6 +34,12 @@ variant and size (``jobs[].summaries``, the markdown table printed last): the fi
 (its cost over the median of the others), the others' median and spread (max / median over
 prompts 2..N), speed against eager (its median over eager's).
 
+A model in another weight format after the same family in bf16 (``--models flux,flux:fp8_scaled``:
+the fp8 checkpoint is the bf16 one's weights quantised) has every latent also measured against the
+bf16 eager latent of its seed (``vs_bf16_eager``: max abs difference and PSNR), and a second table
+sets each of its variants against bf16 eager: the speed a user picking a weight format and a mode
+gets, and how far the image moves (on the synthetic model, stated as such).
+
 Without CUDA there is nothing real to measure: it says so and stops, unless ``--cpu`` (a smoke
 test of the same steps: the server gets ``--cpu`` and a free port, a depth-1 model at 64x64, and
 BCG runs every call eager with the no-CUDA reason).
@@ -45,6 +51,7 @@ import argparse
 import datetime
 import json
 import logging
+import math
 import os
 import platform
 import re
@@ -225,8 +232,26 @@ def compare(got, want) -> tuple[bool, float | None]:
     return bool(torch.equal(got, want)), float((got.float() - want.float()).abs().max())
 
 
-def run_job(tree: Path, family: str, weights: str, args: argparse.Namespace, cuda: bool, record, save) -> dict:
-    """One model on its own server: every size x variant x prompt (see the module docstring)."""
+def fidelity(got, reference) -> dict | None:
+    """How close a latent of another weight format (or mode) comes to the bf16 eager latent of the
+    same seed: ``max_abs`` and ``psnr_db``, the PSNR over the reference's peak-to-peak range
+    (``None`` where the two are identical). ``None`` where the shapes differ."""
+    if got.shape != reference.shape:
+        return None
+    got, reference = got.float(), reference.float()
+    mse = float((got - reference).pow(2).mean())
+    peak = float(reference.max() - reference.min())
+    psnr = None if mse == 0 else 10 * math.log10(peak**2 / mse) if peak > 0 else float("-inf")
+    return {"max_abs": float((got - reference).abs().max()), "psnr_db": psnr}
+
+
+def run_job(tree: Path, family: str, weights: str, args: argparse.Namespace, cuda: bool, record, save, references: dict) -> dict:
+    """One model on its own server: every size x variant x prompt (see the module docstring).
+
+    ``references`` holds the bf16 eager latents by (family, size, seed): a bf16 job adds its own,
+    a job in another weight format has each prompt's latent measured against them
+    (``vs_bf16_eager``, :func:`fidelity`), so `fast` over fp8 stands against the bf16 eager it
+    replaces."""
     steps, cfg, length = family_settings(family, args)
     job = {"family": family, "weights": weights, "depth": args.depth, "steps": steps, "cfg": cfg, "prompt_length": length,
            "prompts": [], "summaries": []}  # fmt: skip
@@ -262,10 +287,14 @@ def run_job(tree: Path, family: str, weights: str, args: argparse.Namespace, cud
                     rec.update(size=size_text, variant=variant, index=i, seed=seed)
                     if variant == "eager":
                         twins[seed] = latent
+                        if weights == "bf16":
+                            references[(family, size_text, seed)] = latent
                     else:
                         rec["bit_equal"], rec["max_abs_diff"] = compare(latent, twins[seed])
                         if not rec["bit_equal"]:
                             differing.append((rec, latent))
+                    if weights != "bf16" and (family, size_text, seed) in references:
+                        rec["vs_bf16_eager"] = fidelity(latent, references[(family, size_text, seed)])
                     log.info("[BCG] %s", server_report.format_prompts({**job, "prompts": [rec]})[0])
                     prompts.append(rec)
                 job["prompts"] += prompts
@@ -348,10 +377,11 @@ def main(argv: list[str] | None = None) -> int:
     def save():
         Path(args.json).write_text(json.dumps(record, indent=1, default=str))
 
+    references: dict = {}  # bf16 eager latents, for the other weight formats (run_job)
     try:
         for family, weights in args.model_list:
             try:
-                run_job(tree, family, weights, args, cuda, record, save)
+                run_job(tree, family, weights, args, cuda, record, save, references)
             except Exception as exc:  # recorded; the other models still run
                 record["jobs"][-1]["error"] = f"{type(exc).__name__}: {exc}"
                 log.error("[BCG] %s %s: %s", family, weights, record["jobs"][-1]["error"])
@@ -366,6 +396,9 @@ def main(argv: list[str] | None = None) -> int:
     if not cuda:
         out.write("CPU smoke run (--cpu): no CUDA, so BCG ran every call eager; these are not benchmark numbers.\n")
     out.write(f"\n{server_report.env_line(record['env'])}\n\n{server_report.format_table(record['jobs'])}\n")
+    against_bf16 = server_report.format_bf16_table(record["jobs"])
+    if against_bf16:
+        out.write(f"\n{server_report.BF16_TITLE}\n\n{against_bf16}\n")
     failed = exact_failures(record)
     if failed:
         out.write(f"NOT bit-equal to eager: {', '.join(failed)}\n")

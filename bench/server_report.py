@@ -70,6 +70,38 @@ def format_table(jobs: list[dict]) -> str:
     return render_markdown(table_lines(jobs))
 
 
+BF16_TITLE = "Against bf16 eager (same seeds; random-weight synthetic model, so the distance is the format's, not a real image's):"
+BF16_HEAD = ["model", "res", "variant", "median s", "bf16 eager median s", "vs bf16 eager", "latents", "max abs diff", "min PSNR dB"]
+
+
+def bf16_table_lines(jobs: list[dict]) -> list[list[Any]]:
+    """Each variant of a non-bf16 model against the bf16 eager run of its family and size: the
+    speed (bf16 eager's median wall over this one's) and the latent's distance (``vs_bf16_*``
+    of ``server_stats.summarize``); only the header where no job was measured so."""
+    eager_bf16 = {
+        (job["family"], job.get("depth"), s["size"]): s["median_wall_s"]
+        for job in jobs if job.get("weights", "bf16") == "bf16"
+        for s in job.get("summaries", []) if s["variant"] == "eager"
+    }  # fmt: skip
+    lines: list[list[Any]] = [BF16_HEAD]
+    for job in jobs:
+        for s in job.get("summaries", []):
+            if not s.get("vs_bf16_compared"):
+                continue
+            ref = eager_bf16.get((job["family"], job.get("depth"), s["size"]))
+            speed = f"{ref / s['median_wall_s']:.2f}x" if ref and s["median_wall_s"] else "-"
+            psnr = "identical" if s["vs_bf16_min_psnr_db"] is None else f"{s['vs_bf16_min_psnr_db']:.1f}"
+            lines.append([model_label(job), s["size"], s["variant"], _s(s["median_wall_s"]), _s(ref), speed,
+                          s["vs_bf16_compared"], f"{s['vs_bf16_max_abs']:.3g}", psnr])  # fmt: skip
+    return lines
+
+
+def format_bf16_table(jobs: list[dict]) -> str:
+    """:func:`bf16_table_lines` as markdown; empty where nothing was measured against bf16."""
+    lines = bf16_table_lines(jobs)
+    return render_markdown(lines) if len(lines) > 1 else ""
+
+
 def env_line(env: dict) -> str:
     return (f"{env.get('device')}, torch {env.get('torch')}, ComfyUI {env.get('comfyui')}, `{env.get('command')}`, "
             f"Dynamic VRAM {'on' if env.get('dynamic_vram') else 'off'}, {env.get('date')}")  # fmt: skip
@@ -99,6 +131,9 @@ def main(paths: list[str]) -> int:
     if not jobs:
         return 1
     sys.stdout.write(env_line(envs[0]) + "\n\n" + format_table(jobs) + "\n")
+    against_bf16 = format_bf16_table(jobs)
+    if against_bf16:
+        sys.stdout.write(f"\n{BF16_TITLE}\n\n{against_bf16}\n")
     return 0
 
 

@@ -99,7 +99,9 @@ def summarize(prompts: list[dict], eager_median_wall: float | None = None) -> di
     the first prompt apart (``first_wall_s``; ``first_cost_s`` = its wall minus the median of the
     others), the others' medians (wall, denoise, outside) and spread (:func:`spread` of their walls:
     max / median), ``vs_eager`` (the eager variant's median wall over this one's), the bit-equality
-    count, BCG's replayed/calls totals and eager reasons, the largest memory figures."""
+    count, BCG's replayed/calls totals and eager reasons, the largest memory figures; against the
+    bf16 eager latents where the prompts were measured so (``vs_bf16_eager``): how many, the
+    largest max abs difference and the lowest PSNR."""
     steady = prompts[1:] if len(prompts) > 1 else prompts
     walls = [p["wall_s"] for p in steady]
     median_wall = _median(walls)
@@ -109,6 +111,8 @@ def summarize(prompts: list[dict], eager_median_wall: float | None = None) -> di
         for reason, n in (p.get("eager") or {}).items():
             reasons[reason] = reasons.get(reason, 0) + n
     diffs = [p["max_abs_diff"] for p in prompts if p.get("max_abs_diff") is not None]
+    against_bf16 = [p["vs_bf16_eager"] for p in prompts if p.get("vs_bf16_eager")]
+    psnrs = [f["psnr_db"] for f in against_bf16 if f["psnr_db"] is not None]
 
     def peak(key):
         values = [p[key] for p in prompts if p.get(key) is not None]
@@ -128,6 +132,9 @@ def summarize(prompts: list[dict], eager_median_wall: float | None = None) -> di
         "bit_equal": sum(bool(e) for e in equal),
         "compared": len(equal),
         "max_abs_diff": max(diffs) if diffs else None,
+        "vs_bf16_compared": len(against_bf16),
+        "vs_bf16_max_abs": max((f["max_abs"] for f in against_bf16), default=None),
+        "vs_bf16_min_psnr_db": min(psnrs, default=None),  # None: every latent identical to bf16's (or none compared)
         "calls": sum(p.get("calls") or 0 for p in prompts),
         "replayed": sum(p.get("replayed") or 0 for p in prompts),
         "eager_reasons": reasons,

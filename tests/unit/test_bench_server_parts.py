@@ -1,6 +1,8 @@
 """The server benchmark's pure parts: timings from websocket messages, the spread and the per-variant
 summary, the markdown table, the command line and the variants' workflows."""
 
+import math
+
 import pytest
 
 from bench import comfy_workflow, server, server_report, server_stats
@@ -97,6 +99,37 @@ def test_markdown_table():
     assert "| 2.00x |" in bcg and "| 1/1 | 0/2 |" in bcg
     assert "0/1 (max diff 0.01) (fast: not exact by design)" in fast and "| 2/2 |" in fast
     assert error.startswith("| qwen_image depth 2 | - | error: RuntimeError: boom |")
+
+
+def test_fidelity_is_max_abs_and_psnr_over_the_reference_range():
+    torch = pytest.importorskip("torch")
+    reference = torch.tensor([[0.0, 1.0], [2.0, 4.0]], dtype=torch.bfloat16)
+    got = reference.clone()
+    got[0, 0] = 0.5  # one element off by 0.5: mse 0.0625, peak-to-peak 4
+    f = server.fidelity(got, reference)
+    assert f["max_abs"] == 0.5 and f["psnr_db"] == pytest.approx(10 * math.log10(16 / 0.0625))
+    assert server.fidelity(reference, reference) == {"max_abs": 0.0, "psnr_db": None}
+    assert server.fidelity(reference[:1], reference) is None
+
+
+def test_a_quantised_model_stands_against_bf16_eager():
+    bf16 = _job()
+    bf16["weights"] = "bf16"
+    bf16["summaries"][0]["median_wall_s"] = 3.5  # bf16 eager 512x512
+    fp8 = _job()
+    for p, psnr in zip(fp8["prompts"], (41.0, 38.5, 30.25)):
+        p["vs_bf16_eager"] = {"max_abs": 0.5 if psnr < 31 else 0.1, "psnr_db": psnr}
+    fp8["summaries"] = [{"size": "512x512", "variant": p["variant"], **server_stats.summarize([p])} for p in fp8["prompts"]]
+    s = fp8["summaries"][2]
+    assert (s["vs_bf16_compared"], s["vs_bf16_max_abs"], s["vs_bf16_min_psnr_db"]) == (1, 0.5, 30.25)
+    lines = server_report.format_bf16_table([bf16, fp8]).splitlines()
+    assert lines[0].startswith("| model | res | variant | median s | bf16 eager median s |") and len(lines) == 5
+    assert lines[4] == "| flux fp8_scaled | 512x512 | fast | 0.400 | 3.500 | 8.75x | 1 | 0.5 | 30.2 |"
+    assert server_report.format_bf16_table([bf16]) == ""  # nothing measured against bf16: no table
+    identical = _job()
+    identical["prompts"][0]["vs_bf16_eager"] = {"max_abs": 0.0, "psnr_db": None}
+    identical["summaries"] = [{"size": "512x512", "variant": "eager", **server_stats.summarize(identical["prompts"][:1])}]
+    assert server_report.format_bf16_table([bf16, identical]).splitlines()[2].endswith("| 1 | 0 | identical |")
 
 
 def test_prompt_lines_name_eager_reasons():
