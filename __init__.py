@@ -31,9 +31,13 @@ def _import_runtime():
     if loaded is not None:
         where = os.path.dirname(os.path.realpath(getattr(loaded, "__file__", "") or ""))
         if where != os.path.realpath(folder):
-            raise ImportError(f"[BCG] {RUNTIME} is already imported from {where}: is ComfyUI-BCG installed twice? keep one copy")
+            raise ImportError(
+                f"[BCG] {RUNTIME} is already imported from {where}: is ComfyUI-BCG installed twice? keep one copy"
+            )
         return loaded
-    spec = importlib.util.spec_from_file_location(RUNTIME, os.path.join(folder, "__init__.py"), submodule_search_locations=[folder])
+    spec = importlib.util.spec_from_file_location(
+        RUNTIME, os.path.join(folder, "__init__.py"), submodule_search_locations=[folder]
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[RUNTIME] = module
     try:

@@ -83,7 +83,11 @@ class ServerWorker:
         now = time.monotonic()
         if self.down_since is None:
             self.down_since, self.delay = now, self.batch.config.backoff[0]
-            held = f"; its {len(self.in_flight)} job(s) move to other servers in {self.batch.config.lost_after:g}s" if self.in_flight else ""
+            held = (
+                f"; its {len(self.in_flight)} job(s) move to other servers in {self.batch.config.lost_after:g}s"
+                if self.in_flight
+                else ""
+            )
             self.batch.report(f"{self.label}: not answering ({reason}){held}; retrying with backoff")
         else:
             self.delay = min(self.delay * 2, self.batch.config.backoff[1])
@@ -130,7 +134,9 @@ class ServerWorker:
             return
         timeout = self.batch.config.http_timeout
         answer = http_json(self.url, "/queue", timeout=timeout)  # read before the histories: see _unfinished
-        queued = {str(item[1]) for key in ("queue_running", "queue_pending") for item in answer.get(key, []) if len(item) > 1}
+        queued = {
+            str(item[1]) for key in ("queue_running", "queue_pending") for item in answer.get(key, []) if len(item) > 1
+        }
         for prompt_id, job in list(self.in_flight.items()):
             entry = http_json(self.url, f"/history/{prompt_id}", timeout=timeout).get(prompt_id)
             if entry is None:
@@ -145,14 +151,20 @@ class ServerWorker:
         the history in one step (under one lock), so a prompt in neither is gone (the server restarted)."""
         if prompt_id not in queued:
             del self.in_flight[prompt_id]
-            self.batch.lost(job, self, f"prompt {prompt_id} vanished from {self.label}'s queue and history (restarted?)")
+            self.batch.lost(
+                job, self, f"prompt {prompt_id} vanished from {self.label}'s queue and history (restarted?)"
+            )
         elif time.monotonic() - job.submitted > self.batch.config.timeout:
             del self.in_flight[prompt_id]
             try:  # best effort: take it out of that queue so it does not run twice
                 http_json(self.url, "/queue", {"delete": [prompt_id]}, timeout=self.batch.config.http_timeout)
             except ClientError:
                 pass
-            self.batch.lost(job, self, f"not finished on {self.label} after {self.batch.config.timeout:g}s (raise --timeout for long jobs)")
+            self.batch.lost(
+                job,
+                self,
+                f"not finished on {self.label} after {self.batch.config.timeout:g}s (raise --timeout for long jobs)",
+            )
 
     def _finished(self, prompt_id: str, job: Job, entry: dict) -> None:
         status = entry.get("status") or {}
@@ -168,7 +180,9 @@ class ServerWorker:
         images = []
         if self.batch.config.images is not None:  # before "done": a server lost mid-download reruns the job
             try:
-                images = [str(p) for p in download_images(self.url, entry, self.batch.config.images, job.stem, job.prompt)]
+                images = [
+                    str(p) for p in download_images(self.url, entry, self.batch.config.images, job.stem, job.prompt)
+                ]
             except OSError as e:  # network errors are ServerDown; this one is local: no later job could save either
                 del self.in_flight[prompt_id]
                 self.batch.abort(write_error(self.batch.config.images, e, "images", self.batch.config.images_option))
@@ -254,7 +268,9 @@ class Batch:
         for worker in self.workers:
             if worker.in_flight and worker.down_since is None:
                 try:
-                    http_json(worker.url, "/queue", {"delete": list(worker.in_flight)}, timeout=self.config.http_timeout)
+                    http_json(
+                        worker.url, "/queue", {"delete": list(worker.in_flight)}, timeout=self.config.http_timeout
+                    )
                 except ClientError:
                     pass
 
@@ -331,7 +347,9 @@ class Batch:
             job.status = "pending"
             self.pending.appendleft(job)
             self._changed()
-            self.report(f"{job.key}: {reason}; resubmitting (attempt {len(job.attempts) + 1} of {self.config.retries + 1})")
+            self.report(
+                f"{job.key}: {reason}; resubmitting (attempt {len(job.attempts) + 1} of {self.config.retries + 1})"
+            )
 
     def _report_failure(self, job: Job, error: str) -> None:
         """``[n/total] key FAILED: error``, the error only the first time it is seen."""
@@ -365,6 +383,10 @@ class Batch:
             if job.cached:
                 bcg = CACHED
             else:
-                bcg = run_line(worker.status.sessions, job.prompt) if worker.status.base is not None else "totals unavailable"
+                bcg = (
+                    run_line(worker.status.sessions, job.prompt)
+                    if worker.status.base is not None
+                    else "totals unavailable"
+                )
             self.report(f"[{self.settled}/{self.total}] {job.key} on {worker.label} ({job.seconds:.1f}s): "
                         f"{len(job.outputs)} output(s); BCG {bcg} | {servers} | {rate:.1f} jobs/min{eta}")  # fmt: skip

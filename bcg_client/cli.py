@@ -122,38 +122,64 @@ def build_parser() -> argparse.ArgumentParser:
     """The CLI (the module docstring is its description and epilog)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--job", type=Path, metavar="SPEC", help="job spec JSON (format below): run prompts x seeds x sizes")
+    parser.add_argument(
+        "--job", type=Path, metavar="SPEC", help="job spec JSON (format below): run prompts x seeds x sizes"
+    )
     parser.add_argument("--server", default=DEFAULT_SERVER, help="ComfyUI address (default %(default)s)")
-    parser.add_argument("--servers", metavar="URL1,URL2", help="several ComfyUI servers (one per GPU); the jobs are spread over them")
-    parser.add_argument("--workflow", type=Path, help="without --job: API-format workflow JSON (default: the pack's example)")
+    parser.add_argument(
+        "--servers", metavar="URL1,URL2", help="several ComfyUI servers (one per GPU); the jobs are spread over them"
+    )
+    parser.add_argument(
+        "--workflow", type=Path, help="without --job: API-format workflow JSON (default: the pack's example)"
+    )
     parser.add_argument("-n", "--count", type=positive(int), help="without --job: prompts to submit (default 4)")
-    parser.add_argument("--seed", type=int, help="without --job: seed of the first prompt; prompt i uses seed+i (default 0)")
+    parser.add_argument(
+        "--seed", type=int, help="without --job: seed of the first prompt; prompt i uses seed+i (default 0)"
+    )
     parser.add_argument("--prompts", nargs="+", help="without --job: positive prompt texts, cycled over the runs")
     parser.add_argument("--resolutions", help="without --job: WIDTHxHEIGHT list, comma separated, cycled over the runs")
-    parser.add_argument("--set", action="append", default=[], metavar="ID.INPUT=VALUE", help="override a node input (repeatable)")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="ID.INPUT=VALUE", help="override a node input (repeatable)"
+    )
     parser.add_argument("--out", type=Path, help="with --job: the results JSON (default: the --resume file, else bcg_results.json); "
                                                  "without: the folder for the images (default bcg_client_out)")  # fmt: skip
     parser.add_argument("--images", type=Path, metavar="DIR", help="with --job: also download the images into DIR")
-    parser.add_argument("--resume", type=Path, metavar="RESULTS", help="with --job: skip the jobs this results JSON has done")
-    parser.add_argument("--in-flight", type=positive(int), default=2, help="prompts queued per server (default %(default)s)")
-    parser.add_argument("--retries", type=positive(int), default=3, help="resubmissions of a lost job (default %(default)s)")
+    parser.add_argument(
+        "--resume", type=Path, metavar="RESULTS", help="with --job: skip the jobs this results JSON has done"
+    )
+    parser.add_argument(
+        "--in-flight", type=positive(int), default=2, help="prompts queued per server (default %(default)s)"
+    )
+    parser.add_argument(
+        "--retries", type=positive(int), default=3, help="resubmissions of a lost job (default %(default)s)"
+    )
     parser.add_argument("--timeout", type=positive(float), default=600, help="seconds a job may take from submission, and that all "
                                                                                "servers may be down (default %(default)s)")  # fmt: skip
     parser.add_argument("--lost-after", type=positive(float), default=30, help="seconds before a down server's jobs go to other "
                                                                                  "servers (default %(default)s)")  # fmt: skip
     parser.add_argument("--poll", type=positive(float), default=0.5, help=argparse.SUPPRESS)  # seconds between polls
-    parser.add_argument("--backoff", type=positive(float), default=1.0, help=argparse.SUPPRESS)  # first wait on a down server
+    parser.add_argument(
+        "--backoff", type=positive(float), default=1.0, help=argparse.SUPPRESS
+    )  # first wait on a down server
     parser.add_argument("--json", type=Path, help="also write the results (totals and jobs) as JSON to this file")
     return parser
 
 
 def check_modes(args: argparse.Namespace) -> None:
     """Options of one mode used in the other are errors that say where the value belongs."""
-    legacy = {"--workflow": args.workflow, "-n": args.count, "--seed": args.seed, "--prompts": args.prompts, "--resolutions": args.resolutions}
+    legacy = {
+        "--workflow": args.workflow,
+        "-n": args.count,
+        "--seed": args.seed,
+        "--prompts": args.prompts,
+        "--resolutions": args.resolutions,
+    }
     if args.job:
         for option, value in legacy.items():
             if value is not None:
-                raise ClientError(f"{option}: not with --job; put it in the job spec (fields: {', '.join(SPEC_FIELDS)})")
+                raise ClientError(
+                    f"{option}: not with --job; put it in the job spec (fields: {', '.join(SPEC_FIELDS)})"
+                )
     else:
         for option, value in (("--resume", args.resume), ("--images", args.images)):
             if value is not None:
@@ -177,7 +203,13 @@ def prepare(args: argparse.Namespace) -> tuple[list[Job], dict, Path | None, str
     resolutions = parse_resolutions(args.resolutions, notes) if args.resolutions else None
     count = 4 if args.count is None else args.count
     jobs = legacy_jobs(workflow, count, args.seed or 0, args.prompts, resolutions)
-    return jobs, {"workflow": str(workflow_path)}, None, notes_text(notes) + f"{count} prompt(s) of {workflow_path.name}", []
+    return (
+        jobs,
+        {"workflow": str(workflow_path)},
+        None,
+        notes_text(notes) + f"{count} prompt(s) of {workflow_path.name}",
+        [],
+    )
 
 
 def notes_text(notes: list[str]) -> str:
@@ -239,7 +271,11 @@ def main(argv: list[str] | None = None) -> int:
         results_path = None  # not written: no --resume hint
     if batch.fatal is not None:
         left = sum(j.status == "pending" for j in batch.jobs)
-        again = f"; {left} job(s) not done: fix it and run again with --resume {results_path}" if results_path and left else ""
+        again = (
+            f"; {left} job(s) not done: fix it and run again with --resume {results_path}"
+            if results_path and left
+            else ""
+        )
         print(f"error: {batch.fatal}{again}", file=sys.stderr)
         return 1
     document = results_document(batch.jobs, batch.per_server(), meta, kept)

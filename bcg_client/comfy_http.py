@@ -41,10 +41,17 @@ def comfy_error_text(body) -> str:
     if not parts:
         error = answer.get("error")
         if isinstance(error, dict):
-            parts.append(": ".join(str(error[k]).strip().replace("\n", "; ") for k in ("message", "details") if error.get(k)) or "refused")
+            parts.append(
+                ": ".join(str(error[k]).strip().replace("\n", "; ") for k in ("message", "details") if error.get(k))
+                or "refused"
+            )
         else:
             parts.append(str(error))
-    hint = "; a file the workflow names (a model?) is not on that server: add it to its models folder or change the workflow" if missing else ""
+    hint = (
+        "; a file the workflow names (a model?) is not on that server: add it to its models folder or change the workflow"
+        if missing
+        else ""
+    )
     return ("; ".join(parts) + hint)[:2000]
 
 
@@ -59,10 +66,14 @@ def http_bytes(server: str, path: str, data: bytes | None = None, timeout: float
             return response.read()
     except urllib.error.HTTPError as e:
         body = e.read().decode(errors="replace")
-        raise (ServerDown if e.code in DOWN_CODES else ClientError)(f"{e.code} from {path}: {comfy_error_text(body)}") from None
+        raise (ServerDown if e.code in DOWN_CODES else ClientError)(
+            f"{e.code} from {path}: {comfy_error_text(body)}"
+        ) from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
         reason = getattr(e, "reason", None) or str(e) or type(e).__name__
-        raise ServerDown(f"cannot reach ComfyUI at {server} ({reason}); start it or pass --server / --servers") from None
+        raise ServerDown(
+            f"cannot reach ComfyUI at {server} ({reason}); start it or pass --server / --servers"
+        ) from None
 
 
 def http_json(server: str, path: str, payload: dict | None = None, timeout: float = 30) -> dict:
@@ -81,14 +92,18 @@ def queue(server: str, prompt: dict, client_id: str, timeout: float = 30) -> str
     if isinstance(answer, dict) and answer.get("node_errors"):
         raise ClientError(f"prompt refused: {comfy_error_text(answer)}")
     if not isinstance(answer, dict) or "prompt_id" not in answer:
-        raise ClientError(f"POST /prompt on {server} answered without a prompt_id: {json.dumps(answer)[:200]}; is it ComfyUI?")
+        raise ClientError(
+            f"POST /prompt on {server} answered without a prompt_id: {json.dumps(answer)[:200]}; is it ComfyUI?"
+        )
     return answer["prompt_id"]
 
 
 def execution_error(prompt_id: str, status: dict) -> str:
     """A readable message for a history entry whose status_str is "error"."""
     errors = [m[1] for m in status.get("messages", []) if m[0] == "execution_error"]
-    detail = "; ".join(f"node {e.get('node_id')} ({e.get('node_type')}): {e.get('exception_message', '').strip()}" for e in errors)
+    detail = "; ".join(
+        f"node {e.get('node_id')} ({e.get('node_type')}): {e.get('exception_message', '').strip()}" for e in errors
+    )
     return f"prompt {prompt_id} failed: {detail or status}"
 
 
@@ -103,7 +118,9 @@ def wait(server: str, prompt_id: str, timeout: float = 600, poll: float = 0.5) -
         if status.get("status_str") == "error":
             raise ClientError(execution_error(prompt_id, status))
         time.sleep(poll)
-    raise ClientError(f"prompt {prompt_id} not finished after {timeout:.0f}s (raise --timeout, or check the server log)")
+    raise ClientError(
+        f"prompt {prompt_id} not finished after {timeout:.0f}s (raise --timeout, or check the server log)"
+    )
 
 
 def execution_seconds(entry: dict) -> float | None:
@@ -114,7 +131,9 @@ def execution_seconds(entry: dict) -> float | None:
     stamps = {}
     for message in (entry.get("status") or {}).get("messages") or []:
         if isinstance(message, list) and len(message) == 2 and isinstance(message[1], dict):
-            if message[0] in ("execution_start", "execution_success") and isinstance(message[1].get("timestamp"), (int, float)):
+            if message[0] in ("execution_start", "execution_success") and isinstance(
+                message[1].get("timestamp"), (int, float)
+            ):
                 stamps[message[0]] = message[1]["timestamp"]
     if len(stamps) < 2:
         return None
@@ -128,7 +147,13 @@ def output_files(entry: dict) -> list[dict]:
         for kind, items in sorted(output.items()):
             for item in items if isinstance(items, list) else []:
                 if isinstance(item, dict) and "filename" in item:
-                    files.append({"node": node_id, "kind": kind, **{k: item.get(k, "") for k in ("filename", "subfolder", "type")}})
+                    files.append(
+                        {
+                            "node": node_id,
+                            "kind": kind,
+                            **{k: item.get(k, "") for k in ("filename", "subfolder", "type")},
+                        }
+                    )
     return files
 
 
@@ -164,7 +189,9 @@ def bcg_status(server: str, timeout: float = 30) -> list[dict]:
         raise
     except ClientError as e:
         if str(e).startswith("404"):
-            raise ClientError("GET /bcg/status is 404: install the ComfyUI-BCG pack in this ComfyUI's custom_nodes and restart it") from None
+            raise ClientError(
+                "GET /bcg/status is 404: install the ComfyUI-BCG pack in this ComfyUI's custom_nodes and restart it"
+            ) from None
         raise
 
 
@@ -200,4 +227,6 @@ def check_reachable(servers: list[str], timeout: float = 10) -> None:
             return
         except ServerDown as e:
             errors.append(str(e))
-    raise ServerDown(errors[0] if len(errors) == 1 else f"none of the {len(servers)} servers answers: " + "; ".join(errors))
+    raise ServerDown(
+        errors[0] if len(errors) == 1 else f"none of the {len(servers)} servers answers: " + "; ".join(errors)
+    )

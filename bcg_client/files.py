@@ -30,7 +30,7 @@ def name_piece(text, limit: int = NAME_PIECE) -> str:
     raw = str(text)
     clean = re.sub(r"[^A-Za-z0-9_-]+", "-", raw).strip("-") or "x"
     if clean != raw or len(clean) > limit:
-        clean = f"{clean[:limit - 9]}-{hashlib.sha1(raw.encode()).hexdigest()[:8]}"
+        clean = f"{clean[: limit - 9]}-{hashlib.sha1(raw.encode()).hexdigest()[:8]}"
     return f"_{clean}" if clean.upper() in WINDOWS_DEVICES else clean
 
 

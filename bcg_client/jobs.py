@@ -56,7 +56,20 @@ class Job:
     def record(self) -> dict:
         """The job's entry in the results JSON."""
         w, h = self.size or (None, None)
-        keys = ("key", "status", "seed", "server", "prompt_id", "seconds", "run_seconds", "cached", "outputs", "images", "attempts", "error")
+        keys = (
+            "key",
+            "status",
+            "seed",
+            "server",
+            "prompt_id",
+            "seconds",
+            "run_seconds",
+            "cached",
+            "outputs",
+            "images",
+            "attempts",
+            "error",
+        )
         return {**{k: getattr(self, k) for k in keys}, "prompt": self.text, "width": w, "height": h}
 
 
@@ -85,7 +98,9 @@ def _number(spec: dict, name: str, kind, low, high, fix: str):
         return None
     ok = isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool)
     if not ok or not low <= value <= high:
-        raise SpecError(f"{name}: {value!r} is not {'a number' if kind is float else 'an integer'} from {low} to {high}; {fix}")
+        raise SpecError(
+            f"{name}: {value!r} is not {'a number' if kind is float else 'an integer'} from {low} to {high}; {fix}"
+        )
     return value
 
 
@@ -113,7 +128,9 @@ def parse_prompts(value, base: Path) -> list[str | None]:
     elif isinstance(value, list) and value and all(isinstance(p, str) and p.strip() for p in value):
         prompts = list(value)
     else:
-        raise SpecError(f"prompts: {json.dumps(value)[:200]} must be a non-empty list of non-empty strings, or a text file with one prompt per line")
+        raise SpecError(
+            f"prompts: {json.dumps(value)[:200]} must be a non-empty list of non-empty strings, or a text file with one prompt per line"
+        )
     _no_duplicates(prompts, "prompts")
     return prompts
 
@@ -136,7 +153,7 @@ def parse_seeds(value, start) -> list[int | None]:
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
             raise SpecError(f"seeds: {seed!r} is not a seed; {fix}")
     if start is not None:
-        raise SpecError("seed_start: only with a count of seeds (\"seeds\": 4); remove it or give a count")
+        raise SpecError('seed_start: only with a count of seeds ("seeds": 4); remove it or give a count')
     _no_duplicates(value, "seeds")
     return list(value)
 
@@ -147,7 +164,9 @@ def parse_sizes(value, notes: list[str]) -> list[tuple[int, int] | None]:
     if value is None:
         return [None]
     if not isinstance(value, list) or not value or not all(isinstance(s, str) for s in value):
-        raise SpecError(f"sizes: {json.dumps(value)[:200]} must be a non-empty list of \"WIDTHxHEIGHT\" strings (e.g. [\"1024x1024\"])")
+        raise SpecError(
+            f'sizes: {json.dumps(value)[:200]} must be a non-empty list of "WIDTHxHEIGHT" strings (e.g. ["1024x1024"])'
+        )
     sizes = []
     for item in value:
         try:
@@ -155,7 +174,7 @@ def parse_sizes(value, notes: list[str]) -> list[tuple[int, int] | None]:
         except PlanError as e:
             raise SpecError(str(e)) from None
         if len(parsed) != 1:
-            raise SpecError(f"sizes: {item!r} holds {len(parsed)} sizes; give one \"WIDTHxHEIGHT\" string per size")
+            raise SpecError(f'sizes: {item!r} holds {len(parsed)} sizes; give one "WIDTHxHEIGHT" string per size')
         sizes.append(parsed[0])
     _no_duplicates(sizes, "sizes")
     return sizes
@@ -178,13 +197,15 @@ def load_spec(path: Path, sets: list[str] = ()) -> JobSpec:
     if unknown:
         raise SpecError(f"{unknown[0]}: not a job spec field; the fields are {', '.join(SPEC_FIELDS)}")
     if not isinstance(spec.get("workflow"), str):
-        raise SpecError("workflow: missing; give the path of an API-format workflow JSON (relative to the spec's folder)")
+        raise SpecError(
+            "workflow: missing; give the path of an API-format workflow JSON (relative to the spec's folder)"
+        )
     base = path.parent
     workflow_path = base / spec["workflow"]
     workflow = load_workflow(workflow_path, "workflow")
     apply_sets(workflow, list(sets))
     if not isinstance(spec.get("set", {}), dict):
-        raise SpecError("set: must be an object {\"NODE_ID.INPUT\": value}")
+        raise SpecError('set: must be an object {"NODE_ID.INPUT": value}')
     for target, value in spec.get("set", {}).items():
         set_input(workflow, target, value, f"set {target!r}")
     prompts = parse_prompts(spec.get("prompts"), base)
@@ -194,18 +215,26 @@ def load_spec(path: Path, sets: list[str] = ()) -> JobSpec:
     sizes = parse_sizes(spec.get("sizes"), notes)
     steps = _number(spec, "steps", int, 1, 10000, "give the sampler's step count, e.g. 8")
     cfg = _number(spec, "cfg", float, 0, 100, "give the guidance scale, e.g. 1.0")
-    need = {r: f for r, f, v in (("text", "prompts", prompts[0]), ("latent", "sizes", sizes[0]), ("seed", "seeds", seeds[0])) if v is not None}
+    need = {
+        r: f
+        for r, f, v in (("text", "prompts", prompts[0]), ("latent", "sizes", sizes[0]), ("seed", "seeds", seeds[0]))
+        if v is not None
+    }
     if steps is not None or cfg is not None:
         need["sampler"] = "steps" if steps is not None else "cfg"
     targets = find_targets(workflow, spec.get("nodes"), need)
     for name, value in (("steps", steps), ("cfg", cfg)):
         if value is not None and not any(name in workflow[i]["inputs"] for i in targets.sampler):
-            raise SpecError(f"{name}: none of the sampler nodes ({', '.join(targets.sampler)}) has a {name} input; name the node that has it in nodes.sampler")
+            raise SpecError(
+                f"{name}: none of the sampler nodes ({', '.join(targets.sampler)}) has a {name} input; name the node that has it in nodes.sampler"
+            )
     jobs = []
     for index, (text, seed, size) in enumerate(itertools.product(prompts, seeds, sizes)):
         prompt = apply_job(workflow, targets, seed, text, size, steps, cfg)
         jobs.append(Job(job_key(prompt, seed, size), prompt, seed, text, size, index=index))
-    shape = " x ".join(f"{len(v)} {n}" for n, v in (("prompts", prompts), ("seeds", seeds), ("sizes", sizes)) if v[0] is not None)
+    shape = " x ".join(
+        f"{len(v)} {n}" for n, v in (("prompts", prompts), ("seeds", seeds), ("sizes", sizes)) if v[0] is not None
+    )
     return JobSpec(path, workflow_path, jobs, shape or "the workflow as is", notes)
 
 

@@ -40,7 +40,7 @@ def apply_resume(jobs: list[Job], path: Path) -> tuple[int, list[dict]]:
     results = read_json(path, "--resume")
     records = results.get("jobs")
     if not isinstance(records, list) or not all(isinstance(r, dict) and "key" in r for r in records):
-        raise ClientError(f"--resume {str(path)!r}: no \"jobs\" list; give a results JSON written by this client (--out)")
+        raise ClientError(f'--resume {str(path)!r}: no "jobs" list; give a results JSON written by this client (--out)')
     done = {r["key"]: r for r in records if r.get("status") == "done"}
     keys = {job.key for job in jobs}
     kept = [r for r in records if r["key"] not in keys]

@@ -38,7 +38,12 @@ def served_from_cache(entry: dict, workflow: dict, sessions: list[dict]) -> bool
     the history has no such message (nothing known)."""
     cached, seen = set(), False
     for message in (entry.get("status") or {}).get("messages") or []:
-        if isinstance(message, list) and len(message) == 2 and message[0] == "execution_cached" and isinstance(message[1], dict):
+        if (
+            isinstance(message, list)
+            and len(message) == 2
+            and message[0] == "execution_cached"
+            and isinstance(message[1], dict)
+        ):
             seen = True
             cached.update(str(n) for n in message[1].get("nodes") or [])
     bcg = {str(i) for s in sessions for i in s.get("node_ids", [])}

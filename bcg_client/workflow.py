@@ -48,7 +48,9 @@ def set_input(workflow: dict, target: str, value, where: str) -> None:
     """Set ``NODE_ID.INPUT`` of ``workflow`` to ``value``; ``where`` names the option in errors."""
     node_id, dot, name = target.partition(".")
     if not (dot and name) or node_id not in workflow:
-        raise ClientError(f"{where}: expected NODE_ID.INPUT=VALUE with a node id of the workflow ({', '.join(workflow)})")
+        raise ClientError(
+            f"{where}: expected NODE_ID.INPUT=VALUE with a node id of the workflow ({', '.join(workflow)})"
+        )
     workflow[node_id].setdefault("inputs", {})[name] = value
 
 
@@ -57,7 +59,9 @@ def apply_sets(workflow: dict, sets: list[str]) -> None:
     for item in sets:
         target, sep, raw = item.partition("=")
         if not sep:
-            raise ClientError(f"--set {item!r}: expected NODE_ID.INPUT=VALUE with a node id of the workflow ({', '.join(workflow)})")
+            raise ClientError(
+                f"--set {item!r}: expected NODE_ID.INPUT=VALUE with a node id of the workflow ({', '.join(workflow)})"
+            )
         try:
             value = json.loads(raw)
         except json.JSONDecodeError:
@@ -70,7 +74,9 @@ def load_workflow(path: Path, where: str) -> dict:
     workflow = read_json(path, where)
     if "nodes" in workflow and "links" in workflow:
         raise ClientError(f"{where} {str(path)!r} is a UI workflow; export the API format (Workflow > Export (API))")
-    if not workflow or not all(isinstance(n, dict) and "class_type" in n and isinstance(n.get("inputs"), dict) for n in workflow.values()):
+    if not workflow or not all(
+        isinstance(n, dict) and "class_type" in n and isinstance(n.get("inputs"), dict) for n in workflow.values()
+    ):
         raise ClientError(f"{where} {str(path)!r} is not an API-format workflow (each node needs class_type and inputs); "
                           "export it with Workflow > Export (API)")  # fmt: skip
     return workflow
@@ -97,7 +103,9 @@ class Targets:
 def _ids(value, where: str) -> list[str]:
     ids = value if isinstance(value, list) else [value]
     if not ids or not all(isinstance(i, (str, int)) and not isinstance(i, bool) for i in ids):
-        raise SpecError(f"{where}: {value!r} is not a node id; give a node id of the workflow as a string (e.g. \"10\") or a list of them")
+        raise SpecError(
+            f'{where}: {value!r} is not a node id; give a node id of the workflow as a string (e.g. "10") or a list of them'
+        )
     return [str(i) for i in ids]
 
 
@@ -120,17 +128,23 @@ def find_targets(workflow: dict, nodes: dict | None, need: dict[str, str]) -> Ta
     a needed role without a node, or a named node without the role's inputs, is a SpecError."""
     nodes = {} if nodes is None else nodes
     if not isinstance(nodes, dict) or set(nodes) - set(ROLES):
-        raise SpecError(f"nodes: {json.dumps(nodes)[:200]} must be an object with keys among {', '.join(ROLES)} (each a node id)")
+        raise SpecError(
+            f"nodes: {json.dumps(nodes)[:200]} must be an object with keys among {', '.join(ROLES)} (each a node id)"
+        )
     found = _default_targets(workflow)
     for role, value in nodes.items():
         ids = _ids(value, f"nodes.{role}")
         inputs, what = ROLES[role]
         for i in ids:
             if i not in workflow:
-                raise SpecError(f"nodes.{role}: node {i!r} is not in the workflow (its nodes: {', '.join(workflow)}); give the id of its {what}")
+                raise SpecError(
+                    f"nodes.{role}: node {i!r} is not in the workflow (its nodes: {', '.join(workflow)}); give the id of its {what}"
+                )
             if not set(inputs) & set(workflow[i].get("inputs", {})):
                 kind = workflow[i].get("class_type", "?")
-                raise SpecError(f"nodes.{role}: node {i!r} ({kind}) has no {' or '.join(inputs)} input; give the id of its {what}")
+                raise SpecError(
+                    f"nodes.{role}: node {i!r} ({kind}) has no {' or '.join(inputs)} input; give the id of its {what}"
+                )
         found[role] = ids
     for role, used_by in need.items():
         if not found[role]:

@@ -157,7 +157,9 @@ def prestartup(environ, modules, log=None) -> list[str]:
             level,
             "[BCG] %s=%s: PyTorch keeps the cudaMallocAsync allocator (from %s), so BCG stays off "
             "and every model runs unchanged (BCG's CUDA graphs need PyTorch's native allocator)",
-            OPT_OUT_VAR, environ.get(OPT_OUT_VAR), where,
+            OPT_OUT_VAR,
+            environ.get(OPT_OUT_VAR),
+            where,
         )
         return []
     if "torch" in modules:
@@ -177,6 +179,7 @@ def prestartup(environ, modules, log=None) -> list[str]:
         "[BCG] This ComfyUI process now uses PyTorch's native CUDA allocator instead of cudaMallocAsync, "
         "as --disable-cuda-malloc does: BCG's CUDA graphs are not safe under cudaMallocAsync (%s). "
         "To keep cudaMallocAsync (BCG then stays off), set %s=1",
-        _describe({n: before[n] for n in changed}, environ), OPT_OUT_VAR,
+        _describe({n: before[n] for n in changed}, environ),
+        OPT_OUT_VAR,
     )
     return changed

@@ -41,7 +41,9 @@ def _items(text: str) -> list[str]:
     return [p.strip() for p in re.split(r"[,\n;]+", text or "") if p.strip()]
 
 
-def parse_sizes(text: str, notes: list[str] | None = None, field_name: str = "resolutions") -> list[tuple[int, int, int | None]]:
+def parse_sizes(
+    text: str, notes: list[str] | None = None, field_name: str = "resolutions"
+) -> list[tuple[int, int, int | None]]:
     """``"512x512, 832x480x33"`` (comma, semicolon or newline separated) ->
     ``[(512, 512, None), (832, 480, 33)]``: width, height and the optional frame count.
 
@@ -50,7 +52,9 @@ def parse_sizes(text: str, notes: list[str] | None = None, field_name: str = "re
     notes = notes if notes is not None else []
     items = _items(text)
     if not items:
-        raise PlanError(f"{field_name}: empty; give at least one WIDTHxHEIGHT, e.g. 1024x1024 (video: WIDTHxHEIGHTxFRAMES, e.g. 832x480x33)")
+        raise PlanError(
+            f"{field_name}: empty; give at least one WIDTHxHEIGHT, e.g. 1024x1024 (video: WIDTHxHEIGHTxFRAMES, e.g. 832x480x33)"
+        )
     out: list[tuple[int, int, int | None]] = []
     for item in items:
         m = re.fullmatch(r"(-?\d+)\s*[xX×*]\s*(-?\d+)(?:\s*[xX×*]\s*(-?\d+))?", item)
@@ -59,7 +63,9 @@ def parse_sizes(text: str, notes: list[str] | None = None, field_name: str = "re
                 notes.append(f"{field_name}: '{item}' read as {item}x{item}")
                 m = re.fullmatch(r"(\d+)x(\d+)()", f"{item}x{item}")
             else:
-                raise PlanError(f"{field_name}: '{item}' is not WIDTHxHEIGHT (e.g. 1024x1024) or WIDTHxHEIGHTxFRAMES (e.g. 832x480x33)")
+                raise PlanError(
+                    f"{field_name}: '{item}' is not WIDTHxHEIGHT (e.g. 1024x1024) or WIDTHxHEIGHTxFRAMES (e.g. 832x480x33)"
+                )
         w, h = int(m.group(1)), int(m.group(2))
         frames = int(m.group(3)) if m.group(3) else None
         for name, v in (("width", w), ("height", h)):
@@ -70,9 +76,13 @@ def parse_sizes(text: str, notes: list[str] | None = None, field_name: str = "re
             if v % PIXEL_GRID:
                 lo, hi = v - v % PIXEL_GRID, v - v % PIXEL_GRID + PIXEL_GRID
                 fix = f"use {lo} or {hi}" if lo > 0 else f"use {hi}"
-                raise PlanError(f"{field_name}: '{item}' has {name} {v}, not a multiple of {PIXEL_GRID} (the latent grid); {fix}")
+                raise PlanError(
+                    f"{field_name}: '{item}' has {name} {v}, not a multiple of {PIXEL_GRID} (the latent grid); {fix}"
+                )
         if frames is not None and not 1 <= frames <= MAX_RESOLUTION:
-            raise PlanError(f"{field_name}: '{item}' has {frames} frames; frame counts must be 1 to {MAX_RESOLUTION}, e.g. 832x480x33")
+            raise PlanError(
+                f"{field_name}: '{item}' has {frames} frames; frame counts must be 1 to {MAX_RESOLUTION}, e.g. 832x480x33"
+            )
         if (w, h, frames) in out:
             notes.append(f"{field_name}: duplicate {_size_text(w, h, frames)} dropped")
             continue
@@ -80,13 +90,17 @@ def parse_sizes(text: str, notes: list[str] | None = None, field_name: str = "re
     return out
 
 
-def parse_resolutions(text: str, notes: list[str] | None = None, field_name: str = "resolutions") -> list[tuple[int, int]]:
+def parse_resolutions(
+    text: str, notes: list[str] | None = None, field_name: str = "resolutions"
+) -> list[tuple[int, int]]:
     """``"512x512, 1024x1024"`` -> ``[(512, 512), (1024, 1024)]``: image sizes only (the benchmarks'
     and the headless client's); a frame count is refused with a message that says where frames belong."""
     out = []
     for w, h, frames in parse_sizes(text, notes, field_name):
         if frames is not None:
-            raise PlanError(f"{field_name}: '{_size_text(w, h, frames)}' is not WIDTHxHEIGHT (e.g. 1024x1024): frame counts are for the warm-up of video models")
+            raise PlanError(
+                f"{field_name}: '{_size_text(w, h, frames)}' is not WIDTHxHEIGHT (e.g. 1024x1024): frame counts are for the warm-up of video models"
+            )
         out.append((w, h))
     return out
 

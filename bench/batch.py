@@ -63,7 +63,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--comfyui", default=None, help="ComfyUI folder (default: $COMFYUI_PATH)")
     p.add_argument("--family", default="zimage", choices=sorted(DEFAULTS))
     p.add_argument("--prompts", type=int, default=100, help="number of distinct prompts (default 100)")
-    p.add_argument("--seeds", type=int, default=1, help="seeds per prompt (default 1): jobs = prompts x seeds, prompt by prompt as a job spec expands")
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        help="seeds per prompt (default 1): jobs = prompts x seeds, prompt by prompt as a job spec expands",
+    )
     p.add_argument("--sizes", default="512x512,768x512,512x768", help="WIDTHxHEIGHT list, rotated over the jobs")
     p.add_argument("--steps", type=int, default=None, help="sampling steps (default: the family's)")
     p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's)")
@@ -165,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"summary": summary, "jobs": [asdict(j) for j in jobs]}, f, indent=2)
-    print(format_summary(jobs, summary))  # noqa: T201
+    print(format_summary(jobs, summary))
     return 0 if summary["exact"] == summary["jobs"] else 1
 
 

@@ -116,16 +116,24 @@ def save_training_dataset(base: Path, folder_name: str, latents: list[dict], con
     # saves the same dataset again over its own shards).
     before = {p: p.stat().st_mtime_ns for p in base.rglob("shard_*.pkl")}
     with comfy_folders(base):
-        nodes_dataset.SaveTrainingDataset.execute(latents=latents, conditioning=conditioning, folder_name=[folder_name], shard_size=[1000])
+        nodes_dataset.SaveTrainingDataset.execute(
+            latents=latents, conditioning=conditioning, folder_name=[folder_name], shard_size=[1000]
+        )
         [field] = [i for i in nodes_dataset.LoadTrainingDataset.define_schema().inputs if i.id == "folder_name"]
         offered = getattr(field, "options", None)
         if offered is not None and folder_name not in offered:
-            raise RuntimeError(f"LoadTrainingDataset does not offer the dataset it was saved as: {folder_name!r} not in {offered}")
+            raise RuntimeError(
+                f"LoadTrainingDataset does not offer the dataset it was saved as: {folder_name!r} not in {offered}"
+            )
         loaded = nodes_dataset.LoadTrainingDataset.execute(folder_name=folder_name).result
     folders = sorted({p.parent for p in base.rglob("shard_*.pkl") if before.get(p) != p.stat().st_mtime_ns})
     if len(folders) != 1:
-        raise RuntimeError(f"SaveTrainingDataset {folder_name!r}: expected one new folder of shards under {base}, got {folders}")
-    if len(loaded[1]) != len(conditioning) or not all(torch.equal(got[0][0], want[0][0]) for got, want in zip(loaded[1], conditioning)):
+        raise RuntimeError(
+            f"SaveTrainingDataset {folder_name!r}: expected one new folder of shards under {base}, got {folders}"
+        )
+    if len(loaded[1]) != len(conditioning) or not all(
+        torch.equal(got[0][0], want[0][0]) for got, want in zip(loaded[1], conditioning)
+    ):
         raise RuntimeError(f"LoadTrainingDataset read other conditioning back from {folders[0]}")
     return folders[0]
 
@@ -143,7 +151,11 @@ def comfy_folders(base: Path):
 
     def moved(path: str) -> str:
         path = os.path.abspath(path)
-        return os.path.join(str(base), os.path.relpath(path, root)) if path == root or path.startswith(root + os.sep) else path
+        return (
+            os.path.join(str(base), os.path.relpath(path, root))
+            if path == root or path.startswith(root + os.sep)
+            else path
+        )
 
     try:
         for name, (paths, exts) in saved.items():

@@ -52,7 +52,9 @@ def port_taken(port: int) -> bool:
 
 def post(server: str, path: str, payload: dict, timeout: float = 30) -> int:
     """POST a JSON body to a route that answers with an empty body (``/free``, ``/interrupt``)."""
-    request = urllib.request.Request(server.rstrip("/") + path, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        server.rstrip("/") + path, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=timeout) as response:
         return response.status
 
@@ -141,7 +143,9 @@ class ComfyServer:
 
     def start(self, timeout: float = 240) -> "ComfyServer":
         if port_taken(self.port):
-            raise RuntimeError(f"port {self.port} is in use (another ComfyUI?): stop it first, a second server could not listen there")
+            raise RuntimeError(
+                f"port {self.port} is in use (another ComfyUI?): stop it first, a second server could not listen there"
+            )
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 self.command(), cwd=self.cwd(), stdout=log, stderr=subprocess.STDOUT, env=self.environment(),
@@ -157,7 +161,9 @@ class ComfyServer:
                         return self
             except urllib.error.HTTPError as e:
                 if e.code == 404:
-                    raise RuntimeError(f"ComfyUI is up but GET /bcg/status is 404: the pack's route did not register\n{self.log_tail()}") from None
+                    raise RuntimeError(
+                        f"ComfyUI is up but GET /bcg/status is 404: the pack's route did not register\n{self.log_tail()}"
+                    ) from None
             except OSError:
                 pass
             time.sleep(1)
@@ -200,4 +206,8 @@ def gpu_memory(server: ComfyServer) -> dict:
 
     [device] = comfy_http.http_json(server.url, "/system_stats")["devices"][:1]
     reserved = int(device["torch_vram_total"])
-    return {"reserved": reserved, "allocated": reserved - int(device["torch_vram_free"]), "vram_free": int(device["vram_free"])}
+    return {
+        "reserved": reserved,
+        "allocated": reserved - int(device["torch_vram_free"]),
+        "vram_free": int(device["vram_free"]),
+    }

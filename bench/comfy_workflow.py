@@ -32,7 +32,9 @@ def example(kind: str) -> dict:
     return json.loads(EXAMPLES[kind].read_text())
 
 
-def api_workflow(unet_name: str, cond_folder: str, size: tuple[int, int], steps: int, seed: int, capture: str = "warm-up only") -> dict:
+def api_workflow(
+    unet_name: str, cond_folder: str, size: tuple[int, int], steps: int, seed: int, capture: str = "warm-up only"
+) -> dict:
     """The API example with ``unet_name``, the conditioning dataset ``cond_folder``, the "taef1"
     VAE, ``size`` (latent and warm-up resolution), ``steps``, ``seed`` and BCG Apply's ``capture``
     policy (default "warm-up only": the e2e plans count warmed vs unwarmed shapes)."""
@@ -56,7 +58,15 @@ def api_workflow(unet_name: str, cond_folder: str, size: tuple[int, int], steps:
     return prompt
 
 
-def latent_workflow(unet_name: str, cond_folder: str, size: tuple[int, int], steps: int, seed: int, prefix: str, capture: str = "warm-up only") -> dict:
+def latent_workflow(
+    unet_name: str,
+    cond_folder: str,
+    size: tuple[int, int],
+    steps: int,
+    seed: int,
+    prefix: str,
+    capture: str = "warm-up only",
+) -> dict:
     """:func:`api_workflow` saving the sampler's latent (SaveLatent, node :data:`SAVE_LATENT_ID`,
     files ``output/<prefix>_NNNNN_.latent``) instead of decoding and saving an image. The model
     goes through the example's sampling-shift node whatever the family; its eager twin does the
@@ -66,11 +76,16 @@ def latent_workflow(unet_name: str, cond_folder: str, size: tuple[int, int], ste
     vae = prompt[decode]["inputs"]["vae"][0]
     for node_id in (SAVE_ID, decode, vae):
         del prompt[node_id]
-    prompt[SAVE_LATENT_ID] = {"class_type": "SaveLatent", "inputs": {"samples": [SAMPLER_ID, 0], "filename_prefix": prefix}}
+    prompt[SAVE_LATENT_ID] = {
+        "class_type": "SaveLatent",
+        "inputs": {"samples": [SAMPLER_ID, 0], "filename_prefix": prefix},
+    }
     return prompt
 
 
-def set_warmup(prompt: dict, resolutions: str, text_buckets: str, batch_sizes: str = "1", positive: bool = True) -> dict:
+def set_warmup(
+    prompt: dict, resolutions: str, text_buckets: str, batch_sizes: str = "1", positive: bool = True
+) -> dict:
     """Set BCG Warmup Capture's plan in ``prompt`` (in place, returned); ``positive=False``
     disconnects the workflow's conditioning, so only ``text_buckets`` lengths are captured."""
     inputs = prompt[WARMUP_ID]["inputs"]
@@ -117,7 +132,9 @@ def _bypass(prompt: dict, node_ids: tuple[str, ...]) -> dict:
         for name, value in node["inputs"].items():
             if isinstance(value, list) and value[0] in node_ids:
                 if value[1] != 0:
-                    raise ValueError(f"{node['class_type']}.{name} uses an output other than the model of a bypassed node")
+                    raise ValueError(
+                        f"{node['class_type']}.{name} uses an output other than the model of a bypassed node"
+                    )
                 node["inputs"][name] = list(source)
     return out
 

@@ -45,7 +45,13 @@ class Run:
         return self.events[-1]["last_run"]
 
 
-def run_prompt(server: ComfyServer, prompt: dict, interrupt_after: int | None = None, timeout: float = 600, sampler_id: str = SAMPLER_ID) -> Run:
+def run_prompt(
+    server: ComfyServer,
+    prompt: dict,
+    interrupt_after: int | None = None,
+    timeout: float = 600,
+    sampler_id: str = SAMPLER_ID,
+) -> Run:
     """Queue ``prompt`` with a websocket open and wait until it ended; an execution error fails.
 
     With ``interrupt_after``, ``POST /interrupt`` (for this prompt id) is sent once a progress
@@ -86,7 +92,9 @@ async def _run(server: ComfyServer, prompt: dict, interrupt_after: int | None, t
                     elif kind == "execution_interrupted" and mine:
                         run.interrupted = data
                     elif kind == "execution_error" and mine:
-                        raise AssertionError(f"prompt failed in node {data.get('node_type')}: {data.get('exception_message')}")
+                        raise AssertionError(
+                            f"prompt failed in node {data.get('node_type')}: {data.get('exception_message')}"
+                        )
                     elif kind == "executing" and data.get("node") is None and mine:
                         return now
 

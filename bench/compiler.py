@@ -80,16 +80,26 @@ class Row:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.compiler", description=__doc__.split("\n\n")[0])
     p.add_argument("--comfyui", default=os.environ.get("COMFYUI_PATH"), help="ComfyUI folder (default: $COMFYUI_PATH)")
-    p.add_argument("--family", default="flux", help="model family (default flux; one with a _forward, as every DIFFUSION_MODEL-wrapped DiT has)")
-    p.add_argument("--depth", default="2", help="blocks per stack, or 'none' for the full model (default 2; 1 without CUDA)")
+    p.add_argument(
+        "--family",
+        default="flux",
+        help="model family (default flux; one with a _forward, as every DIFFUSION_MODEL-wrapped DiT has)",
+    )
+    p.add_argument(
+        "--depth", default="2", help="blocks per stack, or 'none' for the full model (default 2; 1 without CUDA)"
+    )
     p.add_argument("--resolution", default=None, help="WIDTHxHEIGHT (default 512x512; 128x128 without CUDA)")
     p.add_argument("--steps", type=int, default=None, help="sampling steps (default: the family's; 2 without CUDA)")
     p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's)")
     p.add_argument("--placements", default="outer,inner", help="comma list of outer, inner (see compiler_sim)")
-    p.add_argument("--modes", default=",".join(MODES), help=f"comma list of {', '.join(MODES)}; eager first (the reference)")
+    p.add_argument(
+        "--modes", default=",".join(MODES), help=f"comma list of {', '.join(MODES)}; eager first (the reference)"
+    )
     p.add_argument("--bcg-mode", default="auto", help="BCG Apply's mode for the bcg rows (default auto)")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per mode after one warm run")
-    p.add_argument("--no-dynamic-vram", action="store_true", help="load the model as a classic ModelPatcher (no Dynamic VRAM twin)")
+    p.add_argument(
+        "--no-dynamic-vram", action="store_true", help="load the model as a classic ModelPatcher (no Dynamic VRAM twin)"
+    )
     p.add_argument("--json", default=None, help="write the rows and the environment here")
     args = p.parse_args(argv)
     for mode in args.modes.split(","):
@@ -256,7 +266,9 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
     with tempfile.TemporaryDirectory(prefix="bcg_compiler_") as tmp:
         t0 = time.perf_counter()
         if dynamic:
-            path = synthetic.save_model_file(args.family, os.path.join(tmp, f"{args.family}.safetensors"), depth=depth, device=device)
+            path = synthetic.save_model_file(
+                args.family, os.path.join(tmp, f"{args.family}.safetensors"), depth=depth, device=device
+            )
             model = synthetic.load_model_file(path, args.family, depth)
         else:
             model = synthetic.load_model(args.family, depth=depth, seed=0, device=device)
@@ -270,7 +282,11 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
             compiler.end_of_run()
         env["compiler_flag_default"] = _compiler_flag()
         for placement in placements:
-            sim = simulate(model.model.diffusion_model, info.block_attrs, compiler, placement) if compiler else contextlib.nullcontext()
+            sim = (
+                simulate(model.model.diffusion_model, info.block_attrs, compiler, placement)
+                if compiler
+                else contextlib.nullcontext()
+            )
             reference = None
             with sim:
                 for mode in modes:
@@ -284,7 +300,9 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
                     _free()
                     if args.json:
                         write_json(args.json, env, rows)
-            env.setdefault("eager_equal_to_plain", {})[placement] = reference is not None and bool(torch.equal(reference, plain))
+            env.setdefault("eager_equal_to_plain", {})[placement] = reference is not None and bool(
+                torch.equal(reference, plain)
+            )
         eager = {r.placement: r.denoise_s for r in rows if r.mode == "eager"}
         for r in rows:
             if r.denoise_s and eager.get(r.placement):
@@ -360,13 +378,13 @@ def main(argv: list[str] | None = None) -> int:
     rows, env = run(args)
     if args.json:
         write_json(args.json, env, rows)
-    print(  # noqa: T201
+    print(
         f"\n{env['family']} depth={env['depth']} {env['resolution']} steps={env['steps']} cfg={env['cfg']} on {env['gpu']}, "
         f"torch {env['torch']} ({env['allocator']} allocator), ComfyUI {env['comfyui']}, comfy-aimdo {env['comfy_aimdo']}, "
         f"Dynamic VRAM {'on' if env['dynamic_vram'] else 'off'}; compiler: {env['compiler'] or env['no_compiler_because']}"
         + (f" (flags simulated: {', '.join(env['simulated_flags'])})" if env["simulated_flags"] else "")
     )
-    print(format_table(rows))  # noqa: T201
+    print(format_table(rows))
     return 1 if any(r.error for r in rows) else 0
 
 

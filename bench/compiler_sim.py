@@ -131,16 +131,31 @@ class Compiler:
         return run
 
     # what each driver implements
-    def _begin(self, device): raise NotImplementedError  # noqa: E704
-    def _block(self, device, module): raise NotImplementedError  # noqa: E704
-    def end(self): raise NotImplementedError  # noqa: E704
-    def _paused(self): raise NotImplementedError  # noqa: E704
-    def _active(self) -> bool: raise NotImplementedError  # noqa: E704
-    def _finish(self, run: CompilerRun) -> CompilerRun: raise NotImplementedError  # noqa: E704
+    def _begin(self, device):
+        raise NotImplementedError  # noqa: E704
+
+    def _block(self, device, module):
+        raise NotImplementedError  # noqa: E704
+
+    def end(self):
+        raise NotImplementedError  # noqa: E704
+
+    def _paused(self):
+        raise NotImplementedError  # noqa: E704
+
+    def _active(self) -> bool:
+        raise NotImplementedError  # noqa: E704
+
+    def _finish(self, run: CompilerRun) -> CompilerRun:
+        raise NotImplementedError  # noqa: E704
 
 
 def _graph_sizes(run: CompilerRun, graph: Any) -> None:
-    run.peak_used, run.virtual_bytes, run.physical_bytes = int(graph.peak_used), int(graph.virtual_bytes), int(graph.physical_bytes)
+    run.peak_used, run.virtual_bytes, run.physical_bytes = (
+        int(graph.peak_used),
+        int(graph.virtual_bytes),
+        int(graph.physical_bytes),
+    )
 
 
 class HostCompiler(Compiler):
@@ -206,7 +221,11 @@ class AimdoCompiler(Compiler):
         import comfy.memory_management
         from comfy.cli_args import args
 
-        return not getattr(args, "disable_comfy_compiler", False) and comfy.memory_management.aimdo_enabled and device.type == "cuda"
+        return (
+            not getattr(args, "disable_comfy_compiler", False)
+            and comfy.memory_management.aimdo_enabled
+            and device.type == "cuda"
+        )
 
     def _graph(self):
         tid = threading.get_ident()
@@ -224,7 +243,9 @@ class AimdoCompiler(Compiler):
         tid = threading.get_ident()
         graph = self.graphs.get(tid)
         if graph is None:
-            graph = self.malloc_graph.record(comfy.model_management.current_stream(device), getattr(args, "assert_graph_breaks", False))
+            graph = self.malloc_graph.record(
+                comfy.model_management.current_stream(device), getattr(args, "assert_graph_breaks", False)
+            )
             self.graphs[tid] = graph
         else:
             graph.push()
@@ -285,14 +306,21 @@ def _tensor_device(args: tuple, kwargs: dict) -> torch.device | None:
 
 
 @contextlib.contextmanager
-def simulate(diffusion_model: torch.nn.Module, block_attrs: tuple[str, ...], compiler: Compiler, placement: str) -> Iterator[None]:
+def simulate(
+    diffusion_model: torch.nn.Module, block_attrs: tuple[str, ...], compiler: Compiler, placement: str
+) -> Iterator[None]:
     """Make ``type(diffusion_model)`` and its block classes call ``compiler`` (see the module
     docstring) until the block ends; every instance of those classes does (a BCG twin too)."""
     if placement not in PLACEMENTS:
         raise ValueError(f"placement: '{placement}' is not one of {', '.join(PLACEMENTS)}")
     dit = type(diffusion_model)
     blocks = {type(b) for attr in block_attrs for b in getattr(diffusion_model, attr)}
-    saved = [(cls, name, cls.__dict__[name]) for cls in (dit, *blocks) for name in ("forward", "_forward") if name in cls.__dict__]
+    saved = [
+        (cls, name, cls.__dict__[name])
+        for cls in (dit, *blocks)
+        for name in ("forward", "_forward")
+        if name in cls.__dict__
+    ]
     state = {"first_block": False}
 
     def block_forward(original):

@@ -48,6 +48,7 @@ def _sync() -> None:
     if torch.cuda.is_available():
         torch.cuda.synchronize()
 
+
 def timed_sample(model, family, res, steps, cfg, positive, negative, seed: int = 0) -> tuple[Any, float]:
     """(latent, wall seconds) of one KSampler-path sampling, the device synchronised around it."""
     from . import synthetic
@@ -58,6 +59,7 @@ def timed_sample(model, family, res, steps, cfg, positive, negative, seed: int =
     out = synthetic.sample(model, family, res[0], res[1], steps, cfg, positive, negative, seed=seed, frames=frames)
     _sync()
     return out, time.perf_counter() - start
+
 
 def kernel_seconds(model, family, res, steps, cfg, positive, negative) -> tuple[float, dict[str, float], list[dict]]:
     """(kernel seconds, kernel seconds by :func:`kernel_kind`, the :data:`TOP_KERNELS` costliest
@@ -78,6 +80,7 @@ def kernel_seconds(model, family, res, steps, cfg, positive, negative) -> tuple[
     top = sorted(kernels, key=lambda k: k["seconds"], reverse=True)[:TOP_KERNELS]
     return sum(split.values()), split, top
 
+
 def host_profile(model, family, res, steps, cfg, positive, negative, top: int) -> tuple[list[dict], int, float]:
     """(the ``top`` functions by own time, function calls, summed own seconds) of one denoise
     under cProfile: the Python side of a mode, which the kernel profile cannot see."""
@@ -92,11 +95,17 @@ def host_profile(model, family, res, steps, cfg, positive, negative, top: int) -
         profiler.disable()
     stats = pstats.Stats(profiler)
     functions = [
-        {"function": f"{os.path.basename(file)}:{line}({name})", "calls": calls, "tottime": round(tt, 4), "cumtime": round(ct, 4)}
+        {
+            "function": f"{os.path.basename(file)}:{line}({name})",
+            "calls": calls,
+            "tottime": round(tt, 4),
+            "cumtime": round(ct, 4),
+        }
         for (file, line, name), (_, calls, tt, ct, _) in stats.stats.items()
     ]
     functions.sort(key=lambda f: f["tottime"], reverse=True)
     return functions[:top], stats.total_calls, round(stats.total_tt, 4)
+
 
 def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
     import torch
@@ -155,7 +164,10 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
     negative = synthetic.make_conditioning(args.family, uncond_len, seed=2)
     if references:
         refs = [synthetic.make_reference_latent(args.family, w, h, seed=100 + i) for i, (w, h) in enumerate(references)]
-        positive, negative = synthetic.with_reference_latents(positive, refs), synthetic.with_reference_latents(negative, refs)
+        positive, negative = (
+            synthetic.with_reference_latents(positive, refs),
+            synthetic.with_reference_latents(negative, refs),
+        )
         env["references"] = [size_text(r) for r in references]  # the JSON says it was an edit workflow
 
     rows: list[Row] = []
@@ -196,13 +208,17 @@ def run(args: argparse.Namespace) -> tuple[list[Row], dict]:
                 try:
                     env["warmup_cost"].append(warmup_cost(model, mode, args.warmup_cost))
                 except Exception as e:
-                    env["warmup_cost"].append({"mode": mode, "plan": args.warmup_cost, "error": f"{type(e).__name__}: {e}"[:300]})
+                    env["warmup_cost"].append(
+                        {"mode": mode, "plan": args.warmup_cost, "error": f"{type(e).__name__}: {e}"[:300]}
+                    )
     return rows, env
+
 
 def measure_row(row: Row, mode, model, args, res, positive, negative, cuda) -> None:
     """One mode's row, its stacked tools in place for all of it."""
     with stacked(mode, model) as (model, base):
         _measure_base_mode(row, base, model, args, res, positive, negative, cuda)
+
 
 def _measure_base_mode(row: Row, mode, model, args, res, positive, negative, cuda) -> None:
     import torch
@@ -216,10 +232,16 @@ def _measure_base_mode(row: Row, mode, model, args, res, positive, negative, cud
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     out = None
-    clocks = ClockSampler(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid) if cuda else contextlib.nullcontext()
+    clocks = (
+        ClockSampler(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
+        if cuda
+        else contextlib.nullcontext()
+    )
     first, same_as_first = None, []
     with clocks:
-        for _ in tqdm(range(max(1, args.repeats)), desc=f"{row.resolution} {mode_label(row)}", unit="run", file=sys.stderr):
+        for _ in tqdm(
+            range(max(1, args.repeats)), desc=f"{row.resolution} {mode_label(row)}", unit="run", file=sys.stderr
+        ):
             out, seconds = timed_sample(m, family, res, steps, cfg, positive, negative)
             row.runs_s.append(seconds)
             if first is None:
@@ -234,10 +256,14 @@ def _measure_base_mode(row: Row, mode, model, args, res, positive, negative, cud
         row.peak_allocated_gib = torch.cuda.max_memory_allocated() / 2**30
         row.peak_reserved_gib = torch.cuda.max_memory_reserved() / 2**30
         if not args.no_profile:
-            row.kernel_s, row.kernel_split, row.top_kernels = kernel_seconds(m, family, res, steps, cfg, positive, negative)
+            row.kernel_s, row.kernel_split, row.top_kernels = kernel_seconds(
+                m, family, res, steps, cfg, positive, negative
+            )
             row.busy = row.kernel_s / row.denoise_s
     if args.host_profile > 0:
-        row.host_top, row.host_calls, row.host_python_s = host_profile(m, family, res, steps, cfg, positive, negative, args.host_profile)
+        row.host_top, row.host_calls, row.host_python_s = host_profile(
+            m, family, res, steps, cfg, positive, negative, args.host_profile
+        )
     if session is not None and session.last_run:
         row.replayed = f"{session.last_run['replayed']}/{session.last_run['calls']}"
         row.eager_reasons = dict(session.last_run["eager"]) or None

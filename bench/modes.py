@@ -45,7 +45,9 @@ def split_mode(mode: str) -> tuple[tuple[str, ...], str]:
     *stack, last = mode.split("+")
     if last in ATTENTION_STACK or last in CACHE_STACK:
         stack, last = [*stack, last], "eager"
-    kinds = [next((kind for kind in (ATTENTION_STACK, CACHE_STACK, COMPILE_STACK) if tool in kind), None) for tool in stack]
+    kinds = [
+        next((kind for kind in (ATTENTION_STACK, CACHE_STACK, COMPILE_STACK) if tool in kind), None) for tool in stack
+    ]
     compiled_without_bcg = COMPILE_STACK in kinds and last not in BCG_MODES
     if last not in MODES or None in kinds or len(set(map(id, kinds))) != len(kinds) or compiled_without_bcg:
         tools = ", ".join((*ATTENTION_STACK, *CACHE_STACK))
@@ -56,6 +58,7 @@ def split_mode(mode: str) -> tuple[tuple[str, ...], str]:
         )
     return tuple(stack), last
 
+
 def with_cache(model: Any, name: str) -> Any:
     """``model`` through core's EasyCache / LazyCache node with its defaults."""
     from comfy_extras import nodes_easycache
@@ -64,6 +67,7 @@ def with_cache(model: Any, name: str) -> Any:
     (cached,) = node.execute(model, reuse_threshold=0.2, start_percent=0.15, end_percent=0.95, verbose=False).args
     return cached
 
+
 def with_torch_compile(model: Any, mode: str) -> Any:
     """A clone of ``model`` through core's TorchCompileModel helper with ``mode``'s backend."""
     from comfy_api.torch_helpers import set_torch_compile_wrapper
@@ -71,6 +75,7 @@ def with_torch_compile(model: Any, mode: str) -> Any:
     compiled = model.clone()
     set_torch_compile_wrapper(model=compiled, backend=mode.split("-", 1)[1])
     return compiled
+
 
 @contextlib.contextmanager
 def attention_backend(name: str | None) -> Iterator[None]:
@@ -97,7 +102,9 @@ def attention_backend(name: str | None) -> Iterator[None]:
     except KeyError:
         chosen = None
     if chosen is None:
-        raise RuntimeError(f"attention '{name}' is not available in this ComfyUI (install its package: pip install sageattention / flash-attn; ck needs comfy-kitchen's CUDA int8 attention)")
+        raise RuntimeError(
+            f"attention '{name}' is not available in this ComfyUI (install its package: pip install sageattention / flash-attn; ck needs comfy-kitchen's CUDA int8 attention)"
+        )
     default = attention.optimized_attention
     swapped = [
         (module, attr)
@@ -114,6 +121,7 @@ def attention_backend(name: str | None) -> Iterator[None]:
         for module, attr in swapped:
             setattr(module, attr, default)
 
+
 @contextlib.contextmanager
 def stacked(mode: str, model: Any) -> Iterator[tuple[Any, str]]:
     """``(model, base mode)`` for ``mode`` (:func:`split_mode`): a stacked cache, then a stacked
@@ -126,6 +134,7 @@ def stacked(mode: str, model: Any) -> Iterator[tuple[Any, str]]:
         model = with_torch_compile(model, compiler)
     with attention_backend(next((tool for tool in stack if tool in ATTENTION_STACK), None)):
         yield model, base
+
 
 def prepare_mode(mode: str, model, family, res, positive, negative) -> tuple[Any, float, Any]:
     """(model to sample, first-run seconds, session or None) for one mode."""
@@ -147,6 +156,7 @@ def prepare_mode(mode: str, model, family, res, positive, negative) -> tuple[Any
         return with_torch_compile(model, mode), -1.0, None  # first-run seconds measured by the warm run
     raise ValueError(f"--modes: unknown mode '{mode}'; accepted: {', '.join(MODES)}")
 
+
 def without_bcg(mode: str) -> str | None:
     """The mode that is ``mode`` minus an exact BCG mode (``sage+bcg-full`` -> ``sage``,
     ``bcg`` -> ``eager``): what its output must equal bit for bit. None for the others (fast is
@@ -156,6 +166,7 @@ def without_bcg(mode: str) -> str | None:
         return None
     return "+".join(stack) or "eager"
 
+
 def reference_mode(mode: str, measured: Container[str]) -> str | None:
     """The measured mode whose output ``mode``'s must equal bit for bit: ``mode`` itself when it
     was measured before (listed again: is the tool reproducible?), else :func:`without_bcg`'s."""
@@ -164,6 +175,7 @@ def reference_mode(mode: str, measured: Container[str]) -> str | None:
     without = without_bcg(mode)
     return without if without in measured else None
 
+
 def split_warmup_plan(plan: str) -> tuple[str, str]:
     """``"512x512,1024x1024:128,256"`` -> ``("512x512,1024x1024", "128,256")``; SystemExit naming
     ``--warmup-cost`` otherwise (BCG Apply's parser checks each part when the warm-up runs)."""
@@ -171,6 +183,7 @@ def split_warmup_plan(plan: str) -> tuple[str, str]:
     if not resolutions.strip() or not buckets.strip():
         raise SystemExit(f"--warmup-cost: '{plan}' is not RESOLUTIONS:TEXT_BUCKETS (e.g. 512x512,1024x1024:128,256)")
     return resolutions, buckets
+
 
 def warmup_cost(model, mode: str, plan: str) -> dict:
     """Seconds and graphs of one BCG Apply warm-up of ``plan`` (``RESOLUTIONS:TEXT_BUCKETS``) in
@@ -188,4 +201,10 @@ def warmup_cost(model, mode: str, plan: str) -> dict:
     torch._dynamo.reset()
     if report.refusal:
         raise RuntimeError(report.refusal)
-    return {"mode": mode, "plan": plan, "seconds": round(report.seconds, 1), "captured": report.captured, "report": report.text()}
+    return {
+        "mode": mode,
+        "plan": plan,
+        "seconds": round(report.seconds, 1),
+        "captured": report.captured,
+        "report": report.text(),
+    }

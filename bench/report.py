@@ -65,6 +65,7 @@ class Row:
     error: str | None = None
     runs_s: list[float] = field(default_factory=list)
 
+
 def kernel_kind(name: str) -> str:
     """The kind of work a CUDA kernel named ``name`` does (:data:`KERNEL_KINDS`)."""
     lowered = name.lower()
@@ -73,20 +74,38 @@ def kernel_kind(name: str) -> str:
             return kind
     return "elementwise/other"
 
+
 def size_text(res) -> str:
     """``512x512`` or, with frames, ``832x480x33``."""
     return "x".join(str(v) for v in res if v is not None)
+
 
 def mode_label(row: Row) -> str:
     """The row's mode as the tables show it: ``compile-inductor again`` for a second listing."""
     return f"{row.mode} again" if row.again else row.mode
 
+
 def format_table(rows: list[Row]) -> str:
-    head = ["model", "res", "mode", "denoise s", "vs eager", "kernel s", "busy", "first run s", "peak alloc GiB", "exact", "= w/o BCG", "replayed"]
+    head = [
+        "model",
+        "res",
+        "mode",
+        "denoise s",
+        "vs eager",
+        "kernel s",
+        "busy",
+        "first run s",
+        "peak alloc GiB",
+        "exact",
+        "= w/o BCG",
+        "replayed",
+    ]
     lines = [head]
     for r in rows:
         if r.error:
-            lines.append([r.family, r.resolution, mode_label(r), "error: " + r.error[:60], "", "", "", "", "", "", "", ""])
+            lines.append(
+                [r.family, r.resolution, mode_label(r), "error: " + r.error[:60], "", "", "", "", "", "", "", ""]
+            )
             continue
         exact = "yes" if r.exact else (f"no ({r.max_abs_diff:.3g})" if r.exact is False else "-")
         exact += ", varies" if r.repeatable is False else ""  # its own runs differ from each other
@@ -99,13 +118,16 @@ def format_table(rows: list[Row]) -> str:
         ])  # fmt: skip
     return render_columns(lines)
 
+
 def render_columns(lines: list[list[Any]]) -> str:
     """``lines`` (a header first) as ``|``-separated columns padded to their widest cell."""
     widths = [max(len(str(line[i])) for line in lines) for i in range(len(lines[0]))]
     return "\n".join(" | ".join(str(c).ljust(w) for c, w in zip(line, widths)) for line in lines)
 
+
 def _or_dash(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f}"
+
 
 def format_kernel_split(rows: list[Row]) -> str:
     """One line per profiled row: GPU seconds of one denoise per kernel kind, kinds as columns, and
@@ -117,16 +139,29 @@ def format_kernel_split(rows: list[Row]) -> str:
     lines = [["model", "res", "mode", *kinds, "total", *(("SM MHz", "power W") if clocked else ())]]
     for r in profiled:
         clock = (_or_dash(r.sm_clock_mhz), _or_dash(r.power_w)) if clocked else ()
-        lines.append([r.family, r.resolution, mode_label(r), *(f"{r.kernel_split.get(k, 0.0):.3f}" for k in kinds), f"{r.kernel_s:.3f}", *clock])
+        lines.append(
+            [
+                r.family,
+                r.resolution,
+                mode_label(r),
+                *(f"{r.kernel_split.get(k, 0.0):.3f}" for k in kinds),
+                f"{r.kernel_s:.3f}",
+                *clock,
+            ]
+        )
     return render_columns(lines)
+
 
 def format_host_profiles(rows: list[Row], top: int = 3) -> str:
     """Per profiled row: its Python calls and own time in one denoise, and its costliest functions."""
     lines = []
     for r in (r for r in rows if r.host_top is not None):
         costliest = ", ".join(f"{f['function']} {f['tottime']:.3f} s" for f in r.host_top[:top])
-        lines.append(f"{r.family} | {r.resolution} | {mode_label(r)} | {r.host_calls} calls, {r.host_python_s:.3f} s | {costliest}")
+        lines.append(
+            f"{r.family} | {r.resolution} | {mode_label(r)} | {r.host_calls} calls, {r.host_python_s:.3f} s | {costliest}"
+        )
     return "\n".join(lines)
+
 
 def format_warmup_costs(env: dict) -> list[str]:
     """One line per ``--warmup-cost`` measurement of a run's ``env``."""
@@ -135,6 +170,7 @@ def format_warmup_costs(env: dict) -> list[str]:
         outcome = cost.get("error") or f"{cost['seconds']} s, {cost['captured']} graphs captured"
         lines.append(f"{env['family']} warm-up {cost['mode']} of {cost['plan']}: {outcome}")
     return lines
+
 
 def write_json(path: str, env: dict, rows: list[Row]) -> None:
     with open(path, "w") as f:

@@ -91,7 +91,9 @@ def parse_models(text: str) -> list[tuple[str, str]]:
         if family not in FAMILIES:
             raise SystemExit(f"--models: {family!r} is not one of {', '.join(FAMILIES)}")
         if weights not in comfy_base.WEIGHT_FORMATS:
-            raise SystemExit(f"--models: weights {weights!r} of {family}: one of {', '.join(comfy_base.WEIGHT_FORMATS)}")
+            raise SystemExit(
+                f"--models: weights {weights!r} of {family}: one of {', '.join(comfy_base.WEIGHT_FORMATS)}"
+            )
         out.append((family, weights))
     if not out:
         raise SystemExit("--models: empty")
@@ -109,22 +111,62 @@ def parse_variants(text: str) -> list[str]:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.server", description=__doc__.split("\n\n")[0])
-    p.add_argument("--comfyui", default=None, help="ComfyUI folder to copy (default: $COMFYUI_PATH, or the ComfyUI this pack is installed in)")
-    p.add_argument("--models", default="zimage", help=f"FAMILY[:WEIGHTS] list, one server each; families {', '.join(FAMILIES)}; weights {', '.join(comfy_base.WEIGHT_FORMATS)} (default bf16), e.g. zimage,flux,flux:fp8_scaled,qwen_image")
+    p.add_argument(
+        "--comfyui",
+        default=None,
+        help="ComfyUI folder to copy (default: $COMFYUI_PATH, or the ComfyUI this pack is installed in)",
+    )
+    p.add_argument(
+        "--models",
+        default="zimage",
+        help=f"FAMILY[:WEIGHTS] list, one server each; families {', '.join(FAMILIES)}; weights {', '.join(comfy_base.WEIGHT_FORMATS)} (default bf16), e.g. zimage,flux,flux:fp8_scaled,qwen_image",
+    )
     p.add_argument("--sizes", default=None, help="WIDTHxHEIGHT list (default 512x512,1024x1024; 64x64 with --cpu)")
-    p.add_argument("--prompts", type=int, default=None, help="prompts per variant and size, seeds --seed, --seed+1, ... (default 3; 2 with --cpu)")
-    p.add_argument("--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)} (default all; eager always runs: it is the twin)")
-    p.add_argument("--steps", type=int, default=None, help="sampling steps (default: the family's recipe; 2 with --cpu)")
+    p.add_argument(
+        "--prompts",
+        type=int,
+        default=None,
+        help="prompts per variant and size, seeds --seed, --seed+1, ... (default 3; 2 with --cpu)",
+    )
+    p.add_argument(
+        "--variants",
+        default=",".join(VARIANTS),
+        help=f"comma list of {', '.join(VARIANTS)} (default all; eager always runs: it is the twin)",
+    )
+    p.add_argument(
+        "--steps", type=int, default=None, help="sampling steps (default: the family's recipe; 2 with --cpu)"
+    )
     p.add_argument("--cfg", type=float, default=None, help="cfg (default: the family's recipe)")
     p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: the real model; 1 with --cpu)")
-    p.add_argument("--prompt-length", type=int, default=None, help="conditioning tokens (default: what the family's text encoder gives a 100-token prompt, e.g. 256 for FLUX.1's T5; 8 with --cpu)")
+    p.add_argument(
+        "--prompt-length",
+        type=int,
+        default=None,
+        help="conditioning tokens (default: what the family's text encoder gives a 100-token prompt, e.g. 256 for FLUX.1's T5; 8 with --cpu)",
+    )
     p.add_argument("--seed", type=int, default=1000, help="seed of each variant's first prompt")
-    p.add_argument("--work", default=None, help="folder for the ComfyUI copy and the models (default: a new temporary folder, removed at the end)")
+    p.add_argument(
+        "--work",
+        default=None,
+        help="folder for the ComfyUI copy and the models (default: a new temporary folder, removed at the end)",
+    )
     p.add_argument("--keep-models", action="store_true", help="keep each model file after its server stopped")
-    p.add_argument("--keep-cache", action="store_true", help="do not POST /free between variants (by default each variant starts with no model loaded and an empty node cache, so its first prompt pays load, twin and capture and its memory is its own)")
-    p.add_argument("--json", default="bench_out/server.json", help="write everything here (default bench_out/server.json), after every size")
+    p.add_argument(
+        "--keep-cache",
+        action="store_true",
+        help="do not POST /free between variants (by default each variant starts with no model loaded and an empty node cache, so its first prompt pays load, twin and capture and its memory is its own)",
+    )
+    p.add_argument(
+        "--json",
+        default="bench_out/server.json",
+        help="write everything here (default bench_out/server.json), after every size",
+    )
     p.add_argument("--timeout", type=float, default=900, help="seconds one prompt may take")
-    p.add_argument("--cpu", action="store_true", help="smoke test without CUDA: the server gets --cpu and a free port, a tiny model (see --sizes, --prompts, --depth, --steps)")
+    p.add_argument(
+        "--cpu",
+        action="store_true",
+        help="smoke test without CUDA: the server gets --cpu and a free port, a tiny model (see --sizes, --prompts, --depth, --steps)",
+    )
     args = p.parse_args(argv)
     if args.cpu:
         for name, value in SMOKE.items():
@@ -188,9 +230,13 @@ def variant_prompt(base: dict, variant: str, prefix: str) -> dict:
     if variant == "eager":
         return comfy_workflow.eager_twin(base, prefix)
     if variant == "warmup":
-        return comfy_workflow.set_prefix(comfy_workflow.set_apply(json.loads(json.dumps(base)), "auto", "warm-up only"), prefix)
+        return comfy_workflow.set_prefix(
+            comfy_workflow.set_apply(json.loads(json.dumps(base)), "auto", "warm-up only"), prefix
+        )
     prompt = comfy_workflow.without_warmup(base)
-    return comfy_workflow.set_prefix(comfy_workflow.set_apply(prompt, "fast" if variant == "fast" else "auto", "on first call"), prefix)
+    return comfy_workflow.set_prefix(
+        comfy_workflow.set_apply(prompt, "fast" if variant == "fast" else "auto", "on first call"), prefix
+    )
 
 
 def measure_prompt(server: ComfyServer, prompt: dict, timeout: float) -> tuple[dict, object]:
@@ -210,7 +256,12 @@ def measure_prompt(server: ComfyServer, prompt: dict, timeout: float) -> tuple[d
     )  # fmt: skip
     last = run.events[-1].get("last_run") if run.events else None
     if last is not None and comfy_workflow.APPLY_ID in prompt:
-        rec.update(calls=last.get("calls"), replayed=last.get("replayed"), eager=dict(last.get("eager") or {}), state=last.get("state"))
+        rec.update(
+            calls=last.get("calls"),
+            replayed=last.get("replayed"),
+            eager=dict(last.get("eager") or {}),
+            state=last.get("state"),
+        )
     return rec, comfy_workflow.saved_latent(server.base / "output", entry)
 
 
@@ -245,7 +296,9 @@ def fidelity(got, reference) -> dict | None:
     return {"max_abs": float((got - reference).abs().max()), "psnr_db": psnr}
 
 
-def run_job(tree: Path, family: str, weights: str, args: argparse.Namespace, cuda: bool, record, save, references: dict) -> dict:
+def run_job(
+    tree: Path, family: str, weights: str, args: argparse.Namespace, cuda: bool, record, save, references: dict
+) -> dict:
     """One model on its own server: every size x variant x prompt (see the module docstring).
 
     ``references`` holds the bf16 eager latents by (family, size, seed): a bf16 job adds its own,
@@ -266,14 +319,19 @@ def run_job(tree: Path, family: str, weights: str, args: argparse.Namespace, cud
         server.start(timeout=600)
         job["server_start_s"] = time.monotonic() - t0
         text = server.log_path.read_text(errors="replace")
-        record["env"].update(dynamic_vram="DynamicVRAM support detected and enabled" in text, command=" ".join(["python main.py", *server.command()[2:]]))
+        record["env"].update(
+            dynamic_vram="DynamicVRAM support detected and enabled" in text,
+            command=" ".join(["python main.py", *server.command()[2:]]),
+        )
         job["bcg_log"] = [line.strip() for line in text.splitlines() if "[BCG]" in line][:10]
         from bcg_client import comfy_http
 
         record["env"]["device"] = comfy_http.http_json(server.url, "/system_stats")["devices"][0]["name"]
         for size in args.size_list:
             size_text = f"{size[0]}x{size[1]}"
-            base = comfy_workflow.latent_workflow(unet, cond, size, steps, args.seed, prefix="bcg_server/x", capture="on first call")
+            base = comfy_workflow.latent_workflow(
+                unet, cond, size, steps, args.seed, prefix="bcg_server/x", capture="on first call"
+            )
             comfy_workflow.set_sampler(base, cfg=cfg)
             twins, differing = {}, []
             for variant in args.variant_list:
@@ -282,7 +340,11 @@ def run_job(tree: Path, family: str, weights: str, args: argparse.Namespace, cud
                 prompts = []
                 for i in range(args.prompts):
                     seed = args.seed + i
-                    prompt = variant_prompt(comfy_workflow.set_sampler(base, seed=seed), variant, f"bcg_server/{family}_{weights}_{size_text}_{variant}_{i}")
+                    prompt = variant_prompt(
+                        comfy_workflow.set_sampler(base, seed=seed),
+                        variant,
+                        f"bcg_server/{family}_{weights}_{size_text}_{variant}_{i}",
+                    )
                     rec, latent = measure_prompt(server, prompt, args.timeout)
                     rec.update(size=size_text, variant=variant, index=i, seed=seed)
                     if variant == "eager":
@@ -298,9 +360,24 @@ def run_job(tree: Path, family: str, weights: str, args: argparse.Namespace, cud
                     log.info("[BCG] %s", server_report.format_prompts({**job, "prompts": [rec]})[0])
                     prompts.append(rec)
                 job["prompts"] += prompts
-                eager = next((s["median_wall_s"] for s in job["summaries"] if s["size"] == size_text and s["variant"] == "eager"), None)
-                job["summaries"].append({"size": size_text, "variant": variant, **server_stats.summarize(prompts, None if variant == "eager" else eager)})
-            job["eager_repeats"] = job.get("eager_repeats", []) + repeat_eager(server, base, differing, twins, args, f"{family}_{weights}_{size_text}")
+                eager = next(
+                    (
+                        s["median_wall_s"]
+                        for s in job["summaries"]
+                        if s["size"] == size_text and s["variant"] == "eager"
+                    ),
+                    None,
+                )
+                job["summaries"].append(
+                    {
+                        "size": size_text,
+                        "variant": variant,
+                        **server_stats.summarize(prompts, None if variant == "eager" else eager),
+                    }
+                )
+            job["eager_repeats"] = job.get("eager_repeats", []) + repeat_eager(
+                server, base, differing, twins, args, f"{family}_{weights}_{size_text}"
+            )
             for summary in job["summaries"]:
                 if summary["size"] == size_text:
                     summary["equal_to_eager_repeat"] = sum(
@@ -322,14 +399,29 @@ def repeat_eager(server, base: dict, differing: list, twins: dict, args: argpars
     one (``eager_repeat_equal`` False), not BCG; each differing prompt gets ``bit_equal_to_eager_repeat``."""
     repeats = []
     for seed in sorted({rec["seed"] for rec, _ in differing}):
-        prompt = variant_prompt(comfy_workflow.set_sampler(base, seed=seed), "eager", f"bcg_server/{name}_eager_repeat_{seed}")
+        prompt = variant_prompt(
+            comfy_workflow.set_sampler(base, seed=seed), "eager", f"bcg_server/{name}_eager_repeat_{seed}"
+        )
         rec, latent = measure_prompt(server, prompt, args.timeout)
         equal, diff = compare(latent, twins[seed])
-        repeats.append({"size": name.rsplit("_", 1)[-1], "seed": seed, "eager_repeat_equal": equal, "max_abs_diff": diff, "wall_s": rec["wall_s"]})
+        repeats.append(
+            {
+                "size": name.rsplit("_", 1)[-1],
+                "seed": seed,
+                "eager_repeat_equal": equal,
+                "max_abs_diff": diff,
+                "wall_s": rec["wall_s"],
+            }
+        )
         for bcg_rec, bcg_latent in differing:
             if bcg_rec["seed"] == seed:
                 bcg_rec["bit_equal_to_eager_repeat"] = compare(bcg_latent, latent)[0]
-        log.info("[BCG] eager again, seed %d: %s the first eager run (max abs diff %g)", seed, "equal to" if equal else "DIFFERS from", diff)
+        log.info(
+            "[BCG] eager again, seed %d: %s the first eager run (max abs diff %g)",
+            seed,
+            "equal to" if equal else "DIFFERS from",
+            diff,
+        )
     return repeats
 
 

@@ -45,7 +45,9 @@ def equality_cell(summary: dict, variant: str) -> str:
         cell += f" (max diff {summary['max_abs_diff']:.3g})"
     if summary.get("equal_to_eager_repeat"):
         cell += f"; {summary['equal_to_eager_repeat']} equal to eager run again (eager's first run differed)"
-    return cell + (" (fast: not exact by design)" if variant == "fast" and summary["bit_equal"] < summary["compared"] else "")
+    return cell + (
+        " (fast: not exact by design)" if variant == "fast" and summary["bit_equal"] < summary["compared"] else ""
+    )
 
 
 def table_lines(jobs: list[dict]) -> list[list[Any]]:
@@ -71,7 +73,17 @@ def format_table(jobs: list[dict]) -> str:
 
 
 BF16_TITLE = "Against bf16 eager (same seeds; random-weight synthetic model, so the distance is the format's, not a real image's):"
-BF16_HEAD = ["model", "res", "variant", "median s", "bf16 eager median s", "vs bf16 eager", "latents", "max abs diff", "min PSNR dB"]
+BF16_HEAD = [
+    "model",
+    "res",
+    "variant",
+    "median s",
+    "bf16 eager median s",
+    "vs bf16 eager",
+    "latents",
+    "max abs diff",
+    "min PSNR dB",
+]
 
 
 def bf16_table_lines(jobs: list[dict]) -> list[list[Any]]:

@@ -60,7 +60,9 @@ def node_seconds(messages: list[Message]) -> dict[str, float]:
 
 def node_start(messages: list[Message], node_id: str) -> float | None:
     """When node ``node_id`` started executing (its first ``executing`` message), or None."""
-    return next((t for t, kind, data in messages if kind == "executing" and str(data.get("node")) == str(node_id)), None)
+    return next(
+        (t for t, kind, data in messages if kind == "executing" and str(data.get("node")) == str(node_id)), None
+    )
 
 
 def prompt_timings(messages: list[Message], wall_s: float, sampler_id: str) -> dict:
@@ -71,7 +73,13 @@ def prompt_timings(messages: list[Message], wall_s: float, sampler_id: str) -> d
 
     ``outside_s`` and ``sampler_setup_s`` rest on the steady rate: with few steps whose times vary
     (a busy CPU) they can come out slightly negative; ``progress_span_s`` is measured as is."""
-    out = {"wall_s": wall_s, **denoise(messages, sampler_id), "outside_s": None, "sampler_setup_s": None, "nodes_s": node_seconds(messages)}
+    out = {
+        "wall_s": wall_s,
+        **denoise(messages, sampler_id),
+        "outside_s": None,
+        "sampler_setup_s": None,
+        "nodes_s": node_seconds(messages),
+    }
     if out["denoise_s"] is not None:
         out["outside_s"] = wall_s - out["denoise_s"]
         start = node_start(messages, sampler_id)

@@ -71,6 +71,7 @@ def setup_comfyui(path: str | None) -> str:
         __version__ = "unknown"
     return __version__
 
+
 @contextlib.contextmanager
 def phase(what: str) -> Iterator[None]:
     """Log the start and the duration of a long phase (model build, warm-up, compile)."""
@@ -78,6 +79,7 @@ def phase(what: str) -> Iterator[None]:
     start = time.perf_counter()
     yield
     log.info("[BCG] %s: %.1f s", what, time.perf_counter() - start)
+
 
 def load_bench_model(family: str, depth, weight_dtype: str, device):
     """The synthetic ``family`` model in the ``--weight-dtype`` format (:data:`WEIGHT_DTYPES`)."""
@@ -87,7 +89,9 @@ def load_bench_model(family: str, depth, weight_dtype: str, device):
 
     fmt = WEIGHT_DTYPES[weight_dtype]
     options = {"dtype": getattr(torch, fmt["dtype"])} if "dtype" in fmt else None
-    return synthetic.load_model(family, depth=depth, seed=0, device=device, model_options=options, quant=fmt.get("quant"))
+    return synthetic.load_model(
+        family, depth=depth, seed=0, device=device, model_options=options, quant=fmt.get("quant")
+    )
 
 
 def comfy_kitchen_version() -> str | None:

@@ -185,7 +185,13 @@ def build_state_dict(
         out = {prefix + key: t for key, t in out.items()}
     log.info(
         "[BCG] synthetic %s checkpoint: %d tensors, %.3fB params, %s on %s, depth %s, seed %d (%.1fs)",
-        info.name, len(out), numel / 1e9, dtype, device, dict(zip(info.depth_keys, counts)), seed,
+        info.name,
+        len(out),
+        numel / 1e9,
+        dtype,
+        device,
+        dict(zip(info.depth_keys, counts)),
+        seed,
         time.perf_counter() - t0,
     )
     if verify:
@@ -193,7 +199,9 @@ def build_state_dict(
     return out
 
 
-def detect_family_class(state_dict: Mapping[str, torch.Tensor], prefix: str = "", metadata: Mapping[str, str] | None = None) -> tuple[str | None, dict | None]:
+def detect_family_class(
+    state_dict: Mapping[str, torch.Tensor], prefix: str = "", metadata: Mapping[str, str] | None = None
+) -> tuple[str | None, dict | None]:
     """(supported_models class name, unet_config) that ComfyUI's detection gives ``state_dict``
     (with the checkpoint's safetensors ``metadata``, where the family's detection reads it)."""
     import comfy.model_detection
@@ -205,7 +213,9 @@ def detect_family_class(state_dict: Mapping[str, torch.Tensor], prefix: str = ""
     return (type(model_config).__name__ if model_config is not None else None), cfg
 
 
-def detected_config(family: str, state_dict: Mapping[str, torch.Tensor], prefix: str = "", depth=None) -> tuple[str | None, dict | None]:
+def detected_config(
+    family: str, state_dict: Mapping[str, torch.Tensor], prefix: str = "", depth=None
+) -> tuple[str | None, dict | None]:
     """:func:`detect_family_class`, with the block counts a synthetic load sets where detection
     fixes them (``FamilyInfo.depth_fixed_by_detection``): the config the loaded model is built with."""
     info = family_info(family)
@@ -254,7 +264,15 @@ def _verify_detection(info: FamilyInfo, sd: Mapping[str, torch.Tensor], prefix: 
         raise RuntimeError(f"[BCG] detected config of synthetic {info.name!r} differs (ours, detected): {diff}")
 
 
-def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch.dtype | None = None, model_options=None, quant: str | None = None):
+def load_model(
+    family: str,
+    depth=None,
+    seed: int = 0,
+    device=None,
+    dtype: torch.dtype | None = None,
+    model_options=None,
+    quant: str | None = None,
+):
     """A ``comfy.model_patcher.ModelPatcher`` for a synthetic ``family`` checkpoint.
 
     Weights are generated in bf16 (or ``dtype``) on ``device`` (default: ComfyUI's torch device, so
@@ -282,7 +300,11 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
         options.setdefault("dtype", dtype)
     sd = build_state_dict(info.name, depth=depth, seed=seed, dtype=dtype or torch.bfloat16, device=device)
     # The module tree's keys, which a released layout (``checkpoint_layout``) loads back into.
-    shapes = state_dict_shapes(info.name, depth) if info.checkpoint_layout is not None else {k: tuple(v.shape) for k, v in sd.items()}
+    shapes = (
+        state_dict_shapes(info.name, depth)
+        if info.checkpoint_layout is not None
+        else {k: tuple(v.shape) for k, v in sd.items()}
+    )
     quantized = quantized_layers(info.name, depth, quant) if quant else {}
     if quantized:
         sd = comfy_quant_checkpoint(sd, quantized)
@@ -319,13 +341,21 @@ def load_model(family: str, depth=None, seed: int = 0, device=None, dtype: torch
     # 1.5's cond_type_embedding, Chroma Radiance's NeRF image embedder).
     want = options.get("dtype") or base.get_dtype()
     if want not in weight_dtypes or not weight_dtypes <= {want, torch.float32}:
-        raise RuntimeError(f"[BCG] synthetic {info.name!r} weight dtypes {weight_dtypes}, expected {want} (float32 allowed beside it)")
+        raise RuntimeError(
+            f"[BCG] synthetic {info.name!r} weight dtypes {weight_dtypes}, expected {want} (float32 allowed beside it)"
+        )
     if device.type == "cuda":
         comfy.model_management.soft_empty_cache()
     log.info(
         "[BCG] loaded synthetic %s: %s/%s, blocks %s, weights %s, manual cast %s, load device %s (%.1fs)",
-        info.name, got[0], got[1], dict(zip(info.block_attrs, blocks)), sorted(map(str, weight_dtypes)),
-        base.manual_cast_dtype, patcher.load_device, time.perf_counter() - t0,
+        info.name,
+        got[0],
+        got[1],
+        dict(zip(info.block_attrs, blocks)),
+        sorted(map(str, weight_dtypes)),
+        base.manual_cast_dtype,
+        patcher.load_device,
+        time.perf_counter() - t0,
     )
     return patcher
 
@@ -351,7 +381,11 @@ def load_model_file(path: str, family: str, depth=None, model_options=None, disa
 
     info = family_info(family)
     options = dict(model_options or {})
-    extra = {"disable_dynamic": True} if disable_dynamic and "disable_dynamic" in inspect.signature(comfy.sd.load_diffusion_model).parameters else {}
+    extra = (
+        {"disable_dynamic": True}
+        if disable_dynamic and "disable_dynamic" in inspect.signature(comfy.sd.load_diffusion_model).parameters
+        else {}
+    )
     with _depth_set_at_load(info, depth):
         patcher = comfy.sd.load_diffusion_model(path, model_options=options, **extra)
     patcher.cached_patcher_init = (load_model_file, (path, family, depth, options))
@@ -394,14 +428,18 @@ def quantized_layers(family: str, depth, quant: str) -> dict[str, str]:
     last = {}
     for stack, number in index.values():
         last[stack] = max(last.get(stack, 0), number)
-    return {layer: "float8_e4m3fn" if number in (0, last[stack]) else "nvfp4" for layer, (stack, number) in index.items()}
+    return {
+        layer: "float8_e4m3fn" if number in (0, last[stack]) else "nvfp4" for layer, (stack, number) in index.items()
+    }
 
 
 def _check_quantized_layers(family: str, model: torch.nn.Module, layers: Mapping[str, str]) -> None:
     """RuntimeError unless every layer of ``layers`` loaded with its ``comfy_quant`` format."""
     wrong = [layer for layer, fmt in layers.items() if getattr(model.get_submodule(layer), "quant_format", None) != fmt]
     if wrong:
-        raise RuntimeError(f"[BCG] synthetic {family!r}: {len(wrong)} of {len(layers)} layers did not load quantized (first: {wrong[0]})")
+        raise RuntimeError(
+            f"[BCG] synthetic {family!r}: {len(wrong)} of {len(layers)} layers did not load quantized (first: {wrong[0]})"
+        )
 
 
 def _fp8_absmax(weight: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
@@ -412,7 +450,9 @@ def _fp8_absmax(weight: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor,
     return (w / scale).to(dtype), scale.reshape(())
 
 
-def fp8_checkpoint(sd: Mapping[str, torch.Tensor], keys, dtype: torch.dtype = torch.float8_e4m3fn) -> dict[str, torch.Tensor]:
+def fp8_checkpoint(
+    sd: Mapping[str, torch.Tensor], keys, dtype: torch.dtype = torch.float8_e4m3fn
+) -> dict[str, torch.Tensor]:
     """A plain fp8 checkpoint (``flux1-dev-fp8``-style files): the weights named in ``keys`` cast to
     ``dtype`` with no scale and no metadata; everything else as in ``sd``. ComfyUI detects the fp8
     weight dtype and keeps fp8 storage where the device computes fp8 (``unet_dtype``) or when the
@@ -422,7 +462,9 @@ def fp8_checkpoint(sd: Mapping[str, torch.Tensor], keys, dtype: torch.dtype = to
     return {k: (v.to(dtype) if k in keys else v) for k, v in sd.items()}
 
 
-def scaled_fp8_checkpoint(sd: Mapping[str, torch.Tensor], keys, dtype: torch.dtype = torch.float8_e4m3fn) -> dict[str, torch.Tensor]:
+def scaled_fp8_checkpoint(
+    sd: Mapping[str, torch.Tensor], keys, dtype: torch.dtype = torch.float8_e4m3fn
+) -> dict[str, torch.Tensor]:
     """A legacy "scaled fp8" checkpoint: a ``scaled_fp8`` marker key, the weights named in ``keys``
     as ``dtype`` divided by a per-layer ``<layer>.scale_weight``. ComfyUI converts it on load
     (``comfy.utils.convert_old_quants``) into per-layer ``comfy_quant`` metadata, i.e. a
@@ -454,7 +496,10 @@ def comfy_quant_checkpoint(sd: Mapping[str, torch.Tensor], layers: Mapping[str, 
             import comfy.quant_ops
 
             layout = comfy.quant_ops.QUANT_ALGOS[fmt]["comfy_tensor_layout"]
-            if weight.dtype not in (torch.float16, torch.bfloat16):  # comfy-kitchen's CUDA nvfp4 kernel takes only these
+            if weight.dtype not in (
+                torch.float16,
+                torch.bfloat16,
+            ):  # comfy-kitchen's CUDA nvfp4 kernel takes only these
                 weight = weight.to(torch.bfloat16)
             out.update(comfy.quant_ops.QuantizedTensor.from_float(weight, layout).state_dict(f"{layer}.weight"))
         out[f"{layer}.comfy_quant"] = torch.tensor(list(json.dumps({"format": fmt}).encode("utf-8")), dtype=torch.uint8)
@@ -485,7 +530,9 @@ def latent_channels(family: str) -> int:
     return family_info(family).latent_channels
 
 
-def output_latent_shape(family: str, width: int, height: int, batch: int = 1, frames: int | None = None) -> tuple[int, ...]:
+def output_latent_shape(
+    family: str, width: int, height: int, batch: int = 1, frames: int | None = None
+) -> tuple[int, ...]:
     """Shape of what :func:`sample` returns (Qwen-Image adds a time axis of 1; video families
     have T = (frames-1)//temporal_downscale + 1)."""
     info = family_info(family)

@@ -24,7 +24,9 @@ def main(paths: list[str]) -> int:
     if not rows:
         return 1
     env = envs[0]
-    sys.stdout.write(f"{env['gpu']}, torch {env['torch']}, ComfyUI {env['comfyui']}, comfy-kitchen {env['comfy_kitchen']}, {env['date']}\n")
+    sys.stdout.write(
+        f"{env['gpu']}, torch {env['torch']}, ComfyUI {env['comfyui']}, comfy-kitchen {env['comfy_kitchen']}, {env['date']}\n"
+    )
     sys.stdout.write(format_table(rows) + "\n")
     if any(r.kernel_split for r in rows):
         sys.stdout.write("GPU seconds per denoise by kernel kind\n" + format_kernel_split(rows) + "\n")

@@ -67,7 +67,12 @@ class BCGApply(io.ComfyNode):
 
     @classmethod
     def execute(
-        cls, model, mode: str, memory_budget_mb: int = 0, verify: bool = False, capture: str = CapturePolicy.ON_FIRST_CALL.value
+        cls,
+        model,
+        mode: str,
+        memory_budget_mb: int = 0,
+        verify: bool = False,
+        capture: str = CapturePolicy.ON_FIRST_CALL.value,
     ) -> io.NodeOutput:
         node_id = getattr(getattr(cls, "hidden", None), "unique_id", None)
         try:

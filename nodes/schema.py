@@ -13,7 +13,15 @@ from comfy_api.latest import io
 #: Where both nodes sit in the node library: beside the model loaders they follow.
 CATEGORY = "model/acceleration"
 #: What a user types when looking for a speed-up; shared by both nodes.
-SEARCH_ALIASES = ["cuda graph", "cuda graphs", "speed up", "accelerate", "faster sampling", "BCG", "breakable cuda graphs"]
+SEARCH_ALIASES = [
+    "cuda graph",
+    "cuda graphs",
+    "speed up",
+    "accelerate",
+    "faster sampling",
+    "BCG",
+    "breakable cuda graphs",
+]
 
 _FIELDS = {f.name for f in dataclasses.fields(io.Schema)}
 

@@ -42,7 +42,9 @@ class BCGWarmupCapture(io.ComfyNode):
                     default="1,2",
                     tooltip="DiT batch sizes (1 to 64): 1 = cfg 1 (or cond/uncond run apart), 2 = cond+uncond batched.",
                 ),
-                io.Conditioning.Input("positive", optional=True, tooltip="The workflow's positive prompt: its exact length is captured."),
+                io.Conditioning.Input(
+                    "positive", optional=True, tooltip="The workflow's positive prompt: its exact length is captured."
+                ),
                 io.Conditioning.Input("negative", optional=True, tooltip="The workflow's negative prompt (cfg > 1)."),
                 io.Latent.Input(
                     "latent",

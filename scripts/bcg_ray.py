@@ -15,7 +15,9 @@ if __name__ == "__main__":
     try:
         import ray  # noqa: F401
     except ImportError:
-        sys.exit("error: the Ray runner needs ray: pip install ray (for one server, scripts/bcg_client.py needs nothing)")
+        sys.exit(
+            "error: the Ray runner needs ray: pip install ray (for one server, scripts/bcg_client.py needs nothing)"
+        )
     from bcg_client.on_ray.cli import main
 
     sys.exit(main())

@@ -44,7 +44,9 @@ def soak_lines(soak: dict) -> list[str]:
         )
     elif soak.get("curve"):
         reserved = [c["reserved"] for c in soak["curve"]]
-        lines.append(f"  reserved memory (incomplete run): start {mib(reserved[0])}, peak {mib(max(reserved))}, end {mib(reserved[-1])}")
+        lines.append(
+            f"  reserved memory (incomplete run): start {mib(reserved[0])}, peak {mib(max(reserved))}, end {mib(reserved[-1])}"
+        )
     twins = soak.get("twins") or []
     if twins:
         lines.append(f"  eager twins: {sum(t['equal'] for t in twins)}/{len(twins)} bit-exact")
@@ -59,11 +61,16 @@ def main(argv: list[str]) -> int:
     summary = json.loads(path.read_text())
     lines = soak_lines(summary["soak"]) if "soak" in summary else ["soak: did not run"]
     for name, record in (summary.get("weights_moved") or {}).items():
-        lines.append(f"/free {name}: {record.get('outcome', 'cpu')}; run after: {record.get('after', {}).get('summary')}")
+        lines.append(
+            f"/free {name}: {record.get('outcome', 'cpu')}; run after: {record.get('after', {}).get('summary')}"
+        )
     if "interrupt" in summary:
         i = summary["interrupt"]
         lines.append(f"/interrupt: stopped after {i['progress']} steps of {i['steps']}; run: {i['run'].get('summary')}")
-    for key, title in (("default_allocator", "plain start"), ("keep_cuda_malloc_async", "BCG_KEEP_CUDA_MALLOC_ASYNC=1")):
+    for key, title in (
+        ("default_allocator", "plain start"),
+        ("keep_cuda_malloc_async", "BCG_KEEP_CUDA_MALLOC_ASYNC=1"),
+    ):
         if key in summary:
             d = summary[key]
             lines.append(

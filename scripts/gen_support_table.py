@@ -46,17 +46,29 @@ def _cell(text: str) -> str:
 def table() -> str:
     from bcg_runtime.comfy.models import ADAPTERS, FAMILY_MODULES, OUT_OF_SCOPE, UNSUPPORTED
 
-    rows = ["| family | ComfyUI model classes | checkpoints (recipes) | text lengths | modes | GPU test | runs eager |", "|---|---|---|---|---|---|---|"]
+    rows = [
+        "| family | ComfyUI model classes | checkpoints (recipes) | text lengths | modes | GPU test | runs eager |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for adapter in ADAPTERS:
         modules = [m for m in FAMILY_MODULES if m.ADAPTER is adapter]
         recipes = ", ".join(m.RECIPE.title for m in modules)
-        refusals = [getattr(m, name) for m in modules for name in sorted(vars(m)) if name.endswith("_REFUSAL") and isinstance(getattr(m, name), str)]
+        refusals = [
+            getattr(m, name)
+            for m in modules
+            for name in sorted(vars(m))
+            if name.endswith("_REFUSAL") and isinstance(getattr(m, name), str)
+        ]
         modes = ["auto", "full", "breakable"] if adapter.full_graph_safe else ["auto", "breakable"]
         if not adapter.stage_host_copies:
             modes.append("fast")
         kind = f"video ({adapter.temporal_scale}k+1 frames)" if adapter.temporal_scale else "image"
         text = f"{adapter.text_policy}; longest {adapter.max_text_length}"
-        gpu = "passed" if adapter.gpu_verified else "pending: CPU stand-in tests only, awaiting the H200 run (off unless BCG_UNVERIFIED_FAMILIES=1)"
+        gpu = (
+            "passed"
+            if adapter.gpu_verified
+            else "pending: CPU stand-in tests only, awaiting the H200 run (off unless BCG_UNVERIFIED_FAMILIES=1)"
+        )
         rows.append(
             "| " + " | ".join(_cell(c) for c in (
                 f"**{adapter.display_name}** ({kind})",

@@ -39,8 +39,12 @@ def check_family(e, client, server, family: str) -> dict:
         run = e.run_prompt(server, prompt, timeout=600)
         entry = client.wait(server.url, run.prompt_id, timeout=120)
         mem = e.gpu_memory(server)
-        rec[name] = {"seconds": round(run.seconds, 2), "rss_mib": round(e.rss_mib(server.proc.pid)),
-                     "torch_reserved_mib": round(mem["reserved"] / 2**20), "torch_allocated_mib": round(mem["allocated"] / 2**20)}
+        rec[name] = {
+            "seconds": round(run.seconds, 2),
+            "rss_mib": round(e.rss_mib(server.proc.pid)),
+            "torch_reserved_mib": round(mem["reserved"] / 2**20),
+            "torch_allocated_mib": round(mem["allocated"] / 2**20),
+        }
         return run, e.saved_latent(server.base, entry)
 
     seed = 31
@@ -82,11 +86,16 @@ def summary(rec: dict) -> str:
     cost = ""
     if "eager_first" in rec and "bcg_first" in rec:
         a, b = rec["eager_first"], rec["bcg_first"]
-        cost = (f"; twin: first prompt {b['seconds']}s vs eager {a['seconds']}s, RSS {b['rss_mib'] - a['rss_mib']:+} MiB, "
-                f"torch reserved {b['torch_reserved_mib'] - a['torch_reserved_mib']:+} MiB")
-    return (("ok: " if rec.get("ok") else "FAILED: ") + f"{rec['family']}: replayed {run.get('replayed')}/{run.get('calls')} then "
-            f"{second.get('replayed')}/{second.get('calls')}{'; eager: ' + eager if eager else ''}; equal to eager: "
-            f"{rec.get('equal_to_eager')}/{rec.get('second_equal_to_eager')}; no new capture: {rec.get('no_new_capture')}{cost}")
+        cost = (
+            f"; twin: first prompt {b['seconds']}s vs eager {a['seconds']}s, RSS {b['rss_mib'] - a['rss_mib']:+} MiB, "
+            f"torch reserved {b['torch_reserved_mib'] - a['torch_reserved_mib']:+} MiB"
+        )
+    return (
+        ("ok: " if rec.get("ok") else "FAILED: ")
+        + f"{rec['family']}: replayed {run.get('replayed')}/{run.get('calls')} then "
+        f"{second.get('replayed')}/{second.get('calls')}{'; eager: ' + eager if eager else ''}; equal to eager: "
+        f"{rec.get('equal_to_eager')}/{rec.get('second_equal_to_eager')}; no new capture: {rec.get('no_new_capture')}{cost}"
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -113,10 +122,13 @@ def main(argv: list[str]) -> int:
         record["start_seconds"] = round(time.monotonic() - t0, 1)
         log = server.log_path.read_text(errors="replace")
         device = client.http_json(server.url, "/system_stats")["devices"][0]["name"]
-        record.update(device=device, cuda_malloc_async="cudaMallocAsync" in device,
-                      dynamic_vram="DynamicVRAM support detected and enabled" in log,
-                      bcg_log=[line.strip() for line in log.splitlines() if "[BCG]" in line][:20],
-                      import_failed=[line.strip() for line in log.splitlines() if "IMPORT FAILED" in line])
+        record.update(
+            device=device,
+            cuda_malloc_async="cudaMallocAsync" in device,
+            dynamic_vram="DynamicVRAM support detected and enabled" in log,
+            bcg_log=[line.strip() for line in log.splitlines() if "[BCG]" in line][:20],
+            import_failed=[line.strip() for line in log.splitlines() if "IMPORT FAILED" in line],
+        )
         for family in families:
             try:
                 rec = check_family(e, client, server, family)
@@ -132,7 +144,11 @@ def main(argv: list[str]) -> int:
         (out / "noflags.json").write_text(json.dumps(record, indent=1, default=str))
     allocator = "cudaMallocAsync" if record.get("cuda_malloc_async") else "native allocator"
     print(f"server: {allocator}, Dynamic VRAM {'on' if record.get('dynamic_vram') else 'off'}")
-    ok = "error" not in record and len(record["families"]) == len(families) and all(r.get("ok") for r in record["families"])
+    ok = (
+        "error" not in record
+        and len(record["families"]) == len(families)
+        and all(r.get("ok") for r in record["families"])
+    )
     return 0 if ok else 1
 
 

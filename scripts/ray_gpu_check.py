@@ -85,7 +85,9 @@ def main(argv: list[str]) -> int:
             record[name] = {"rc": doc["rc"], "done": doc.get("done"), "failed": doc.get("failed"), "replayed": doc.get("replayed"),
                             "calls": doc.get("calls"), "eager": doc.get("eager"), **times(doc)}  # fmt: skip
         b, a = record["bcg"], record["eager"]
-        record["speedup_median"] = round(a["median_rest"] / b["median_rest"], 3) if a["median_rest"] and b["median_rest"] else None
+        record["speedup_median"] = (
+            round(a["median_rest"] / b["median_rest"], 3) if a["median_rest"] and b["median_rest"] else None
+        )
         ok = all(r["rc"] == 0 and r["done"] == prompts for r in (a, b))
         if e.cuda_available():  # after its first prompt (warm-up and capture) BCG replays every call
             ok = ok and b["replayed"] >= (prompts - 1) * steps

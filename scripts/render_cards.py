@@ -45,21 +45,34 @@ def thumbnail(workflow: Path) -> Path:
     image = Image.new("RGB", THUMB, BACKGROUND)
     draw = ImageDraw.Draw(image)
     draw.text((margin, 26), workflow.stem, font=font(34, bold=True), fill=TEXT)
-    draw.text((margin, 72), "BCG Apply + BCG Warmup Capture: the same pixels, replayed as CUDA graphs", font=font(17), fill=LINK)
+    draw.text(
+        (margin, 72),
+        "BCG Apply + BCG Warmup Capture: the same pixels, replayed as CUDA graphs",
+        font=font(17),
+        fill=LINK,
+    )
     for _, src, _, dst, _, _ in graph["links"]:
         a, b = box(nodes[src]), box(nodes[dst])
         if b[0] >= a[2]:  # left to right: output side to input side
             draw.line([(a[2], (a[1] + a[3]) / 2), (b[0], (b[1] + b[3]) / 2)], fill=LINK, width=2)
         else:  # stacked: bottom to top
             below = b[1] >= a[3]
-            draw.line([((a[0] + a[2]) / 2, a[3] if below else a[1]), ((b[0] + b[2]) / 2, b[1] if below else b[3])], fill=LINK, width=2)
+            draw.line(
+                [((a[0] + a[2]) / 2, a[3] if below else a[1]), ((b[0] + b[2]) / 2, b[1] if below else b[3])],
+                fill=LINK,
+                width=2,
+            )
     small = font(13)
     for n in nodes.values():
         left, upper, right, lower = box(n)
         is_bcg = n["type"].startswith("BCG")
         draw.rounded_rectangle([left, upper, right, lower], radius=6, fill=BCG if is_bcg else NODE, outline="#5a5a5a")
         draw.rectangle([left + 1, upper + 1, right - 1, upper + 20], fill=BCG if is_bcg else TITLE_BAR)
-        label = n["type"] if not is_bcg else {"BCGApply": "BCG Apply", "BCGWarmupCapture": "BCG Warmup Capture"}.get(n["type"], n["type"])
+        label = (
+            n["type"]
+            if not is_bcg
+            else {"BCGApply": "BCG Apply", "BCGWarmupCapture": "BCG Warmup Capture"}.get(n["type"], n["type"])
+        )
         while draw.textlength(label, font=small) > right - left - 8 and len(label) > 4:
             label = label[:-2] + "…" if not label.endswith("…") else label[:-2] + "…"
         draw.text((left + 5, upper + 3), label, font=small, fill=TEXT)

@@ -54,19 +54,36 @@ from .runner import Runner, make_pool, start_servers
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--job", type=Path, required=True, metavar="SPEC", help="job spec JSON (bcg_client.py --help describes it)")
+    parser.add_argument(
+        "--job", type=Path, required=True, metavar="SPEC", help="job spec JSON (bcg_client.py --help describes it)"
+    )
     parser.add_argument("--servers", metavar="URL1,URL2", help="ComfyUI servers to use (one per GPU)")
-    parser.add_argument("--comfyui", type=Path, metavar="PATH", help="start servers: ComfyUI's folder (the same on every node)")
-    parser.add_argument("--gpus", type=positive(int), default=1, help="with --comfyui: servers to start, one GPU each (default %(default)s)")
-    parser.add_argument("--cpu", action="store_true", help="with --comfyui: servers without a GPU (ComfyUI's --cpu), one CPU each")
+    parser.add_argument(
+        "--comfyui", type=Path, metavar="PATH", help="start servers: ComfyUI's folder (the same on every node)"
+    )
+    parser.add_argument(
+        "--gpus",
+        type=positive(int),
+        default=1,
+        help="with --comfyui: servers to start, one GPU each (default %(default)s)",
+    )
+    parser.add_argument(
+        "--cpu", action="store_true", help="with --comfyui: servers without a GPU (ComfyUI's --cpu), one CPU each"
+    )
     parser.add_argument("--comfy-args", default="", help="with --comfyui: more arguments for ComfyUI's main.py")
     parser.add_argument("--address", help="Ray cluster to join (e.g. auto); default: a Ray of its own on this machine")
-    parser.add_argument("--set", action="append", default=[], metavar="ID.INPUT=VALUE", help="override a node input (repeatable)")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="ID.INPUT=VALUE", help="override a node input (repeatable)"
+    )
     parser.add_argument("--out", type=Path, help="the results JSON (default: the --resume file, else bcg_results.json)")
     parser.add_argument("--images", type=Path, metavar="DIR", help="also save the images into DIR")
     parser.add_argument("--resume", type=Path, metavar="RESULTS", help="skip the jobs this results JSON has done")
-    parser.add_argument("--in-flight", type=positive(int), default=2, help="prompts queued per server (default %(default)s)")
-    parser.add_argument("--retries", type=positive(int), default=3, help="Ray retries of a lost job (default %(default)s)")
+    parser.add_argument(
+        "--in-flight", type=positive(int), default=2, help="prompts queued per server (default %(default)s)"
+    )
+    parser.add_argument(
+        "--retries", type=positive(int), default=3, help="Ray retries of a lost job (default %(default)s)"
+    )
     parser.add_argument("--timeout", type=positive(float), default=600, help="seconds a job may take on a server, and that all "
                                                                               "servers may be down (default %(default)s)")  # fmt: skip
     parser.add_argument("--lost-after", type=positive(float), default=30, help="seconds a server may not answer before its job "
@@ -80,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if not args.servers and not args.comfyui:
-            raise ClientError("give the servers with --servers URL1,URL2 and/or have them started with --comfyui PATH --gpus N")
+            raise ClientError(
+                "give the servers with --servers URL1,URL2 and/or have them started with --comfyui PATH --gpus N"
+            )
         if args.comfyui and not (args.comfyui / "main.py").is_file():
             raise ClientError(f"--comfyui {str(args.comfyui)!r}: no main.py there; give ComfyUI's folder")
         spec = load_spec(args.job, args.set)

@@ -41,7 +41,9 @@ class Pool:
         while True:
             await self._probe()
             tried = {a["server"] for a in attempts}
-            live = [u for u in self.servers if u not in self.down and u not in self.dead and self.busy[u] < self.in_flight]
+            live = [
+                u for u in self.servers if u not in self.down and u not in self.dead and self.busy[u] < self.in_flight
+            ]
             if live:
                 url = min(live, key=lambda u: (u in tried, self.busy[u]))
                 self.busy[url] += 1
@@ -95,4 +97,9 @@ class Pool:
 
     def state(self) -> dict:
         """{"lost": {url: jobs lost there}, "busy": {url: prompts in flight}, "down": [url], "dead": [url]}."""
-        return {"lost": dict(self.lost), "busy": {u: n for u, n in self.busy.items() if n}, "down": sorted(self.down), "dead": sorted(self.dead)}
+        return {
+            "lost": dict(self.lost),
+            "busy": {u: n for u, n in self.busy.items() if n},
+            "down": sorted(self.down),
+            "dead": sorted(self.dead),
+        }

@@ -27,7 +27,9 @@ from .task import run_job
 class Runner:
     """Submits the tasks, collects each job's one result, saves and reports."""
 
-    def __init__(self, args: argparse.Namespace, jobs: list[Job], kept: list[dict], meta: dict, servers: dict, report=print):
+    def __init__(
+        self, args: argparse.Namespace, jobs: list[Job], kept: list[dict], meta: dict, servers: dict, report=print
+    ):
         self.args, self.jobs, self.kept, self.meta, self.servers, self.report = args, jobs, kept, meta, servers, report
         self.out = args.out or args.resume or Path("bcg_results.json")
         self.totals = {url: {"replayed": 0, "calls": 0, "eager": {}} for url in servers}
@@ -55,7 +57,9 @@ class Runner:
         if totals["calls"] >= self.totals[url]["calls"]:
             self.totals[url] = totals
 
-    def settle(self, job: Job, result: dict | None, error: str | None, attempts: list[dict], done: int, total: int) -> None:
+    def settle(
+        self, job: Job, result: dict | None, error: str | None, attempts: list[dict], done: int, total: int
+    ) -> None:
         """Record the job's one result (or its failure) and print its progress line."""
         job.attempts = attempts
         if result is not None and result["status"] == "done":
@@ -65,7 +69,12 @@ class Runner:
                 except OSError as e:
                     raise write_error(self.args.images, e, "images", "--images") from None
             job.status, job.server, job.prompt_id = "done", result["server"], result["prompt_id"]
-            job.outputs, job.seconds, job.run_seconds, job.cached = result["outputs"], result["seconds"], result["run_seconds"], result["cached"]
+            job.outputs, job.seconds, job.run_seconds, job.cached = (
+                result["outputs"],
+                result["seconds"],
+                result["run_seconds"],
+                result["cached"],
+            )
             self._totals(job.server, result["totals"])
             self.counts[job.server]["done"] += 1
             ran = f"run {job.run_seconds:.2f}s, " if job.run_seconds is not None else ""
@@ -137,7 +146,10 @@ def actor_error_text(error: Exception) -> str:
     cause = getattr(error, "cause", None)
     text = str(cause if cause is not None else error)
     raised = list(re.finditer(r"^\w+(?:Error|Exception|Lost): ", text, re.M))
-    return " ".join((text[raised[-1].end():] if raised else text.strip().split("\n")[0]).split())[:300] or type(error).__name__
+    return (
+        " ".join((text[raised[-1].end() :] if raised else text.strip().split("\n")[0]).split())[:300]
+        or type(error).__name__
+    )
 
 
 def start_servers(args: argparse.Namespace, report=print) -> dict:

@@ -64,7 +64,9 @@ class ComfyServer:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 tail = self.log.read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"ComfyUI in {folder} exited with {self.proc.returncode} while starting; its log ({self.log}) ends: {tail}")
+                raise RuntimeError(
+                    f"ComfyUI in {folder} exited with {self.proc.returncode} while starting; its log ({self.log}) ends: {tail}"
+                )
             try:
                 http_json(url, "/queue", timeout=5)
                 return url
@@ -149,18 +151,26 @@ class ComfyServer:
                     return {"status": "failed", "prompt_id": prompt_id, "error": execution_error(prompt_id, status)}
                 if not status or status.get("completed"):
                     break
-            elif prompt_id not in {str(i[1]) for k in ("queue_running", "queue_pending") for i in queued.get(k, []) if len(i) > 1}:
-                raise ServerLost(f"prompt {prompt_id} vanished from {server_label(self.url)}'s queue and history (restarted?)")
+            elif prompt_id not in {
+                str(i[1]) for k in ("queue_running", "queue_pending") for i in queued.get(k, []) if len(i) > 1
+            }:
+                raise ServerLost(
+                    f"prompt {prompt_id} vanished from {server_label(self.url)}'s queue and history (restarted?)"
+                )
             if time.monotonic() - started > timeout:
                 try:
                     http_json(self.url, "/queue", {"delete": [prompt_id]}, timeout=self.http_timeout)
                 except ClientError:
                     pass
-                raise ServerLost(f"not finished on {server_label(self.url)} after {timeout:g}s (raise --timeout for long jobs)")
+                raise ServerLost(
+                    f"not finished on {server_label(self.url)} after {timeout:g}s (raise --timeout for long jobs)"
+                )
         try:
             files = fetch_images(self.url, entry, stem, prompt) if images else []
         except ServerDown as e:
-            raise ServerLost(f"{server_label(self.url)} stopped answering while its images were fetched ({e})") from None
+            raise ServerLost(
+                f"{server_label(self.url)} stopped answering while its images were fetched ({e})"
+            ) from None
         with self.lock:
             cached = served_from_cache(entry, prompt, self.status.sessions)
             try:

@@ -76,14 +76,22 @@ def apply(
     try:
         policy = CapturePolicy(capture)
     except ValueError:
-        raise InputError(f"capture: '{capture}' is not a capture policy; accepted: {', '.join(repr(p.value) for p in CapturePolicy)}") from None
-    config = BCGConfig(mode=chosen, memory_budget_mb=int(memory_budget_mb), verify=bool(verify), capture=policy).for_adapter(adapter)
+        raise InputError(
+            f"capture: '{capture}' is not a capture policy; accepted: {', '.join(repr(p.value) for p in CapturePolicy)}"
+        ) from None
+    config = BCGConfig(
+        mode=chosen, memory_budget_mb=int(memory_budget_mb), verify=bool(verify), capture=policy
+    ).for_adapter(adapter)
     if config.mode in (Mode.FULL, Mode.FAST) and adapter is not None and not adapter.full_graph_safe:
-        raise InputError(f"mode: '{config.mode.value}' is not safe for {adapter.display_name} (its forward syncs with the host); use 'breakable'")
+        raise InputError(
+            f"mode: '{config.mode.value}' is not safe for {adapter.display_name} (its forward syncs with the host); use 'breakable'"
+        )
     if config.mode is Mode.FAST and adapter is not None and adapter.stage_host_copies:
         # Dynamo would trace the host-copy staging mode (core/host_copies.py) inside the compiled
         # blocks, with the mode stack differing between warm-up, capture and proof: untested.
-        raise InputError(f"mode: 'fast' is not available for {adapter.display_name} yet (its captures stage host copies); use 'auto'")
+        raise InputError(
+            f"mode: 'fast' is not available for {adapter.display_name} yet (its captures stage host copies); use 'auto'"
+        )
     session = install(m, adapter, config, refusal)
     if node_id is not None:
         session.node_ids.add(str(node_id))
@@ -97,7 +105,9 @@ def apply(
 def require_session(model: Any) -> BCGSession:
     session = session_of(model)
     if session is None:
-        raise InputError("model: no BCG Apply on this model; connect BCG Apply between the model loader and BCG Warmup Capture")
+        raise InputError(
+            "model: no BCG Apply on this model; connect BCG Apply between the model loader and BCG Warmup Capture"
+        )
     return session
 
 
@@ -118,14 +128,20 @@ def warm_up(
     ``resolutions`` may be empty."""
     session = require_session(model)
     if not text_buckets.strip() and positive is None:
-        raise InputError("text_buckets: empty and no conditioning connected; give buckets (e.g. 256) or connect positive")
+        raise InputError(
+            "text_buckets: empty and no conditioning connected; give buckets (e.g. 256) or connect positive"
+        )
     samples = None
     if latent is not None:
         samples = latent.get("samples") if isinstance(latent, dict) else None
         if samples is None or not hasattr(samples, "shape") or samples.dim() < 4:
-            raise InputError("latent: not a LATENT with 'samples' of shape [batch, channels, (frames,) height, width]; connect the latent node that feeds the KSampler")
+            raise InputError(
+                "latent: not a LATENT with 'samples' of shape [batch, channels, (frames,) height, width]; connect the latent node that feeds the KSampler"
+            )
         if positive is None:
-            raise InputError("latent: connected without positive; connect the workflow's conditioning too, so its calls can be built")
+            raise InputError(
+                "latent: connected without positive; connect the workflow's conditioning too, so its calls can be built"
+            )
     adapter = session.adapter
     plan = parse_plan(
         resolutions, text_buckets if text_buckets.strip() else None, batch_sizes,

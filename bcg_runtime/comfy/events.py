@@ -39,7 +39,10 @@ def publish(session) -> None:
 def publish_input_error(node_id: str | None, message: str, field: str | None) -> None:
     """Send ``{"node_id", "message", "field"}`` as a ``bcg.input_error`` event: the badge of that
     node then names the input to fix."""
-    _send(INPUT_ERROR_EVENT, lambda: {"node_id": None if node_id is None else str(node_id), "message": message, "field": field})
+    _send(
+        INPUT_ERROR_EVENT,
+        lambda: {"node_id": None if node_id is None else str(node_id), "message": message, "field": field},
+    )
 
 
 def _send(event: str, payload) -> None:

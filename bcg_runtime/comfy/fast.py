@@ -144,7 +144,9 @@ class RegionalCompile:
                 f"mode: 'fast' compiles the DiT's repeated blocks, and {type(diffusion_model).__name__} has no "
                 "list of blocks; use 'auto'"
             )
-        self._opaque = [m for _, blocks in self.lists for block in blocks for m in block.modules() if _is_quantized_layer(m)]
+        self._opaque = [
+            m for _, blocks in self.lists for block in blocks for m in block.modules() if _is_quantized_layer(m)
+        ]
         options = {"guard_filter_fn": _skip_transformer_options}
         self._compiled = [
             [torch.compile(block, dynamic=True, options=options) for block in blocks] for _, blocks in self.lists
@@ -197,7 +199,11 @@ class RegionalCompile:
         plain forward)."""
 
         def run(*args: Any, **kwargs: Any) -> Any:
-            with self.swapped_in(), self._attention_order(), torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT):
+            with (
+                self.swapped_in(),
+                self._attention_order(),
+                torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT),
+            ):
                 return executor(*args, **kwargs)
 
         return run

@@ -103,7 +103,9 @@ class Fingerprint:
 
     def change_from(self, old: "Fingerprint") -> str:
         """What differs from ``old``, in words a user can act on."""
-        changed = [CHANGES.get(name, f"{name} changed") for name in self.parts if self.parts[name] != old.parts.get(name)]
+        changed = [
+            CHANGES.get(name, f"{name} changed") for name in self.parts if self.parts[name] != old.parts.get(name)
+        ]
         return ", ".join(changed) or "nothing"
 
 
@@ -178,14 +180,21 @@ def _module_state(diffusion_model: torch.nn.Module, patched: set[int], scratch: 
         if refusal is None:
             refusal = _hooks_refusal(name, d)
         for attr, value in d.items():
-            if attr in _MODULE_INTERNALS or attr in NOT_READ_BY_THE_FORWARD or (module is diffusion_model and attr in scratch):
+            if (
+                attr in _MODULE_INTERNALS
+                or attr in NOT_READ_BY_THE_FORWARD
+                or (module is diffusion_model and attr in scratch)
+            ):
                 continue
             if attr == CORE_GRAPH_ATTR and value is not None and refusal is None:
                 refusal = core_graph_reason(name)
             if isinstance(value, torch.Tensor):
                 weights.append(_address(value))
             elif attr == "forward":
-                if getattr(value, "__self__", None) is module and getattr(value, "__func__", None) is type(module).forward:
+                if (
+                    getattr(value, "__self__", None) is module
+                    and getattr(value, "__func__", None) is type(module).forward
+                ):
                     pass  # the class's own forward, bound: ComfyUI restores an object-patched forward so
                 elif id(value) in patched:
                     overrides.append((name, "object patch", id(value)))
@@ -291,7 +300,9 @@ def _global_refusal() -> Reason | None:
     for registry in ("_global_forward_hooks", "_global_forward_pre_hooks"):
         hooks = getattr(nn_module, registry, None)
         if hooks:
-            return _unclassified(f"global module {registry[8:-1].replace('_', ' ')} ({_qualname(next(iter(hooks.values())))})")
+            return _unclassified(
+                f"global module {registry[8:-1].replace('_', ' ')} ({_qualname(next(iter(hooks.values())))})"
+            )
     if torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack():
         return _unclassified("an active torch function or dispatch mode")
     return None
@@ -303,7 +314,10 @@ def model_options_refusal(model_options: dict) -> Reason | None:
         if name not in OUTSIDE_THE_FORWARD:
             return _unclassified(f"unknown model_options entry '{name}'")
     if model_options.get("registered_hooks"):
-        return Reason(UNCLASSIFIED, "ComfyUI hooks (Create Hook / Set Hooks nodes) patch weights between calls: the model runs eager")
+        return Reason(
+            UNCLASSIFIED,
+            "ComfyUI hooks (Create Hook / Set Hooks nodes) patch weights between calls: the model runs eager",
+        )
     return None
 
 
@@ -325,7 +339,9 @@ def take(model_patcher: Any, model_options: dict | None = None, scratch: tuple[s
     options = model_patcher.model_options if model_options is None else model_options
     refusal = refusal or _global_refusal() or model_options_refusal(options)
     if refusal is None and getattr(model_patcher, "hook_patches", None):
-        refusal = Reason(UNCLASSIFIED, "ComfyUI hook patches on the model patch weights between calls: the model runs eager")
+        refusal = Reason(
+            UNCLASSIFIED, "ComfyUI hook patches on the model patch weights between calls: the model runs eager"
+        )
     allocator = torch.cuda.get_allocator_backend() if torch.cuda.is_available() else None
     parts = {
         "weights": weights,

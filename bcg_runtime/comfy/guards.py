@@ -102,7 +102,9 @@ def compile_refusal(model_patcher: Any) -> str | None:
     if not kwargs:
         from torch._dynamo.eval_frame import OptimizedModule
 
-        if isinstance(model_patcher.get_model_object("diffusion_model"), OptimizedModule):  # this clone's, loaded or not
+        if isinstance(
+            model_patcher.get_model_object("diffusion_model"), OptimizedModule
+        ):  # this clone's, loaded or not
             return "the diffusion model is a torch.compile'd module (another node compiled it): BCG steps aside and it runs as it would without BCG"
         return None
     backend = kwargs.get("backend")

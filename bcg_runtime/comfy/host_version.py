@@ -78,7 +78,11 @@ def report_host(version: object, log: logging.Logger | None = None) -> str | Non
     log = log or logging.getLogger(LOGGER_NAME)
     newer = is_newer_than_tested(version)
     if newer is None:
-        log.debug("[BCG] the running ComfyUI's version could not be read (%r); tested on %s", version, ", ".join(TESTED_COMFYUI))
+        log.debug(
+            "[BCG] the running ComfyUI's version could not be read (%r); tested on %s",
+            version,
+            ", ".join(TESTED_COMFYUI),
+        )
         return None
     if not newer:
         return None

@@ -244,7 +244,9 @@ class BCGSession:
         return self.config.capture is CapturePolicy.ON_FIRST_CALL
 
     # ----------------------------------------------------------------- run lifecycle
-    def begin_run(self, model_patcher: Any, warming: bool, steps: int | None = None, model_options: dict | None = None) -> None:
+    def begin_run(
+        self, model_patcher: Any, warming: bool, steps: int | None = None, model_options: dict | None = None
+    ) -> None:
         """Called when a sampling run starts, after ComfyUI loaded the model; ``steps``: the
         run's sampling steps (len(sigmas) - 1), from which :meth:`record_call` counts down;
         ``model_options``: the run's own (the guider's copy).
@@ -300,7 +302,9 @@ class BCGSession:
             if self.run_warming:
                 self.invalidate(f"{change}: graphs dropped; this warm-up captures them again", disable=False)
             elif self.captures_on_first_call:
-                self.invalidate(f"{change}: graphs dropped; each shape is captured again on its first call", disable=False)
+                self.invalidate(
+                    f"{change}: graphs dropped; each shape is captured again on its first call", disable=False
+                )
             else:
                 self.invalidate(f"{change} since warm-up: graphs dropped; run BCG Warmup Capture again")
         if self.run_warming:

@@ -86,7 +86,9 @@ class WarmupReport:
         for r in self.records:
             if r.status in ("captured", "already captured"):
                 exact = "exact" if r.exact else "unchecked"  # an entry that is not exact is never kept
-                fast = f"; {NOT_BIT_EXACT}: max abs diff {r.eager_diff:g} from eager" if r.eager_diff is not None else ""
+                fast = (
+                    f"; {NOT_BIT_EXACT}: max abs diff {r.eager_diff:g} from eager" if r.eager_diff is not None else ""
+                )
                 fast += f" ({r.eager_relative:.2%} of its norm)" if r.eager_relative is not None else ""
                 lines.append(
                     f"{r.label}: {r.status}, {r.segments} segments, {r.breaks} breaks, "
@@ -116,7 +118,9 @@ def plan_jobs(
         if seen != requested:
             notes.append(f"text bucket {requested} reaches the DiT as {seen} ({adapter.text_policy})")
         if seen not in prompts:
-            prompts[seen] = tuple(sampling.make_conditioning(adapter.family, seen, seed=s, text_dim=adapter.text_dim) for s in (0, 1))
+            prompts[seen] = tuple(
+                sampling.make_conditioning(adapter.family, seen, seed=s, text_dim=adapter.text_dim) for s in (0, 1)
+            )
     jobs: list[WarmupJob] = []
     if latent is not None and positive is not None:
         h, w = (int(n) * session.adapter.latent_scale for n in latent.shape[-2:])
@@ -124,7 +128,11 @@ def plan_jobs(
         neg = negative if negative is not None else positive
         jobs.append(WarmupJob(w, h, latent.shape[0], 1.0, positive, neg, f"workflow latent {shape}, cfg 1", latent))
         if negative is not None:
-            jobs.append(WarmupJob(w, h, latent.shape[0], WARMUP_CFG, positive, negative, f"workflow latent {shape}, cfg > 1", latent))
+            jobs.append(
+                WarmupJob(
+                    w, h, latent.shape[0], WARMUP_CFG, positive, negative, f"workflow latent {shape}, cfg > 1", latent
+                )
+            )
     for w, h, f in plan.resolutions:
         if positive is not None:
             neg = negative if negative is not None else positive
@@ -134,11 +142,17 @@ def plan_jobs(
         for length, (cond, uncond) in prompts.items():
             for b in plan.batch_sizes:
                 if b % 2 == 0:
-                    jobs.append(WarmupJob(w, h, b // 2, WARMUP_CFG, cond, uncond, f"text {length}, cond+uncond batch {b}", frames=f))
+                    jobs.append(
+                        WarmupJob(
+                            w, h, b // 2, WARMUP_CFG, cond, uncond, f"text {length}, cond+uncond batch {b}", frames=f
+                        )
+                    )
                 else:
                     jobs.append(WarmupJob(w, h, b, 1.0, cond, cond, f"text {length}, batch {b}", frames=f))
     # Largest first: the shared pool is sized once by the biggest capture and reused by the rest.
-    jobs.sort(key=lambda j: (j.width * j.height * (j.frames or 1) * j.latent_batch * (2 if j.cfg > 1 else 1)), reverse=True)
+    jobs.sort(
+        key=lambda j: j.width * j.height * (j.frames or 1) * j.latent_batch * (2 if j.cfg > 1 else 1), reverse=True
+    )
     return jobs, notes
 
 
@@ -157,7 +171,9 @@ def run_warmup(
     report = WarmupReport(model=session.adapter.display_name if session.adapter else "unsupported model")
     # TorchCompileModel before BCG Apply: every sampling run steps aside (guards.run_refusal), so a
     # warm-up would only compile dynamo's graphs for shapes no BCG graph will serve; it says so instead.
-    report.refusal = session.permanent_refusal or guards.dynamic_vram_refusal(model_patcher) or guards.compile_refusal(model_patcher)
+    report.refusal = (
+        session.permanent_refusal or guards.dynamic_vram_refusal(model_patcher) or guards.compile_refusal(model_patcher)
+    )
     if report.refusal:
         if report.refusal == session.permanent_refusal:  # BCG Apply (or start-up) said it already
             log.debug("[BCG] warm-up skipped: %s", report.refusal)
@@ -203,8 +219,12 @@ def run_warmup(
                 # falls back to eager before anything reaches here), e.g. conditioning of another
                 # width than the model takes. The other jobs still run; sampling that shape later
                 # meets the same error from ComfyUI itself.
-                report.notes.append(f"{job.size} {job.what}: the model's forward failed ({one_line(error)}), not captured")
-                log.warning("[BCG] warm-up %s %s: the model's forward failed, not captured", job.size, job.what, exc_info=True)
+                report.notes.append(
+                    f"{job.size} {job.what}: the model's forward failed ({one_line(error)}), not captured"
+                )
+                log.warning(
+                    "[BCG] warm-up %s %s: the model's forward failed, not captured", job.size, job.what, exc_info=True
+                )
             if progress:
                 progress(i + 1, len(jobs))
     finally:

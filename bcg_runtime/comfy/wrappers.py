@@ -96,7 +96,9 @@ class DiffusionModelHook(_SessionHook):
             if verify and decision.action is SERVE:
                 session.verified.add(plan.dispatch["label"])
             # Fast mode's graphs differ from eager by design: verify measures that, it cannot drop them.
-            out = runner.execute(decision, executor, (), plan.call, verify=verify and session.fast is None, strategy=session.strategy)
+            out = runner.execute(
+                decision, executor, (), plan.call, verify=verify and session.fast is None, strategy=session.strategy
+            )
             if verify and session.fast is not None and decision.action is SERVE:
                 diff = outputs_equal(out, executor(**plan.call))[1]
                 log.info("[BCG] verify %s: %s, max abs diff %g from eager", plan.dispatch["label"], NOT_BIT_EXACT, diff)
@@ -110,7 +112,11 @@ class DiffusionModelHook(_SessionHook):
         session = self.session
         result = session.runner.capture(executor, (), call, strategy=session.strategy, **dispatch)
         record = CaptureRecord(
-            label=result.label, status=result.status.value, reason=result.reason, exact=result.exact, max_abs_diff=result.max_abs_diff
+            label=result.label,
+            status=result.status.value,
+            reason=result.reason,
+            exact=result.exact,
+            max_abs_diff=result.max_abs_diff,
         )
         if session.fast is not None and result.status is CaptureStatus.CAPTURED:
             # What fast mode costs in exactness, per shape: the captured (compiled) output against
@@ -227,7 +233,13 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
     from comfy.patcher_extension import WrappersMP
 
     session = BCGSession(adapter, config, permanent_refusal=permanent_refusal)
-    for wrapper_type in (WrappersMP.DIFFUSION_MODEL, WrappersMP.APPLY_MODEL, WrappersMP.SAMPLER_SAMPLE, WrappersMP.PREPARE_SAMPLING, WrappersMP.OUTER_SAMPLE):
+    for wrapper_type in (
+        WrappersMP.DIFFUSION_MODEL,
+        WrappersMP.APPLY_MODEL,
+        WrappersMP.SAMPLER_SAMPLE,
+        WrappersMP.PREPARE_SAMPLING,
+        WrappersMP.OUTER_SAMPLE,
+    ):
         model_patcher.remove_wrappers_with_key(wrapper_type, BCG_KEY)
     # This patcher's DiT: the model may be loaded under another clone, whose object patches (a
     # compile node's torch.compile'd module, say) are then in place.
@@ -247,7 +259,9 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
         session.attention = BreakingAttention(previous)
         options["optimized_attention_override"] = session.attention
     if config.mode is Mode.FAST and permanent_refusal is None:
-        session.fast = RegionalCompile(diffusion_model, cudnn_attention=cudnn_attention_preferred(model_patcher.load_device))
+        session.fast = RegionalCompile(
+            diffusion_model, cudnn_attention=cudnn_attention_preferred(model_patcher.load_device)
+        )
         session.strategy = session.fast.strategy()
     if permanent_refusal is None:
         not_inplace = guards.inplace_lora_refusal(diffusion_model)

@@ -46,7 +46,9 @@ from torch.overrides import TorchFunctionMode
 def _is_basic(index: Any) -> bool:
     """Whether ``tensor[index]`` is basic indexing (ints, slices, ``None``, ``...``): a view."""
     parts = index if isinstance(index, tuple) else (index,)
-    return all(isinstance(part, (int, slice, type(None), type(Ellipsis))) and not isinstance(part, bool) for part in parts)
+    return all(
+        isinstance(part, (int, slice, type(None), type(Ellipsis))) and not isinstance(part, bool) for part in parts
+    )
 
 
 class HostCopyMismatch(RuntimeError):
@@ -120,7 +122,13 @@ class HostCopyStaging(TorchFunctionMode):
     def _cuda(self, func, args: tuple, kwargs: dict) -> Any:
         source = args[0]
         device = args[1] if len(args) > 1 else kwargs.get("device")
-        device = torch.device("cuda") if device is None else torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+        device = (
+            torch.device("cuda")
+            if device is None
+            else torch.device("cuda", device)
+            if isinstance(device, int)
+            else torch.device(device)
+        )
         if not self._is_host_to_device(source, device):
             return func(*args, **kwargs)
         return self._staged_copy(source, device)
@@ -134,7 +142,9 @@ class HostCopyStaging(TorchFunctionMode):
     def _setitem(self, func, args: tuple, kwargs: dict) -> Any:
         target, index, value = args
         number = isinstance(value, (bool, int, float, complex))
-        if not (number and isinstance(target, torch.Tensor) and target.device.type == self.device_type and _is_basic(index)):
+        if not (
+            number and isinstance(target, torch.Tensor) and target.device.type == self.device_type and _is_basic(index)
+        ):
             return func(*args, **kwargs)
         element = target[index]  # basic indexing: a view, no copy
         if element.dim() != 0:  # PyTorch fills a wider view with the number: no copy to stage
@@ -170,7 +180,9 @@ class HostCopyStaging(TorchFunctionMode):
             and not (self.pin and source.is_pinned())
         )
 
-    def _staged_copy(self, source: torch.Tensor, device: Any, dtype: torch.dtype | None = None, **to_kwargs) -> torch.Tensor:
+    def _staged_copy(
+        self, source: torch.Tensor, device: Any, dtype: torch.dtype | None = None, **to_kwargs
+    ) -> torch.Tensor:
         """``source`` on ``device`` (converted to ``dtype``), copied asynchronously from its buffer."""
         return self._stage(source, dtype).to(device=device, non_blocking=True, **to_kwargs)
 
@@ -182,11 +194,15 @@ class HostCopyStaging(TorchFunctionMode):
         if dtype is not None and dtype != source.dtype:
             source = source.to(dtype)
         if not self._replaying:
-            buffer = torch.empty_like(source, pin_memory=self.pin)  # strides kept where dense, as eager's copy keeps them
+            buffer = torch.empty_like(
+                source, pin_memory=self.pin
+            )  # strides kept where dense, as eager's copy keeps them
             self.buffers.append(buffer)
         else:
             if self._next >= len(self.buffers):
-                raise HostCopyMismatch(f"the capture made more host-to-device copies than its warm-up run ({len(self.buffers)})")
+                raise HostCopyMismatch(
+                    f"the capture made more host-to-device copies than its warm-up run ({len(self.buffers)})"
+                )
             buffer = self.buffers[self._next]
             self._next += 1
             if buffer.shape != source.shape or buffer.dtype != source.dtype:
@@ -195,4 +211,3 @@ class HostCopyStaging(TorchFunctionMode):
                     f"{tuple(buffer.shape)} {buffer.dtype} in its warm-up run"
                 )
         return buffer.copy_(source)
-

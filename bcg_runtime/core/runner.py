@@ -303,7 +303,9 @@ class GraphRunner:
         if not had_entry:
             reason = self._blocked.get(call.key) or self._retry.get(call.key)
             if not capture_first_call or reason is not None:
-                return Decision(EAGER, call, reason=reason or Reason(reasons.NOT_CAPTURED, f"{NOT_CAPTURED}: {call.label}"))
+                return Decision(
+                    EAGER, call, reason=reason or Reason(reasons.NOT_CAPTURED, f"{NOT_CAPTURED}: {call.label}")
+                )
             if self._put_off(call, calls_left):
                 return Decision(EAGER, call, reason=NOT_WORTH_IT)
         refused = None
@@ -364,7 +366,14 @@ class GraphRunner:
         return self.execute(decision, fn, args, kwargs, verify=verify, strategy=strategy)
 
     def execute(
-        self, decision: Decision, fn: Callable, args: tuple, kwargs: dict, *, verify: bool = False, strategy: "CaptureStrategy | None" = None
+        self,
+        decision: Decision,
+        fn: Callable,
+        args: tuple,
+        kwargs: dict,
+        *,
+        verify: bool = False,
+        strategy: "CaptureStrategy | None" = None,
     ) -> Any:
         """Carry out a :meth:`decide` for this very call: replay, capture on sight, or run eager."""
         if decision.action is EAGER:
@@ -415,7 +424,9 @@ class GraphRunner:
 
     def _capture_on_sight(self, fn, args, kwargs, call: _Call, key_extra, opaque, state, strategy) -> Any:
         """Capture and prove the signature of a live call; count the call and return eager's output."""
-        result = self.capture(fn, args, kwargs, key_extra=key_extra, opaque=opaque, label=call.label, state=state, strategy=strategy)
+        result = self.capture(
+            fn, args, kwargs, key_extra=key_extra, opaque=opaque, label=call.label, state=state, strategy=strategy
+        )
         if result.status is CaptureStatus.CAPTURED:
             reason = Reason(reasons.FIRST_CALL, f"{FIRST_CALL}: {call.label}")
         else:
@@ -495,7 +506,9 @@ class GraphRunner:
             log.info("[BCG] %s: %s: %s; capturing again", self.name, call.label, STALE)
             self._drop(call.key)
         elif entry is not None:
-            return CaptureResult(CaptureStatus.ALREADY_CAPTURED, call.label, entry=entry.stats, exact=True, max_abs_diff=0.0)
+            return CaptureResult(
+                CaptureStatus.ALREADY_CAPTURED, call.label, entry=entry.stats, exact=True, max_abs_diff=0.0
+            )
         if self.limits.evict_lru:
             self._make_room()
         skip = self._capture_refusal(call)
@@ -530,7 +543,9 @@ class GraphRunner:
         start = time.perf_counter()
         try:
             with _collector_paused():
-                runs = self.limits.warmup_runs_after_first if call.device in self._captured_on else self.limits.warmup_runs
+                runs = (
+                    self.limits.warmup_runs_after_first if call.device in self._captured_on else self.limits.warmup_runs
+                )
                 runs = max(runs, 1) if staging else runs  # staging records its buffers in the last one
                 with backend.capture_stream(call.device):
                     for run in range(runs):
@@ -550,7 +565,9 @@ class GraphRunner:
             raise
         seconds = time.perf_counter() - start
 
-        static_bytes = tensor_bytes(static_leaves) + graph.bridge_bytes  # device bytes (host_buffers are pinned host memory)
+        static_bytes = (
+            tensor_bytes(static_leaves) + graph.bridge_bytes
+        )  # device bytes (host_buffers are pinned host memory)
         entry_stats = EntryStats(
             label=call.label,
             segments=graph.num_segments,
@@ -611,10 +628,16 @@ class GraphRunner:
             self.stats.costs.record(entry.stats.capture_seconds, eager_s, replay_s)
         if not exact:
             reason = self._reject(call, not_exact_reason(diff))
-            return CaptureResult(CaptureStatus.NOT_EXACT, call.label, reason, output=truth, exact=False, max_abs_diff=diff)
-        return CaptureResult(CaptureStatus.CAPTURED, call.label, entry=entry.stats, output=truth, exact=True, max_abs_diff=0.0)
+            return CaptureResult(
+                CaptureStatus.NOT_EXACT, call.label, reason, output=truth, exact=False, max_abs_diff=diff
+            )
+        return CaptureResult(
+            CaptureStatus.CAPTURED, call.label, entry=entry.stats, output=truth, exact=True, max_abs_diff=0.0
+        )
 
-    def _accept(self, call: _Call, result: CaptureResult, accept: Callable, fn: Callable, args: tuple, kwargs: dict) -> CaptureResult:
+    def _accept(
+        self, call: _Call, result: CaptureResult, accept: Callable, fn: Callable, args: tuple, kwargs: dict
+    ) -> CaptureResult:
         """The strategy's ``accept`` on a proven entry, against ``fn`` run plainly on the live call."""
         plain = fn(*args, **kwargs)
         try:
@@ -623,7 +646,9 @@ class GraphRunner:
             refusal = f"check failed: {one_line(e)}"
         if refusal is None:
             return result
-        return CaptureResult(CaptureStatus.FAILED, call.label, self._reject(call, Reason(reasons.NOT_EXACT, refusal)), output=plain)
+        return CaptureResult(
+            CaptureStatus.FAILED, call.label, self._reject(call, Reason(reasons.NOT_EXACT, refusal)), output=plain
+        )
 
     def _capture_failed(self, call: _Call, error: Exception) -> Reason:
         """Record why a capture failed; returns the reason the call runs eager under."""
@@ -695,7 +720,10 @@ class GraphRunner:
             return Reason(reasons.LIMIT, f"entry limit reached ({self.limits.max_entries} captured shapes)")
         budget = self.limits.memory_budget_bytes
         if budget is not None and self.memory_bytes >= budget:
-            return Reason(reasons.LIMIT, f"memory budget reached ({self.memory_bytes / 2**20:.0f} of {budget / 2**20:.0f} MiB in graphs)")
+            return Reason(
+                reasons.LIMIT,
+                f"memory budget reached ({self.memory_bytes / 2**20:.0f} of {budget / 2**20:.0f} MiB in graphs)",
+            )
         return None
 
     # ------------------------------------------------------------------ state
@@ -723,7 +751,13 @@ class GraphRunner:
         return {_describe(k): reason for k, reason in self._blocked.items()}
 
     def is_captured(
-        self, args: tuple = (), kwargs: dict | None = None, *, key_extra: Hashable = (), opaque: Iterable[str] = (), state: Any = None
+        self,
+        args: tuple = (),
+        kwargs: dict | None = None,
+        *,
+        key_extra: Hashable = (),
+        opaque: Iterable[str] = (),
+        state: Any = None,
     ) -> bool:
         """True when a call with these arguments and ``state`` would replay."""
         try:
@@ -817,7 +851,9 @@ CAPTURE_SHIFT = 1.0625
 
 
 #: The dtypes :func:`_shift_floats` shifts (float8 and other storage-only types have no arithmetic).
-_SHIFTED_DTYPES = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128})
+_SHIFTED_DTYPES = frozenset(
+    {torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128}
+)
 
 
 def _shift_floats(tensors: list[torch.Tensor]) -> None:

@@ -109,10 +109,14 @@ def skip_unless_host_builds(family):
         sd = info.checkpoint_layout(info, sd)
     _, detected = synthetic.detected_config(family, sd, depth=depth)
     want = synthetic.unet_config(family, depth=depth)
-    diff = config_differences(synthetic.family_info(family), want, detected or {}, set(want) - synthetic.DETECTED_FROM_VALUES)
+    diff = config_differences(
+        synthetic.family_info(family), want, detected or {}, set(want) - synthetic.DETECTED_FROM_VALUES
+    )
     if diff:
         why = HOST_DETECTION_LIMITS.get(family, "")
-        pytest.skip(f"this ComfyUI detects the {family} test model otherwise (recipe, detected): {diff}{'; ' + why if why else ''}")
+        pytest.skip(
+            f"this ComfyUI detects the {family} test model otherwise (recipe, detected): {diff}{'; ' + why if why else ''}"
+        )
 
 
 #: Why a host's detection builds a family's test model otherwise, where known.
@@ -176,7 +180,11 @@ def _check_prompt_signatures(nodes, model, family, lengths, batched, frames, sha
 
     def both(cfg, pos, neg, seed, n):
         out = synthetic.sample(bcg_model, family, 64, 64, 3, cfg, pos, neg, seed=seed, frames=n)
-        assert torch.equal(out, synthetic.sample(model, family, 64, 64, 3, cfg, pos, neg, seed=seed, frames=n)), (cfg, seed, n)
+        assert torch.equal(out, synthetic.sample(model, family, 64, 64, 3, cfg, pos, neg, seed=seed, frames=n)), (
+            cfg,
+            seed,
+            n,
+        )
         return out
 
     first = "first call, captured"
@@ -193,7 +201,9 @@ def _check_prompt_signatures(nodes, model, family, lengths, batched, frames, sha
     assert session.runner.stats.captures == captures, session.last_run
     other_pos, other_neg = (synthetic.make_conditioning(family, n, seed=seed) for n, seed in zip(lengths, (5, 6)))
     both(2.0, other_pos, other_neg, 4, frames[-1])
-    assert session.last_run["replayed"] == 3 * len(signatures) and session.runner.stats.captures == captures, session.last_run
+    assert session.last_run["replayed"] == 3 * len(signatures) and session.runner.stats.captures == captures, (
+        session.last_run
+    )
     both(1.0, other_pos, other_neg, 5, frames[-1])
     positive_b1 = f"txt{lengths[0]} b1"
     new = {} if positive_b1 in signatures else {f"{first}: {_size_label(frames[-1])} {positive_b1}": 1}
@@ -225,7 +235,9 @@ def check_padded_prompts_batch_cond_and_uncond(nodes, model, family, frames=(Non
     _check_prompt_signatures(nodes, model, family, (length, length), True, frames, shapes)
 
 
-def check_conditioning_inputs_are_read_live(nodes, model, family, inputs, frames=None, absent_is_another_signature=False, bcg_model=None):
+def check_conditioning_inputs_are_read_live(
+    nodes, model, family, inputs, frames=None, absent_is_another_signature=False, bcg_model=None
+):
     """The conditioning entries a class adds (``inputs(seed)``: the extras its nodes put in the
     positive and negative, the same shapes for every seed), sampled 64x64 px (``frames`` pixel
     frames for a video family), 2 steps at cfg 1 through BCG Apply's defaults: the first call is
@@ -323,7 +335,19 @@ class OneModelAtATime:
         gc.collect()
 
 
-def check_inputs_are_read_live(family, model, bcg_model, inputs, frames=None, other=None, other_is_new=True, latent=None, noise_mask=None, width=64, height=64):
+def check_inputs_are_read_live(
+    family,
+    model,
+    bcg_model,
+    inputs,
+    frames=None,
+    other=None,
+    other_is_new=True,
+    latent=None,
+    noise_mask=None,
+    width=64,
+    height=64,
+):
     """A class's conditioning inputs through ``comfy.sample.sample`` (2 steps, cfg 1: one call a
     step, the family's positive prompt): with ``inputs(1)`` (conditioning entries, seed -> dict) the
     first call is captured and the second replayed, bit-equal to eager; ``inputs(2)`` (other values,

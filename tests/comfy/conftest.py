@@ -36,6 +36,7 @@ def _import_comfy():
         import comfy.sample  # noqa: F401
         import comfy.samplers  # noqa: F401
         import comfy.sd  # noqa: F401
+
         # ComfyUI's nodes.py, now, while COMFYUI_PATH is first on sys.path: this repository's own
         # nodes/ package (on sys.path as the working directory) would otherwise shadow it for a
         # test that imports a comfy_extras module first (they `import nodes`).
@@ -96,7 +97,9 @@ def standin_graphs(pack, monkeypatch):
     real = runner.backend_for
     monkeypatch.setattr(guards, "device_refusal", lambda model_patcher: None)
     monkeypatch.setattr(guards, "process_refusal", lambda: None)  # ComfyUI runs with --cpu here
-    monkeypatch.setattr(runner, "backend_for", lambda device: RecordingBackend() if device.type == "cpu" else real(device))
+    monkeypatch.setattr(
+        runner, "backend_for", lambda device: RecordingBackend() if device.type == "cpu" else real(device)
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -8,7 +8,11 @@ CPU stand-in here; test_full_size_cuda.py samples the full model (0.8.0 and 0.33
 """
 
 import pytest
-from bcg_testing import check_an_unwarmed_size_falls_back_with_its_label, check_gpu_verification_state, check_padded_prompts_batch_cond_and_uncond
+from bcg_testing import (
+    check_an_unwarmed_size_falls_back_with_its_label,
+    check_gpu_verification_state,
+    check_padded_prompts_batch_cond_and_uncond,
+)
 
 pytestmark = pytest.mark.comfy
 FAMILY = "auraflow"

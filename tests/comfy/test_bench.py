@@ -14,7 +14,9 @@ from bcg_testing import ROOT
 pytestmark = pytest.mark.comfy
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU default; on CUDA the gpu suite runs the benchmark")
+@pytest.mark.skipif(
+    torch.cuda.is_available(), reason="checks the CPU default; on CUDA the gpu suite runs the benchmark"
+)
 def test_default_benchmark_on_cpu_reports_eager_and_says_why(tmp_path):
     out = tmp_path / "bench.json"
     proc = subprocess.run(

@@ -50,16 +50,28 @@ def test_cudnn_first_reorders_the_list_comfyui_s_sdpa_call_sets_and_restores_it(
     import comfy.ops
     from torch.nn.attention import SDPBackend
 
-    comfy_order = [SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+    comfy_order = [
+        SDPBackend.FLASH_ATTENTION,
+        SDPBackend.CUDNN_ATTENTION,
+        SDPBackend.EFFICIENT_ATTENTION,
+        SDPBackend.MATH,
+    ]
     monkeypatch.setattr(comfy.ops, "SDPA_BACKEND_PRIORITY", comfy_order, raising=False)  # defined on CUDA machines only
     with attention_backend("cudnn"):
         assert comfy.ops.SDPA_BACKEND_PRIORITY is comfy_order  # the list ComfyUI's call reads, changed in place
         assert comfy_order[0] == SDPBackend.CUDNN_ATTENTION and len(comfy_order) == 4
-    assert comfy_order == [SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+    assert comfy_order == [
+        SDPBackend.FLASH_ATTENTION,
+        SDPBackend.CUDNN_ATTENTION,
+        SDPBackend.EFFICIENT_ATTENTION,
+        SDPBackend.MATH,
+    ]
 
 
 def test_a_backend_this_comfyui_lacks_says_what_to_install(pack):
-    with pytest.raises(RuntimeError, match="attention 'nonexistent' is not available in this ComfyUI \\(install its package"):
+    with pytest.raises(
+        RuntimeError, match="attention 'nonexistent' is not available in this ComfyUI \\(install its package"
+    ):
         with attention_backend("nonexistent"):
             pass
 
@@ -77,11 +89,17 @@ def test_a_stacked_compile_mode_is_torch_compile_model_on_a_clone_after_the_cach
         assert base == "bcg-full"
         assert compiled.model_options["torch_compile_kwargs"]["backend"] == "inductor"
         assert "easycache" in compiled.model_options["transformer_options"]  # the cache node came first
-    assert "torch_compile_kwargs" not in model.model_options and "easycache" not in model.model_options["transformer_options"]
+    assert (
+        "torch_compile_kwargs" not in model.model_options
+        and "easycache" not in model.model_options["transformer_options"]
+    )
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="TorchCompileModel's cudagraphs backend and BCG's graphs need CUDA; run by scripts/gpu_suite.sh")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(),
+    reason="TorchCompileModel's cudagraphs backend and BCG's graphs need CUDA; run by scripts/gpu_suite.sh",
+)
 def test_a_bench_row_of_bcg_after_torch_compile_model_says_bcg_stepped_aside(pack):
     """``compile-cudagraphs+bcg-full``: every DiT call runs the compiled model, eager to BCG with
     the reason, and the output equals TorchCompileModel alone; the first run is the compile run."""
@@ -92,12 +110,17 @@ def test_a_bench_row_of_bcg_after_torch_compile_model_says_bcg_stepped_aside(pac
     assert all(row.error is None for row in rows), [row.error for row in rows]
     assert with_bcg.replayed == "0/2" and with_bcg.equals_without_bcg is True, with_bcg
     [(reason, count)] = with_bcg.eager_reasons.items()
-    assert count == 2 and reason.startswith("disabled: TorchCompileModel (backend cudagraphs) already replays this model"), reason
+    assert count == 2 and reason.startswith(
+        "disabled: TorchCompileModel (backend cudagraphs) already replays this model"
+    ), reason
     assert with_bcg.first_run_s > 0 and alone.first_run_s > 0
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="captures real CUDA graphs (the bench's BCG modes need CUDA); run by scripts/gpu_suite.sh")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(),
+    reason="captures real CUDA graphs (the bench's BCG modes need CUDA); run by scripts/gpu_suite.sh",
+)
 @pytest.mark.parametrize("mode", ["bcg-full", "fast"])
 def test_warmup_cost_captures_and_proves_the_whole_plan_on_a_fresh_model(pack, model, mode):
     """``--warmup-cost``: 2 sizes x 2 prompt lengths at batch 1 are 4 graphs, each proven, timed."""

@@ -43,7 +43,9 @@ def test_served_without_opt_in_once_verified_on_the_h200(pack, family_model, sta
     _, nodes = pack
     family, model = family_model
     positive, negative = conds(family)
-    check_gpu_verification_state(nodes, model, family, monkeypatch, lambda m: sample(m, family, 2.0, positive, negative, seed=3, steps=2))
+    check_gpu_verification_state(
+        nodes, model, family, monkeypatch, lambda m: sample(m, family, 2.0, positive, negative, seed=3, steps=2)
+    )
 
 
 def test_each_prompt_length_is_its_own_graph_and_replays_exactly(pack, family_model, standin_graphs):
@@ -66,7 +68,10 @@ def test_each_prompt_length_is_its_own_graph_and_replays_exactly(pack, family_mo
     assert session.last_run["calls"] == 3 and session.last_run["replayed"] == 3, session.last_run
 
     # Another prompt pair of the same lengths and another seed: no new capture.
-    other_pos, other_neg = synthetic.make_conditioning(family, 40, seed=5), synthetic.make_conditioning(family, 17, seed=6)
+    other_pos, other_neg = (
+        synthetic.make_conditioning(family, 40, seed=5),
+        synthetic.make_conditioning(family, 17, seed=6),
+    )
     out = sample(bcg_model, family, 2.0, other_pos, other_neg, seed=5)
     assert torch.equal(out, sample(model, family, 2.0, other_pos, other_neg, seed=5))
     assert session.last_run["replayed"] == 6 and session.runner.stats.captures == 2, session.last_run
@@ -155,6 +160,7 @@ def test_radiance_calls_run_eager_once_the_nerf_table_cache_evicted(pack, family
     from comfy.ldm.chroma_radiance.layers import NerfEmbedder
 
     from bcg_runtime.comfy.models import chroma_radiance as radiance
+
     assert NerfEmbedder.fetch_pos.cache_parameters()["maxsize"] == 4
     assert radiance.nerf_cache_evictions() == 0  # this process has not used five embedders
 

@@ -13,7 +13,12 @@ import gc
 
 import pytest
 import torch
-from bcg_testing import check_conditioning_inputs_are_read_live, check_gpu_verification_state, check_padded_prompts_batch_cond_and_uncond, skip_unless_host_builds
+from bcg_testing import (
+    check_conditioning_inputs_are_read_live,
+    check_gpu_verification_state,
+    check_padded_prompts_batch_cond_and_uncond,
+    skip_unless_host_builds,
+)
 
 from bench import synthetic
 
@@ -49,9 +54,13 @@ def test_served_without_opt_in_once_verified_on_the_h200(pack, recipe_model, sta
 
 
 def test_every_prompt_is_226_tokens_so_cond_and_uncond_share_one_graph(pack, recipe_model, standin_graphs):
-    check_padded_prompts_batch_cond_and_uncond(pack[1], recipe_model("cogvideox"), "cogvideox", frames=(FRAMES,), shapes=[(1, 16, T, H, W)], length=226)
+    check_padded_prompts_batch_cond_and_uncond(
+        pack[1], recipe_model("cogvideox"), "cogvideox", frames=(FRAMES,), shapes=[(1, 16, T, H, W)], length=226
+    )
 
 
 @pytest.mark.parametrize("recipe, channels", [("cogvideox_i2v", 16), ("cogvideox_inpaint", 32)], ids=["i2v", "inpaint"])
 def test_the_concatenated_image_channels_are_read_live(pack, recipe_model, standin_graphs, recipe, channels):
-    check_conditioning_inputs_are_read_live(pack[1], recipe_model(recipe), recipe, lambda seed: _latent(seed, channels), frames=FRAMES)
+    check_conditioning_inputs_are_read_live(
+        pack[1], recipe_model(recipe), recipe, lambda seed: _latent(seed, channels), frames=FRAMES
+    )

@@ -77,7 +77,9 @@ EAGER_FORWARD = ["begin", "block", "pause", "block", "done", "end"]
 
 
 @pytest.mark.parametrize("placement,replayed_forward", [("outer", ["begin", "end"]), ("inner", [])])
-def test_a_replay_skips_the_compiler_calls_inside_bcgs_hook_and_stays_bit_equal(pack, models, standin_graphs, placement, replayed_forward):
+def test_a_replay_skips_the_compiler_calls_inside_bcgs_hook_and_stays_bit_equal(
+    pack, models, standin_graphs, placement, replayed_forward
+):
     _, nodes = pack
     model = models(FLUX)
     recorder = RecordingCompiler()
@@ -109,7 +111,10 @@ def test_a_module_that_comfyui_runs_as_a_cuda_graph_runs_eager_with_the_core_gra
         run = session_of(bcg_model).last_run
         assert run["replayed"] == 0 and run["calls"] == STEPS, run
         (reason,) = run["eager"]
-        assert "ComfyUI already runs diffusion_model.single_blocks.0 as a CUDA graph" in reason and "does not graph a graph" in reason
+        assert (
+            "ComfyUI already runs diffusion_model.single_blocks.0 as a CUDA graph" in reason
+            and "does not graph a graph" in reason
+        )
         assert torch.equal(out, eager)
     finally:
         del block._comfy_graph
@@ -149,7 +154,10 @@ def test_a_bad_compiler_policy_is_bcg_applys_error_naming_the_variable(pack, mod
         nodes["BCGApply"].execute(models(FLUX), "auto")
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU run; on CUDA test_compiler_cuda.py runs the tool with the compiler")
+@pytest.mark.skipif(
+    torch.cuda.is_available(),
+    reason="checks the CPU run; on CUDA test_compiler_cuda.py runs the tool with the compiler",
+)
 def test_the_compiler_benchmark_runs_every_mode_on_cpu_and_says_why_there_is_no_compiler(tmp_path):
     import json
     import os

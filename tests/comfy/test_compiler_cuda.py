@@ -48,8 +48,13 @@ def _aimdo_has_malloc_graph() -> bool:
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.comfy,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"),
-    pytest.mark.skipif(not _aimdo_has_malloc_graph(), reason="comfy-aimdo has no malloc_graph (it arrived in 0.6.0): run on the assembled host, HOSTS=.carry033n"),
+    pytest.mark.skipif(
+        not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"
+    ),
+    pytest.mark.skipif(
+        not _aimdo_has_malloc_graph(),
+        reason="comfy-aimdo has no malloc_graph (it arrived in 0.6.0): run on the assembled host, HOSTS=.carry033n",
+    ),
 ]
 
 
@@ -60,7 +65,9 @@ def _bench(tmp_path_factory, name, allocator_conf=None, extra=()):
         env[ALLOC_CONF_VARS[0]] = allocator_conf
     command = [sys.executable, "-m", "bench.compiler", "--family", "flux", "--depth", "1", "--resolution", "512x512",
                "--steps", str(STEPS), "--repeats", str(REPEATS), "--json", str(out), *extra]  # fmt: skip
-    proc = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=480)
+    proc = subprocess.run(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=480
+    )
     print(proc.stdout[-6000:])
     assert out.is_file(), f"compiler_bench wrote nothing (rc {proc.returncode}):\n{proc.stdout[-6000:]}"
     data = json.loads(out.read_text())
@@ -76,7 +83,9 @@ def native(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cuda_malloc_async(tmp_path_factory):
-    env, rows, _ = _bench(tmp_path_factory, "async", "backend:cudaMallocAsync", ("--placements", "outer", "--modes", "eager"))
+    env, rows, _ = _bench(
+        tmp_path_factory, "async", "backend:cudaMallocAsync", ("--placements", "outer", "--modes", "eager")
+    )
     assert env["allocator"] == "cudaMallocAsync", env
     return env, rows
 
@@ -115,7 +124,9 @@ def test_inside_an_active_malloc_graph_bcg_replays_bit_equal_and_the_graph_sees_
     assert row["equal_to_eager"] is True, row
     assert row["replayed"] == row["calls"] == REPEATS * STEPS, row
     assert row["notes"] == []
-    expected = STEPS if placement == "outer" else 0  # outer: begin/end run around each replay; inner: a replay skips them
+    expected = (
+        STEPS if placement == "outer" else 0
+    )  # outer: begin/end run around each replay; inner: a replay skips them
     assert all(run["begins"] == expected for run in _timed(row)), row["compiler"]
     breaks = sum(run["breaks"] for run in row["compiler"])
     assert breaks <= sum(run["breaks"] for run in eager["compiler"]), row["compiler"]  # no storm: none beyond eager's
@@ -134,7 +145,9 @@ def test_under_cuda_malloc_async_the_same_driver_records_allocations(cuda_malloc
         # host's malloc graph logs rogue allocations under cudaMallocAsync and aimdo then refuses
         # to compile its pattern. That is the host's (or the simulation's) behaviour, not BCG's,
         # and it leaves no eager reference to contrast with; the native-allocator tests stand.
-        pytest.xfail(f"ComfyUI's compiler path itself fails under cudaMallocAsync on the assembled host: {AIMDO_COMPILE_ERROR}")
+        pytest.xfail(
+            f"ComfyUI's compiler path itself fails under cudaMallocAsync on the assembled host: {AIMDO_COMPILE_ERROR}"
+        )
     assert eager["error"] is None and eager["equal_to_eager"], eager
     assert all(run["begins"] == STEPS for run in eager["compiler"]), eager["compiler"]
     assert max(run["peak_used"] for run in eager["compiler"]) > 0, eager["compiler"]

@@ -32,7 +32,9 @@ def with_cache(node, model):
 
 @pytest.mark.parametrize("cache", ["EasyCache", "LazyCache"])
 @pytest.mark.parametrize("order", ["cache then BCG", "BCG then cache"])
-def test_a_step_cache_with_bcg_gives_the_cache_alone_image_and_replays_what_it_runs(pack, model, standin_graphs, cache, order):
+def test_a_step_cache_with_bcg_gives_the_cache_alone_image_and_replays_what_it_runs(
+    pack, model, standin_graphs, cache, order
+):
     _, nodes = pack
     node = cache_nodes()[cache]
     positive, negative = conds(FAMILY)

@@ -12,7 +12,14 @@ these tests run on both.
 
 import pytest
 import torch
-from bcg_testing import check_an_unwarmed_size_falls_back_with_its_label, check_gpu_verification_state, check_padded_prompts_batch_cond_and_uncond, conds, sample_both, session_of
+from bcg_testing import (
+    check_an_unwarmed_size_falls_back_with_its_label,
+    check_gpu_verification_state,
+    check_padded_prompts_batch_cond_and_uncond,
+    conds,
+    sample_both,
+    session_of,
+)
 
 from bcg_runtime.comfy.models.cosmos_predict2 import TENSOR_FPS_REFUSAL
 

@@ -23,7 +23,18 @@ import os
 
 import pytest
 import torch
-from bcg_testing import OneModelAtATime, check_gpu_verification_state, check_inputs_are_read_live, check_padded_prompts_batch_cond_and_uncond, conds, release_cuda_memory, sample_both, session_of, skip_unless_host_builds, with_extras
+from bcg_testing import (
+    OneModelAtATime,
+    check_gpu_verification_state,
+    check_inputs_are_read_live,
+    check_padded_prompts_batch_cond_and_uncond,
+    conds,
+    release_cuda_memory,
+    sample_both,
+    session_of,
+    skip_unless_host_builds,
+    with_extras,
+)
 
 from bcg_runtime.comfy.models.cosmos import TENSOR_FPS_REFUSAL
 from bench import synthetic
@@ -52,7 +63,14 @@ def video2world(family, width=64, height=64, frames=None):
         mask[:, :, :1] = 0.0
         return mask
 
-    return {"inputs": lambda seed: {}, "latent": latent, "noise_mask": noise_mask, "frames": frames, "width": width, "height": height}
+    return {
+        "inputs": lambda seed: {},
+        "latent": latent,
+        "noise_mask": noise_mask,
+        "frames": frames,
+        "width": width,
+        "height": height,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +87,9 @@ def test_cosmos_stays_off_until_its_gpu_test_passed(pack, models, standin_graphs
 
 
 def test_cosmos_padded_prompts_batch_cond_and_uncond_and_replay_exactly(pack, models, standin_graphs):
-    check_padded_prompts_batch_cond_and_uncond(pack[1], models.get("cosmos"), "cosmos", frames=(9,), shapes=((1, 16, 2, 8, 8),))
+    check_padded_prompts_batch_cond_and_uncond(
+        pack[1], models.get("cosmos"), "cosmos", frames=(9,), shapes=((1, 16, 2, 8, 8),)
+    )
 
 
 def test_cosmos_frame_rate_is_a_constant_of_the_key_and_a_tensor_one_runs_eager(pack, models, standin_graphs):
@@ -82,7 +102,9 @@ def test_cosmos_frame_rate_is_a_constant_of_the_key_and_a_tensor_one_runs_eager(
         cond = with_extras(positive, {"frame_rate": rate})
         out, eager = sample_both("cosmos", bcg_model, model, 64, 64, 2, 1.0, cond, cond, seed=3, frames=9)
         assert torch.equal(out, eager)
-        assert session.last_run["eager"] == {f"{FIRST}: 64x64x9f txt512 b1": 1} and session.last_run["replayed"] == 1, session.last_run
+        assert session.last_run["eager"] == {f"{FIRST}: 64x64x9f txt512 b1": 1} and session.last_run["replayed"] == 1, (
+            session.last_run
+        )
         outs.append(eager)
     assert not torch.equal(*outs), "the frame rate scales the RoPE's time positions"
     cond = with_extras(positive, {"frame_rate": torch.tensor([24.0])})
@@ -107,26 +129,44 @@ def test_anima_prompts_reach_the_dit_as_512_rows_and_batch_under_inference_mode(
     with torch.inference_mode():  # as ComfyUI executes a workflow: the text adapter runs in extra_conds
         out, eager = sample_both("anima", bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3)
     assert torch.equal(out, eager)
-    assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt512 b2": 1} and session.last_run["replayed"] == 2, session.last_run
+    assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt512 b2": 1} and session.last_run["replayed"] == 2, (
+        session.last_run
+    )
     # Outside inference mode Anima.forward adapts each conditioning on each call: two batch-1 calls
     # a step, both 512 rows, one graph.
     out, eager = sample_both("anima", bcg_model, model, 64, 64, 3, 2.0, positive, negative, seed=3)
     assert torch.equal(out, eager)
-    assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt512 b1": 1} and session.last_run["replayed"] == 5, session.last_run
+    assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt512 b1": 1} and session.last_run["replayed"] == 5, (
+        session.last_run
+    )
 
 
 def test_anima_t5_ids_are_read_live(pack, models, standin_graphs):
     model = models.get("anima")
     (bcg_model,) = pack[1]["BCGApply"].execute(model, "auto").args
-    ids = lambda seed: {"t5xxl_ids": torch.randint(0, 32128, (40,), generator=torch.Generator().manual_seed(seed), dtype=torch.int32), "t5xxl_weights": torch.ones(40)}  # noqa: E731
+
+    def ids(seed):
+        return {
+            "t5xxl_ids": torch.randint(
+                0, 32128, (40,), generator=torch.Generator().manual_seed(seed), dtype=torch.int32
+            ),
+            "t5xxl_weights": torch.ones(40),
+        }
+
     check_inputs_are_read_live("anima", model, bcg_model, ids)
 
 
-GPU_FAMILIES = [f for f in (os.environ.get("BCG_GPU_FAMILIES", "").split() or ["cosmos_i2v", "cosmos_predict2_i2v"]) if f in ("cosmos_i2v", "cosmos_predict2_i2v")]
+GPU_FAMILIES = [
+    f
+    for f in (os.environ.get("BCG_GPU_FAMILIES", "").split() or ["cosmos_i2v", "cosmos_predict2_i2v"])
+    if f in ("cosmos_i2v", "cosmos_predict2_i2v")
+]
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"
+)
 @pytest.mark.parametrize("family", GPU_FAMILIES)
 def test_the_video2world_inputs_are_bit_exact_on_cuda(family):
     """The real width at the recipe's ``gpu_test_depth``, 832x480 at 3 latent frames, the same

@@ -10,7 +10,11 @@ the full model. ComfyUI 0.8.0 has no ERNIE-Image: these tests skip there.
 """
 
 import pytest
-from bcg_testing import check_an_unwarmed_size_falls_back_with_its_label, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state
+from bcg_testing import (
+    check_an_unwarmed_size_falls_back_with_its_label,
+    check_each_prompt_length_is_its_own_graph,
+    check_gpu_verification_state,
+)
 
 from bench import synthetic
 

@@ -6,7 +6,6 @@ replay below would give the old model's numbers here exactly as it would on a GP
 moved *and* changed (a reload of other values at new addresses), so a stale replay is visible.
 """
 
-
 import pytest
 import torch
 from bcg_testing import WARMUP_ONLY, conds, session_of
@@ -57,6 +56,7 @@ def test_an_interrupted_warmup_leaves_no_entry_that_could_replay_after_a_move(pa
     import comfy.model_management as mm
 
     from bcg_runtime.comfy import api
+
     _, nodes = pack
     model = models(QWEN)
     positive, negative = conds(QWEN)
@@ -242,14 +242,18 @@ def test_a_dit_another_node_compiled_makes_bcg_step_aside_and_count_each_call(pa
     assert torch.equal(out, sample(model, positive, negative, cfg=2.0))
     run = session_of(compiled).last_run
     reason = "the diffusion model is a torch.compile'd module (another node compiled it): BCG steps aside"
-    assert run["replayed"] == 0 and run["calls"] == 4 and all(r.startswith(f"disabled: {reason}") for r in run["eager"]), run
+    assert (
+        run["replayed"] == 0 and run["calls"] == 4 and all(r.startswith(f"disabled: {reason}") for r in run["eager"])
+    ), run
     captures = session_of(compiled).runner.stats.captures
     _, report = nodes["BCGWarmupCapture"].execute(compiled, "64x64", "", "1", positive, negative).args
     assert report.splitlines()[-1].startswith(f"off: {reason}"), report
     assert session_of(compiled).runner.stats.captures == captures
 
 
-def test_a_warmup_after_torch_compile_model_says_bcg_steps_aside_and_samples_nothing(pack, models, standin_graphs, monkeypatch):
+def test_a_warmup_after_torch_compile_model_says_bcg_steps_aside_and_samples_nothing(
+    pack, models, standin_graphs, monkeypatch
+):
     """TorchCompileModel before BCG Apply: a warm-up would only compile dynamo's graphs for shapes
     no BCG graph will serve, so it stops at once with the reason; sampling then runs the compiled
     model, eager to BCG, with the same reason."""

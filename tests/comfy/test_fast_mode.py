@@ -85,7 +85,9 @@ def test_fast_mode_leaves_the_shared_model_as_loaded_and_compiles_only_under_cap
     assert counters["stats"]["unique_graphs"] == graphs_before, "dynamo compiled during sampling"
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"
+)
 def test_fast_mode_replays_its_compiled_graphs_and_says_it_is_not_bit_exact(pack, weights, caplog):
     model = weights
     caplog.set_level(logging.INFO)
@@ -94,7 +96,9 @@ def test_fast_mode_replays_its_compiled_graphs_and_says_it_is_not_bit_exact(pack
     fast, text, records = warm_fast(nodes, model, verify=True)
     captured = [r for r in records if r["status"] == "captured"]
     assert len(captured) == 2 and all(r["exact"] for r in records), text  # cond 40 and uncond 17 tokens
-    assert all(r["eager_diff"] is not None and 0 <= r["eager_relative"] < MAX_RELATIVE_DIFFERENCE for r in captured), captured
+    assert all(r["eager_diff"] is not None and 0 <= r["eager_relative"] < MAX_RELATIVE_DIFFERENCE for r in captured), (
+        captured
+    )
     assert f"{NOT_BIT_EXACT}: max abs diff" in text and "% of its norm)" in text
 
     major, minor = torch.cuda.get_device_capability()
@@ -117,7 +121,12 @@ def test_cudnn_attention_comes_first_only_while_fast_mode_captures(model, monkey
     from bcg_runtime.comfy.fast import RegionalCompile
     from bcg_runtime.comfy.sdpa_order import cudnn_attention_preferred
 
-    comfy_order = [SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+    comfy_order = [
+        SDPBackend.FLASH_ATTENTION,
+        SDPBackend.CUDNN_ATTENTION,
+        SDPBackend.EFFICIENT_ATTENTION,
+        SDPBackend.MATH,
+    ]
     monkeypatch.setattr(comfy.ops, "SDPA_BACKEND_PRIORITY", comfy_order, raising=False)  # defined on CUDA machines only
     assert not cudnn_attention_preferred(torch.device("cpu"))
     first = []

@@ -49,7 +49,9 @@ def bypass(model, lora, strength):
     return comfy.sd.load_bypass_lora_for_models(model, None, lora, strength, 0)[0]
 
 
-def test_bypass_lora_after_bcg_apply_and_its_strength_change_never_replay_the_graph_without_it(pack, models, standin_graphs):
+def test_bypass_lora_after_bcg_apply_and_its_strength_change_never_replay_the_graph_without_it(
+    pack, models, standin_graphs
+):
     """Issue 26 (1): Load LoRA (Bypass) replaces each layer's forward and leaves the weights where
     they are. After BCG Apply, each strength is its own fingerprint: captured, proven and replayed
     with that LoRA, never the graph captured without it; every output equals eager."""
@@ -137,7 +139,9 @@ def test_an_unknown_model_options_entry_makes_the_run_eager_naming_it(pack, mode
     bcg_model = apply(nodes, model)
     sample(bcg_model, positive, negative)
     run = session_of(bcg_model).last_run
-    assert run["replayed"] == 0 and all("unknown model_options entry 'some_pack_setting'" in r for r in run["eager"]), run
+    assert run["replayed"] == 0 and all("unknown model_options entry 'some_pack_setting'" in r for r in run["eager"]), (
+        run
+    )
 
 
 def test_a_torch_math_flag_changed_between_runs_drops_the_graphs(pack, models, standin_graphs):
@@ -175,6 +179,7 @@ def test_bypass_lora_follows_the_model_into_a_copy_rebuilt_from_its_loader(pack,
     if not hasattr(comfy.sd, "load_bypass_lora_for_models"):
         pytest.skip("this ComfyUI has no bypass LoRA and no Dynamic VRAM twin (both came after 0.8.0)")
     from bcg_runtime.comfy import twin as twin_module
+
     path = tmp_path / "qwen_depth1.safetensors"
     save_file({k: v.contiguous() for k, v in synthetic.build_state_dict(QWEN, depth=1).items()}, str(path))
     model = comfy.sd.load_diffusion_model(str(path))
@@ -202,7 +207,9 @@ def test_an_injection_bcg_cannot_remake_refuses_the_copy_naming_it(pack, tmp_pat
 
     class Twin:
         model = object()
-        injections = {"my_pack_hooks": [comfy.patcher_extension.PatcherInjection(inject=lambda mp: None, eject=lambda mp: None)]}
+        injections = {
+            "my_pack_hooks": [comfy.patcher_extension.PatcherInjection(inject=lambda mp: None, eject=lambda mp: None)]
+        }
 
     refusal = twin_module.remake_injections(Twin(), Original())
     assert refusal is not None and "'my_pack_hooks'" in refusal and "--disable-dynamic-vram" in refusal

@@ -35,7 +35,10 @@ def test_prompts_up_to_512_tokens_share_one_graph_and_replay_exactly(pack, model
     assert run["eager"] == {f"{FIRST}: 64x64 txt512 b2": 1}, run
 
     # Other prompt lengths under 512: the same graph, nothing new captured.
-    other_pos, other_neg = synthetic.make_conditioning(FAMILY, 100, seed=5), synthetic.make_conditioning(FAMILY, 12, seed=6)
+    other_pos, other_neg = (
+        synthetic.make_conditioning(FAMILY, 100, seed=5),
+        synthetic.make_conditioning(FAMILY, 12, seed=6),
+    )
     out = synthetic.sample(bcg_model, FAMILY, 64, 64, 3, 2.0, other_pos, other_neg, seed=4)
     assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 3, 2.0, other_pos, other_neg, seed=4))
     assert session.last_run["replayed"] == 3 and session.runner.stats.captures == 1
@@ -73,7 +76,10 @@ def test_a_zero_config_warmup_builds_prompts_as_wide_as_this_model_s_text_encode
 
     skip_unless_host_builds(FAMILY)  # built from the klein recipe (0.8.0 detects 48 heads)
     wide = dataclasses.replace(
-        flux2.RECIPE, name="flux2_wide_text", text_dim=15360, config=frozen_config({**flux2.RECIPE.config, "context_in_dim": 15360})
+        flux2.RECIPE,
+        name="flux2_wide_text",
+        text_dim=15360,
+        config=frozen_config({**flux2.RECIPE.config, "context_in_dim": 15360}),
     )
     monkeypatch.setitem(synthetic.FAMILIES, wide.name, wide)
     _, nodes = pack

@@ -13,7 +13,13 @@ exactness test passed. CPU stand-in here; test_full_size_cuda.py samples the rea
 
 import pytest
 import torch
-from bcg_testing import check_gpu_verification_state, check_inputs_are_read_live, release_cuda_memory, session_of, skip_unless_host_builds
+from bcg_testing import (
+    check_gpu_verification_state,
+    check_inputs_are_read_live,
+    release_cuda_memory,
+    session_of,
+    skip_unless_host_builds,
+)
 
 from bench import synthetic
 
@@ -31,7 +37,10 @@ def _mask(seed, *shape):
 
 def inpaint(width=64, height=64):
     """seed -> what InpaintModelConditioning adds: the masked image's latent and the pixel mask."""
-    return lambda seed: {"concat_latent_image": _randn(seed, 1, 16, height // 8, width // 8), "concat_mask": _mask(seed, 1, 1, height, width)}
+    return lambda seed: {
+        "concat_latent_image": _randn(seed, 1, 16, height // 8, width // 8),
+        "concat_mask": _mask(seed, 1, 1, height, width),
+    }
 
 
 def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
@@ -58,7 +67,9 @@ def test_the_latent_noise_mask_is_the_mask_channels_when_the_conditioning_has_no
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"
+)
 def test_the_inpaint_inputs_are_bit_exact_on_cuda():
     """The real width at the recipe's ``gpu_test_depth`` (the full depth), 1024x1024, the same
     checks as the CPU test, through bcg_runtime.comfy.api (the GPU image has no PyAV)."""
@@ -68,7 +79,9 @@ def test_the_inpaint_inputs_are_bit_exact_on_cuda():
     model = synthetic.load_model(FAMILY, depth=synthetic.family_info(FAMILY).gpu_test_depth, seed=0, device="cuda")
     try:
         bcg_model = api.apply(model, "auto")
-        check_inputs_are_read_live(FAMILY, model, bcg_model, inpaint(1024, 1024), other={}, other_is_new=False, width=1024, height=1024)
+        check_inputs_are_read_live(
+            FAMILY, model, bcg_model, inpaint(1024, 1024), other={}, other_is_new=False, width=1024, height=1024
+        )
     finally:
         del model
         release_cuda_memory(unload=True)

@@ -19,7 +19,9 @@ from bcg_runtime.comfy.wrappers import session_of
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.comfy,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"),
+    pytest.mark.skipif(
+        not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"
+    ),
 ]
 STEPS = 3
 
@@ -27,7 +29,6 @@ STEPS = 3
 #: Families to sample (every recipe by default; ``BCG_GPU_FAMILIES="sd3 wan"`` picks some, to spend
 #: GPU time on the ones a change touched).
 FAMILIES = os.environ.get("BCG_GPU_FAMILIES", "").split() or list(synthetic.FAMILIES)
-
 
 
 @pytest.fixture(scope="module", params=FAMILIES)
@@ -138,7 +139,12 @@ def test_padded_text_rows_and_the_bits_of_real_rows(full_model):
             context = torch.randn(1, padded, width, generator=gen, device="cuda", dtype=dtype)
             exact = dit(x, timestep, context[:, :real], transformer_options={})
             unmasked = dit(x, timestep, context, transformer_options={})
-            masked = dit(x, timestep, context, transformer_options={"optimized_attention_override": real_text_rows_only(real, padded)})
+            masked = dit(
+                x,
+                timestep,
+                context,
+                transformer_options={"optimized_attention_override": real_text_rows_only(real, padded)},
+            )
             assert not torch.equal(unmasked, exact), "padded rows that attend must change the output"
             results[(real, padded)] = (torch.equal(masked, exact), (masked.float() - exact.float()).abs().max().item())
     print(f"{adapter.display_name} padded text rows kept out of attention, bit-equal to exact length: {results}")

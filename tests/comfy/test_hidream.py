@@ -48,9 +48,14 @@ def model():
     gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
         for name, p in base.diffusion_model.named_parameters():
-            p.copy_(torch.randn(p.shape, generator=gen) * 0.02 + (1.0 if "norm" in name and name.endswith("weight") else 0.0))
+            p.copy_(
+                torch.randn(p.shape, generator=gen) * 0.02
+                + (1.0 if "norm" in name and name.endswith("weight") else 0.0)
+            )
     device = comfy.model_management.get_torch_device()
-    return comfy.model_patcher.ModelPatcher(base, load_device=device, offload_device=comfy.model_management.unet_offload_device())
+    return comfy.model_patcher.ModelPatcher(
+        base, load_device=device, offload_device=comfy.model_management.unet_offload_device()
+    )
 
 
 def _conds(length, seed):
@@ -67,7 +72,9 @@ def _sample(model, positive, negative, cfg, seed):
 
     latent = torch.zeros(1, 16, 8, 8)
     noise = comfy.sample.prepare_noise(latent, seed)
-    return comfy.sample.sample(model, noise, 2, cfg, "euler", "simple", positive, negative, latent, disable_pbar=True, seed=seed)
+    return comfy.sample.sample(
+        model, noise, 2, cfg, "euler", "simple", positive, negative, latent, disable_pbar=True, seed=seed
+    )
 
 
 def test_the_moe_routes_tokens_by_value(model):
@@ -102,9 +109,13 @@ def test_hidream_is_no_family_and_bcg_apply_leaves_it_unchanged(pack, model):
     out = _sample(bcg_model, positive, negative, 2.0, seed=3)
     assert torch.equal(out, eager) and torch.isfinite(out).all()
     [(reason, n)] = session_of(bcg_model).last_run["eager"].items()
-    assert n == 4 and "unsupported model HiDream" in reason and "mixture-of-experts" in reason, session_of(bcg_model).last_run
+    assert n == 4 and "unsupported model HiDream" in reason and "mixture-of-experts" in reason, session_of(
+        bcg_model
+    ).last_run
     assert session_of(bcg_model).last_run["state"] == "off"
     assert not getattr(bcg_model, "weight_inplace_update", False)  # nothing about the model changed
     # BCG Warmup Capture says so too, and captures nothing
     _, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
-    assert "off: unsupported model HiDream (HiDream's mixture-of-experts" in report and "BCG supports FLUX.1" in report, report
+    assert (
+        "off: unsupported model HiDream (HiDream's mixture-of-experts" in report and "BCG supports FLUX.1" in report
+    ), report

@@ -10,7 +10,14 @@ width at ``gpu_test_depth``. HunyuanImage21 exists in ComfyUI 0.8.0 and 0.33.0: 
 
 import pytest
 import torch
-from bcg_testing import check_an_unwarmed_size_falls_back_with_its_label, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, sample_both, session_of
+from bcg_testing import (
+    check_an_unwarmed_size_falls_back_with_its_label,
+    check_each_prompt_length_is_its_own_graph,
+    check_gpu_verification_state,
+    conds,
+    sample_both,
+    session_of,
+)
 
 from bench import synthetic
 

@@ -22,7 +22,15 @@ import os
 
 import pytest
 import torch
-from bcg_testing import OneModelAtATime, check_gpu_verification_state, check_inputs_are_read_live, conds, release_cuda_memory, session_of, skip_unless_host_builds
+from bcg_testing import (
+    OneModelAtATime,
+    check_gpu_verification_state,
+    check_inputs_are_read_live,
+    conds,
+    release_cuda_memory,
+    session_of,
+    skip_unless_host_builds,
+)
 
 from bench import synthetic
 
@@ -56,27 +64,68 @@ def make_cases(width=64, height=64, frames=5):
     h, w = height // 16, width // 16
     video = {"frames": frames, "width": width, "height": height}
     image = {"width": width, "height": height}
-    concat = lambda seed: {"concat_latent_image": _randn(seed, 1, 16, T, H, W), "concat_mask": _first_frame_given(T, H, W)}  # noqa: E731
+
+    def concat(seed):
+        return {
+            "concat_latent_image": _randn(seed, 1, 16, T, H, W),
+            "concat_mask": _first_frame_given(T, H, W),
+        }
+
     return {
         "hunyuan_video": [
-            ("custom: ref_latent (reference tokens)", {**video, "inputs": lambda seed: {"ref_latent": _randn(seed, 1, 16, 1, H, W)}}),
+            (
+                "custom: ref_latent (reference tokens)",
+                {**video, "inputs": lambda seed: {"ref_latent": _randn(seed, 1, 16, 1, H, W)}},
+            ),
         ],
         "hunyuan_video_i2v": [
-            ("v1 (concat): start image and mask as channels; v2 (replace): guiding_frame_index, another signature", {
-                **video, "inputs": concat, "other": {"guiding_frame_index": 0},
-            }),
+            (
+                "v1 (concat): start image and mask as channels; v2 (replace): guiding_frame_index, another signature",
+                {
+                    **video,
+                    "inputs": concat,
+                    "other": {"guiding_frame_index": 0},
+                },
+            ),
         ],
         "hunyuan_video_skyreels_i2v": [
-            ("start image as channels", {**video, "inputs": lambda seed: {"concat_latent_image": _randn(seed, 1, 16, T, H, W)}, "other": {}, "other_is_new": False}),
+            (
+                "start image as channels",
+                {
+                    **video,
+                    "inputs": lambda seed: {"concat_latent_image": _randn(seed, 1, 16, T, H, W)},
+                    "other": {},
+                    "other_is_new": False,
+                },
+            ),
         ],
         "hunyuan_image21_refiner": [
-            ("the image to refine as channels (noise augmentation 0.1)", {
-                **image, "inputs": lambda seed: {"concat_latent_image": _randn(seed, 1, 32, 1, h, w), "noise_augmentation": 0.1},
-                "other": {}, "other_is_new": False,
-            }),
+            (
+                "the image to refine as channels (noise augmentation 0.1)",
+                {
+                    **image,
+                    "inputs": lambda seed: {
+                        "concat_latent_image": _randn(seed, 1, 32, 1, h, w),
+                        "noise_augmentation": 0.1,
+                    },
+                    "other": {},
+                    "other_is_new": False,
+                },
+            ),
         ],
         "hunyuan_video15_sr": [
-            ("the SR condition as channels", {**video, "inputs": lambda seed: {"concat_latent_image": _sr_condition(seed, T, h, w), "noise_augmentation": 0.0}, "other": {}, "other_is_new": False}),
+            (
+                "the SR condition as channels",
+                {
+                    **video,
+                    "inputs": lambda seed: {
+                        "concat_latent_image": _sr_condition(seed, T, h, w),
+                        "noise_augmentation": 0.0,
+                    },
+                    "other": {},
+                    "other_is_new": False,
+                },
+            ),
         ],
     }
 
@@ -112,9 +161,14 @@ def test_the_refiner_carries_time_r_in_and_is_served(pack, models, standin_graph
     (bcg_model,) = pack[1]["BCGApply"].execute(model, "auto").args
     positive, negative = conds("hunyuan_image21_refiner")
     out = synthetic.sample(bcg_model, "hunyuan_image21_refiner", 64, 64, 2, 2.0, positive, negative, seed=3)
-    assert torch.equal(out, synthetic.sample(model, "hunyuan_image21_refiner", 64, 64, 2, 2.0, positive, negative, seed=3))
+    assert torch.equal(
+        out, synthetic.sample(model, "hunyuan_image21_refiner", 64, 64, 2, 2.0, positive, negative, seed=3)
+    )
     run = session_of(bcg_model).last_run
-    assert run["replayed"] == 2 and set(run["eager"]) == {"first call, captured: 64x64 txt40 b1", "first call, captured: 64x64 txt17 b1"}, run
+    assert run["replayed"] == 2 and set(run["eager"]) == {
+        "first call, captured: 64x64 txt40 b1",
+        "first call, captured: 64x64 txt17 b1",
+    }, run
 
 
 def test_an_sr_checkpoint_with_time_r_in_runs_eager_and_says_why(pack, models, standin_graphs, monkeypatch):
@@ -151,7 +205,9 @@ GPU_CASES = [(f, w) for f, w in CASES if f in (os.environ.get("BCG_GPU_FAMILIES"
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"
+)
 @pytest.mark.parametrize("family, what", GPU_CASES, ids=[f"{f}: {w.split(':')[0]}" for f, w in GPU_CASES])
 def test_the_inputs_are_bit_exact_on_cuda(family, what):
     """The real width at the recipe's ``gpu_test_depth``, 848x480 at 17 frames (the refiner
@@ -160,7 +216,11 @@ def test_the_inputs_are_bit_exact_on_cuda(family, what):
     from bcg_runtime.comfy import api
 
     skip_unless_host_builds(family)
-    size = {"width": 1024, "height": 1024} if family == "hunyuan_image21_refiner" else {"width": 848, "height": 480, "frames": 17}
+    size = (
+        {"width": 1024, "height": 1024}
+        if family == "hunyuan_image21_refiner"
+        else {"width": 848, "height": 480, "frames": 17}
+    )
     model = synthetic.load_model(family, depth=synthetic.family_info(family).gpu_test_depth, seed=0, device="cuda")
     try:
         bcg_model = api.apply(model, "auto")

@@ -14,7 +14,16 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, release_cuda_memory, sample_both, session_of, skip_unless_host_builds
+from bcg_testing import (
+    WARMUP_ONLY,
+    check_each_prompt_length_is_its_own_graph,
+    check_gpu_verification_state,
+    conds,
+    release_cuda_memory,
+    sample_both,
+    session_of,
+    skip_unless_host_builds,
+)
 
 from bench import synthetic
 
@@ -96,7 +105,7 @@ def test_glyph_text_i2v_inputs_and_a_text_mask_are_arguments_the_key_sees(pack, 
         """A padded prompt's mask (only a batch of prompts makes one): another signature whose
         values (how many rows are padding) are copied in at each replay."""
         mask = torch.ones(1, 40, dtype=torch.int64)
-        mask[:, 40 - 3 - seed:] = 0
+        mask[:, 40 - 3 - seed :] = 0
         return with_extras(positive, attention_mask=mask)
 
     cases = ((glyph, "64x64x5f txt40 b1 byt5:12"), (i2v, "64x64x5f txt40 b1 vision:729"), (masked, "64x64x5f txt40 b1"))
@@ -144,7 +153,9 @@ def test_a_meanflow_checkpoint_runs_eager_and_says_why(pack, model, standin_grap
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"
+)
 def test_480p_video_is_bit_exact_on_cuda():
     """The real width (hidden 2048, 16 heads) at ``gpu_test_depth`` double blocks: 848x480 at 33
     frames (9 latent frames, 14,310 tokens) and 17 frames, cfg 1 and cfg > 1 (prompts of 40 and

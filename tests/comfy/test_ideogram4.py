@@ -13,7 +13,14 @@ import importlib.util
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, session_of, skip_unless_host_builds
+from bcg_testing import (
+    WARMUP_ONLY,
+    check_each_prompt_length_is_its_own_graph,
+    check_gpu_verification_state,
+    conds,
+    session_of,
+    skip_unless_host_builds,
+)
 
 from bench import synthetic
 

@@ -41,7 +41,9 @@ def registered(tmp_path_factory):
         (path / UNET).write_bytes(b"")
         folder_paths.add_model_folder_path(folder, str(path))
     comfy_path = Path(os.environ["COMFYUI_PATH"])
-    assert asyncio.run(nodes.load_custom_node(str(comfy_path / "comfy_extras" / "nodes_preview_any.py"), module_parent="comfy_extras"))
+    assert asyncio.run(
+        nodes.load_custom_node(str(comfy_path / "comfy_extras" / "nodes_preview_any.py"), module_parent="comfy_extras")
+    )
     assert asyncio.run(nodes.load_custom_node(str(ROOT)))
     assert {"BCGApply", "BCGWarmupCapture", "PreviewAny", "UNETLoader"} <= set(nodes.NODE_CLASS_MAPPINGS)
     return nodes.NODE_CLASS_MAPPINGS
@@ -51,7 +53,16 @@ def prompt(**warmup) -> dict:
     inputs = {"model": ["2", 0], "resolutions": "512x512", "text_buckets": "64", "batch_sizes": "1", **warmup}
     return {
         "1": {"class_type": "UNETLoader", "inputs": {"unet_name": UNET, "weight_dtype": "default"}},
-        "2": {"class_type": "BCGApply", "inputs": {"model": ["1", 0], "mode": "auto", "memory_budget_mb": 0, "verify": False, "capture": "on first call"}},
+        "2": {
+            "class_type": "BCGApply",
+            "inputs": {
+                "model": ["1", 0],
+                "mode": "auto",
+                "memory_budget_mb": 0,
+                "verify": False,
+                "capture": "on first call",
+            },
+        },
         "3": {"class_type": "BCGWarmupCapture", "inputs": inputs},
         "4": {"class_type": "PreviewAny", "inputs": {"source": ["3", 1]}},
     }
@@ -72,7 +83,10 @@ def test_a_good_prompt_validates(registered):
     "value,message",
     [
         ("512x", "resolutions: '512x' is not WIDTHxHEIGHT (e.g. 1024x1024)"),
-        ("1001x1000", "resolutions: '1001x1000' has width 1001, not a multiple of 8 (the latent grid); use 1000 or 1008"),
+        (
+            "1001x1000",
+            "resolutions: '1001x1000' has width 1001, not a multiple of 8 (the latent grid); use 1000 or 1008",
+        ),
         ("0x512", "resolutions: '0x512' has width 0; sizes must be positive"),
         ("512x512, 640*480x0", "frame counts must be 1 to"),
     ],
@@ -117,7 +131,9 @@ def _blocked_message(output, node_cls) -> str:
 
     outputs, _, _ = execution.get_output_from_returns([output], node_cls)
     blockers = [o[0] for o in outputs]
-    assert len(blockers) == len(node_cls.RETURN_TYPES) and all(isinstance(b, ExecutionBlocker) for b in blockers), blockers
+    assert len(blockers) == len(node_cls.RETURN_TYPES) and all(isinstance(b, ExecutionBlocker) for b in blockers), (
+        blockers
+    )
     assert len({b.message for b in blockers}) == 1
     return blockers[0].message
 
@@ -137,12 +153,21 @@ def _one_line_no_traceback(caplog, message: str) -> None:
 @pytest.mark.parametrize(
     "fields,message",
     [
-        ({"resolutions": "64x64x5"}, "BCG Warmup Capture: resolutions: '64x64x5' gives a frame count, but Z-Image makes images; write 64x64"),
-        ({"text_buckets": "64,abc"}, "BCG Warmup Capture: text_buckets: 'abc' is not a whole number; give e.g. 64,128,256,512"),
+        (
+            {"resolutions": "64x64x5"},
+            "BCG Warmup Capture: resolutions: '64x64x5' gives a frame count, but Z-Image makes images; write 64x64",
+        ),
+        (
+            {"text_buckets": "64,abc"},
+            "BCG Warmup Capture: text_buckets: 'abc' is not a whole number; give e.g. 64,128,256,512",
+        ),
         ({"text_buckets": "5000"}, "BCG Warmup Capture: text_buckets: 5000 is out of range; accepted: 1 to"),
         ({"batch_sizes": "0"}, "BCG Warmup Capture: batch_sizes: 0 is out of range; accepted: 1 to 64"),
         ({"resolutions": ""}, "BCG Warmup Capture: resolutions: empty; give at least one WIDTHxHEIGHT"),
-        ({"text_buckets": ""}, "BCG Warmup Capture: text_buckets: empty and no conditioning connected; give buckets (e.g. 256) or connect positive"),
+        (
+            {"text_buckets": ""},
+            "BCG Warmup Capture: text_buckets: empty and no conditioning connected; give buckets (e.g. 256) or connect positive",
+        ),
     ],
 )
 def test_warmup_values_judged_at_run_time_stop_the_node_with_one_line(pack, zimage, caplog, fields, message):
@@ -164,7 +189,10 @@ def test_warmup_without_bcg_apply_names_what_to_connect(pack, zimage, caplog):
     caplog.set_level(logging.INFO)
     out = nodes["BCGWarmupCapture"].execute(zimage, "64x64", "64", "1")
     text = _blocked_message(out, nodes["BCGWarmupCapture"])
-    assert text == "BCG Warmup Capture: model: no BCG Apply on this model; connect BCG Apply between the model loader and BCG Warmup Capture"
+    assert (
+        text
+        == "BCG Warmup Capture: model: no BCG Apply on this model; connect BCG Apply between the model loader and BCG Warmup Capture"
+    )
     _one_line_no_traceback(caplog, text)
 
 
@@ -180,7 +208,9 @@ def test_a_frame_count_off_the_video_grid_names_the_counts_to_use(pack, wan, cap
     caplog.set_level(logging.INFO)
     out = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64x6", "64", "1")
     text = _blocked_message(out, nodes["BCGWarmupCapture"])
-    assert text.startswith("BCG Warmup Capture: resolutions: '64x64x6' has 6 frames; ") and text.endswith("use 5 or 9"), text
+    assert text.startswith("BCG Warmup Capture: resolutions: '64x64x6' has 6 frames; ") and text.endswith(
+        "use 5 or 9"
+    ), text
     _one_line_no_traceback(caplog, text)
 
 
@@ -191,7 +221,9 @@ def test_a_mode_the_family_cannot_take_stops_bcg_apply_with_one_line(pack, wan, 
     caplog.set_level(logging.INFO)
     out = nodes["BCGApply"].execute(wan, "fast")
     text = _blocked_message(out, nodes["BCGApply"])
-    assert text == "BCG Apply: mode: 'fast' is not available for Wan yet (its captures stage host copies); use 'auto'", text
+    assert (
+        text == "BCG Apply: mode: 'fast' is not available for Wan yet (its captures stage host copies); use 'auto'"
+    ), text
     _one_line_no_traceback(caplog, text)
 
 

@@ -9,7 +9,11 @@ signature of its own. CPU stand-in here; test_full_size_cuda.py samples the full
 """
 
 import pytest
-from bcg_testing import check_conditioning_inputs_are_read_live, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state
+from bcg_testing import (
+    check_conditioning_inputs_are_read_live,
+    check_each_prompt_length_is_its_own_graph,
+    check_gpu_verification_state,
+)
 
 from bench import synthetic
 

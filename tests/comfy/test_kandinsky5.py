@@ -13,7 +13,14 @@ the same in ComfyUI 0.8.0 and 0.33.0: these tests run on both.
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, sample_both, session_of
+from bcg_testing import (
+    WARMUP_ONLY,
+    check_each_prompt_length_is_its_own_graph,
+    check_gpu_verification_state,
+    conds,
+    sample_both,
+    session_of,
+)
 
 pytestmark = pytest.mark.comfy
 FAMILY = "kandinsky5"
@@ -25,7 +32,9 @@ def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_gr
 
 
 def test_each_frame_count_and_prompt_length_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
-    check_each_prompt_length_is_its_own_graph(pack[1], model, FAMILY, frames=(1, 5), shapes=((1, 16, 1, 8, 8), (1, 16, 2, 8, 8)))
+    check_each_prompt_length_is_its_own_graph(
+        pack[1], model, FAMILY, frames=(1, 5), shapes=((1, 16, 1, 8, 8), (1, 16, 2, 8, 8))
+    )
 
 
 def test_image_to_video_start_frames_replay_exactly(pack, model, standin_graphs):

@@ -10,7 +10,13 @@ model. The model file is the same in ComfyUI 0.8.0 and 0.33.0: these tests run o
 
 import pytest
 import torch
-from bcg_testing import check_an_unwarmed_size_falls_back_with_its_label, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, session_of
+from bcg_testing import (
+    check_an_unwarmed_size_falls_back_with_its_label,
+    check_each_prompt_length_is_its_own_graph,
+    check_gpu_verification_state,
+    conds,
+    session_of,
+)
 
 from bench import synthetic
 from bcg_runtime.comfy.models.kandinsky5 import TIME_DIM_REPLACE_REFUSAL

@@ -10,7 +10,14 @@ ComfyUI 0.8.0 has no Krea 2: these tests skip there.
 
 import pytest
 import torch
-from bcg_testing import check_an_unwarmed_size_falls_back_with_its_label, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, sample_both, session_of
+from bcg_testing import (
+    check_an_unwarmed_size_falls_back_with_its_label,
+    check_each_prompt_length_is_its_own_graph,
+    check_gpu_verification_state,
+    conds,
+    sample_both,
+    session_of,
+)
 
 from bench import synthetic
 
@@ -47,7 +54,9 @@ def test_a_reference_latent_is_a_signature_named_by_its_size(pack, model, standi
 
     out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, edit(1), edit(1), seed=3)
     assert torch.equal(out, eager)
-    assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt40 b1 ref 64x48 (index_timestep_zero)": 1}, session.last_run
+    assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt40 b1 ref 64x48 (index_timestep_zero)": 1}, (
+        session.last_run
+    )
     out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, edit(2), edit(2), seed=3)
     assert torch.equal(out, eager)
     assert session.last_run["replayed"] == 2 and session.runner.stats.captures == 1, session.last_run

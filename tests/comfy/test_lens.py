@@ -11,7 +11,11 @@ Lens: these tests skip there.
 
 import pytest
 import torch
-from bcg_testing import check_conditioning_inputs_are_read_live, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state
+from bcg_testing import (
+    check_conditioning_inputs_are_read_live,
+    check_each_prompt_length_is_its_own_graph,
+    check_gpu_verification_state,
+)
 
 pytestmark = pytest.mark.comfy
 FAMILY = "lens"

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.comfy
 FAMILY = "zimage"
 #: The two "BCG cannot run" tests read the log of a ComfyUI started with --cpu (the CPU comfy layer).
 cpu_process_only = pytest.mark.skipif(
-    torch.cuda.is_available(), reason="reads the log of a --cpu ComfyUI process; on CUDA BCG runs (the CPU comfy layer covers this)"
+    torch.cuda.is_available(),
+    reason="reads the log of a --cpu ComfyUI process; on CUDA BCG runs (the CPU comfy layer covers this)",
 )
 
 
@@ -33,6 +34,7 @@ def bcg_lines(caplog, level=logging.INFO) -> list[str]:
 @cpu_process_only
 def test_one_start_up_line_when_bcg_cannot_run(pack, monkeypatch, caplog):
     from bcg_runtime.comfy import startup
+
     monkeypatch.setattr(startup, "_reported", False)
     caplog.set_level(logging.INFO)
     first, second = startup.report_process(), startup.report_process()
@@ -73,7 +75,9 @@ def test_a_run_that_replays_logs_its_warm_up_and_run_once_each(pack, model, stan
     runs = [line for line in lines if line.startswith("[BCG] Z-Image: ")]
     assert len(warmups) == 1 and "new captures in" in warmups[0], lines
     assert runs[0] == "[BCG] Z-Image: replayed 2/2 calls", lines
-    assert runs[1].startswith("[BCG] Z-Image: replayed 0/2 calls; eager: 2x not captured: 96x64 ") and len(runs) == 2, lines
+    assert runs[1].startswith("[BCG] Z-Image: replayed 0/2 calls; eager: 2x not captured: 96x64 ") and len(runs) == 2, (
+        lines
+    )
     assert sum("not captured: 96x64" in line for line in lines) == 1, lines  # the reason once, in the run's line
     status = session_of(warmed).status()
     assert set(status["last_run"]["eager_kinds"].values()) == {"not_captured"} and status["disabled_scope"] is None

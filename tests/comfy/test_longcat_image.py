@@ -9,7 +9,14 @@ samples the full-depth model. ComfyUI 0.8.0 has no LongCatImage: these tests ski
 
 import pytest
 import torch
-from bcg_testing import check_an_unwarmed_size_falls_back_with_its_label, check_gpu_verification_state, check_padded_prompts_batch_cond_and_uncond, conds, sample_both, session_of
+from bcg_testing import (
+    check_an_unwarmed_size_falls_back_with_its_label,
+    check_gpu_verification_state,
+    check_padded_prompts_batch_cond_and_uncond,
+    conds,
+    sample_both,
+    session_of,
+)
 
 from bench import synthetic
 

@@ -60,13 +60,17 @@ def sample(m, positive, negative, cfg, seed, frames=FRAMES):
 
 
 def both(bcg_model, model, positive, negative, cfg, seed, frames=FRAMES):
-    return sample(bcg_model, positive, negative, cfg, seed, frames), sample(model, positive, negative, cfg, seed, frames)
+    return sample(bcg_model, positive, negative, cfg, seed, frames), sample(
+        model, positive, negative, cfg, seed, frames
+    )
 
 
 def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
     _, nodes = pack
     positive, negative = conds()
-    check_gpu_verification_state(nodes, model, FAMILY, monkeypatch, lambda m: sample(m, positive, negative, 3.0, seed=3))
+    check_gpu_verification_state(
+        nodes, model, FAMILY, monkeypatch, lambda m: sample(m, positive, negative, 3.0, seed=3)
+    )
 
 
 def test_prompts_up_to_128_tokens_share_one_graph_and_replay_exactly(pack, model, standin_graphs):
@@ -125,7 +129,18 @@ def _image_to_video(m, positive, negative, image_latent, seed, cfg=3.0):
     mask[:, :, :1] = 0.0
     noise = comfy.sample.prepare_noise(latent, seed)
     return comfy.sample.sample(
-        m, noise, STEPS, cfg, "euler", "simple", positive, negative, latent, noise_mask=mask, disable_pbar=True, seed=seed
+        m,
+        noise,
+        STEPS,
+        cfg,
+        "euler",
+        "simple",
+        positive,
+        negative,
+        latent,
+        noise_mask=mask,
+        disable_pbar=True,
+        seed=seed,
     )
 
 
@@ -165,7 +180,9 @@ def test_keyframe_guides_run_eager_with_the_reason(pack, model, standin_graphs):
     # The last latent frame is a guide: its 16 tokens' pixel coordinates (start, end), as the node
     # records them, and a noise mask of 1 (all tokens kept, so the eager forward is well defined).
     tokens = (H // 32) * (W // 32)
-    coords = torch.stack(torch.meshgrid(torch.tensor([16.0]), torch.arange(H // 32) * 32.0, torch.arange(W // 32) * 32.0, indexing="ij"))
+    coords = torch.stack(
+        torch.meshgrid(torch.tensor([16.0]), torch.arange(H // 32) * 32.0, torch.arange(W // 32) * 32.0, indexing="ij")
+    )
     start = coords.reshape(1, 3, tokens)
     keyframe_idxs = torch.stack((start, start + torch.tensor([1.0, 32.0, 32.0]).view(1, 3, 1)), dim=-1)
     positive, negative = ([[c, {**e, "keyframe_idxs": keyframe_idxs}]] for [[c, e]] in (positive, negative))
@@ -176,7 +193,20 @@ def test_keyframe_guides_run_eager_with_the_reason(pack, model, standin_graphs):
         import comfy.sample
 
         noise = comfy.sample.prepare_noise(latent, 3)
-        return comfy.sample.sample(m, noise, STEPS, 1.0, "euler", "simple", positive, negative, latent, noise_mask=mask, disable_pbar=True, seed=3)
+        return comfy.sample.sample(
+            m,
+            noise,
+            STEPS,
+            1.0,
+            "euler",
+            "simple",
+            positive,
+            negative,
+            latent,
+            noise_mask=mask,
+            disable_pbar=True,
+            seed=3,
+        )
 
     assert torch.equal(run(bcg_model), run(model))
     assert session_of(bcg_model).last_run["eager"] == {KEYFRAME_REFUSAL: STEPS}, session_of(bcg_model).last_run

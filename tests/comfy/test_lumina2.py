@@ -9,7 +9,11 @@ Lumina2 exists in ComfyUI 0.8.0 and 0.33.0: these tests run on both.
 """
 
 import pytest
-from bcg_testing import check_an_unwarmed_size_falls_back_with_its_label, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state
+from bcg_testing import (
+    check_an_unwarmed_size_falls_back_with_its_label,
+    check_each_prompt_length_is_its_own_graph,
+    check_gpu_verification_state,
+)
 
 pytestmark = pytest.mark.comfy
 FAMILY = "lumina2"

@@ -9,7 +9,6 @@ management. A small Z-Image (two main blocks, real widths) keeps each test to se
   fully loaded again the moved weights are detected and never replayed.
 """
 
-
 import pytest
 import torch
 from bcg_testing import WARMUP_ONLY, conds, release_cuda_memory
@@ -21,7 +20,9 @@ from bcg_runtime.comfy.wrappers import session_of
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.comfy,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"),
+    pytest.mark.skipif(
+        not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"
+    ),
 ]
 FAMILY = "zimage"
 GiB = 2**30

@@ -153,7 +153,9 @@ def input_specs(cls) -> list[InputSpec]:
     for section in ("required", "optional"):
         for name, entry in (types.get(section) or {}).items():
             kind = entry[0] if isinstance(entry, (tuple, list)) else entry
-            options = entry[1] if isinstance(entry, (tuple, list)) and len(entry) > 1 and isinstance(entry[1], dict) else {}
+            options = (
+                entry[1] if isinstance(entry, (tuple, list)) and len(entry) > 1 and isinstance(entry[1], dict) else {}
+            )
             choices = None
             if isinstance(kind, (list, tuple)):
                 kind, choices = "COMBO", list(kind)
@@ -190,7 +192,9 @@ def _narrow_recipe(family):
     config = {**base.config, HEAD_KEYS[family][0]: NARROW_HEADS}
     if family == "flux":
         config["hidden_size"] = NARROW_HEADS * 128
-    return dataclasses.replace(base, name=f"{family}_zoo", hidden_size=NARROW_HEADS * 128, num_heads=NARROW_HEADS, config=frozen_config(config))
+    return dataclasses.replace(
+        base, name=f"{family}_zoo", hidden_size=NARROW_HEADS * 128, num_heads=NARROW_HEADS, config=frozen_config(config)
+    )
 
 
 @contextlib.contextmanager
@@ -225,7 +229,11 @@ def _narrow_at_load(family, patch):
 def _lora_for(model, family, seed=0):
     """A rank-4 LoRA on the first few Linear layers of the blocks, in ComfyUI's key format."""
     dm = model.model.diffusion_model
-    layers = [n[: -len(".weight")] for n, p in dm.named_parameters() if n.endswith(".weight") and p.dim() == 2 and "blocks.0." in n]
+    layers = [
+        n[: -len(".weight")]
+        for n, p in dm.named_parameters()
+        if n.endswith(".weight") and p.dim() == 2 and "blocks.0." in n
+    ]
     g = torch.Generator().manual_seed(seed)
     lora = {}
     for name in layers[:6]:
@@ -290,8 +298,14 @@ def _write_table():
         f"{sum(r.passed is None for r in ROWS)} skipped; {len({r.node for r in ROWS})} nodes",
     ]
     if IMPORT_FAILED:
-        lines.append(f"comfy_extras modules that did not import on this host (their nodes are not in the zoo): {', '.join(IMPORT_FAILED)}")
-    lines += ["", "| node | order | family | pass | run 2 (BCG vs eager) | variant: main input changed | note | s |", "|---|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"comfy_extras modules that did not import on this host (their nodes are not in the zoo): {', '.join(IMPORT_FAILED)}"
+        )
+    lines += [
+        "",
+        "| node | order | family | pass | run 2 (BCG vs eager) | variant: main input changed | note | s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in sorted(ROWS, key=lambda r: (r.node.lower(), r.family, r.order)):
         mark = "skip" if r.passed is None else ("pass" if r.passed else "FAIL")
         cells = [r.node, r.order, r.family, mark, r.result, r.variant, r.note, f"{r.seconds:.1f}"]
@@ -328,7 +342,9 @@ def zoo_families(tmp_path_factory):
             with _narrow_at_load(family, patch):
                 model = synthetic.load_model(recipe.name, depth=1, seed=0)
                 model2 = synthetic.load_model(recipe.name, depth=1, seed=1)
-            assert model.model.diffusion_model.img_in.weight.shape[0] == recipe.hidden_size, "the narrow model did not load narrow"
+            assert model.model.diffusion_model.img_in.weight.shape[0] == recipe.hidden_size, (
+                "the narrow model did not load narrow"
+            )
             lora = _lora_for(model, family)
             lora_name = f"zoo_{family}.safetensors"
             safetensors.torch.save_file({k: v.contiguous() for k, v in lora.items()}, str(folder / "loras" / lora_name))
@@ -396,9 +412,15 @@ def build_inputs(node_id, cls, fam: Family, main_model) -> dict:
             import nodes
 
             producer = nodes.NODE_CLASS_MAPPINGS[BUILT_BY_NODE[spec.type]]
-            kwargs[spec.name] = call_node(producer, build_inputs(BUILT_BY_NODE[spec.type], producer, fam, None), spec.type)
+            kwargs[spec.name] = call_node(
+                producer, build_inputs(BUILT_BY_NODE[spec.type], producer, fam, None), spec.type
+            )
         elif spec.type == "LATENT":
-            kwargs[spec.name] = {"samples": torch.randn(synthetic.empty_latent(fam.recipe, WIDTH, HEIGHT).shape, generator=torch.Generator().manual_seed(5))}
+            kwargs[spec.name] = {
+                "samples": torch.randn(
+                    synthetic.empty_latent(fam.recipe, WIDTH, HEIGHT).shape, generator=torch.Generator().manual_seed(5)
+                )
+            }
         else:
             raise NotBuilt(f"{spec.name}: {spec.type}")
     return kwargs
@@ -429,7 +451,9 @@ def main_numeric_input(node_id, cls):
     """(input name, changed value) of the node's main numeric input, or None: MAIN_INPUT, else its
     first FLOAT widget, else its first INT widget; the value halved (or moved by a step) within its
     bounds."""
-    specs = [s for s in input_specs(cls) if s.type in ("FLOAT", "INT") and s.name not in INPUT_OVERRIDES.get(node_id, {})]
+    specs = [
+        s for s in input_specs(cls) if s.type in ("FLOAT", "INT") and s.name not in INPUT_OVERRIDES.get(node_id, {})
+    ]
     if node_id in MAIN_INPUT:
         specs = [s for s in specs if s.name == MAIN_INPUT[node_id]]
     spec = next((s for s in specs if s.type == "FLOAT"), None) or next((s for s in specs if s.type == "INT"), None)
@@ -534,8 +558,12 @@ class Case:
             self.problems.append(f"{what}: BCG wrote no run summary for this run ({calls} DiT calls uncounted)")
         else:
             if run["calls"] != calls:
-                self.problems.append(f"{what}: BCG counted {run['calls']} DiT calls, the workflow makes {calls} ({summary})")
-            if run["replayed"] + sum(run["eager"].values()) != run["calls"] or not all(isinstance(r, str) and r for r in run["eager"]):
+                self.problems.append(
+                    f"{what}: BCG counted {run['calls']} DiT calls, the workflow makes {calls} ({summary})"
+                )
+            if run["replayed"] + sum(run["eager"].values()) != run["calls"] or not all(
+                isinstance(r, str) and r for r in run["eager"]
+            ):
                 self.problems.append(f"{what}: calls without a reason ({run})")
         return summary
 
@@ -587,7 +615,9 @@ def _run_case(nodes, node_id, cls, schema_error, fam: Family, order, row: Row):
     try:
         build_inputs(node_id, cls, fam, fam.model)
     except NotBuilt as missing:
-        row.result = f"FAIL: input {missing} is not built by the zoo: build it or list the node in SKIPS with the reason"
+        row.result = (
+            f"FAIL: input {missing} is not built by the zoo: build it or list the node in SKIPS with the reason"
+        )
         return
     notes = []
     if node_id in INPUT_OVERRIDES:
@@ -604,7 +634,9 @@ def _run_case(nodes, node_id, cls, schema_error, fam: Family, order, row: Row):
         except Exception as e2:
             same = _error(e2) == eager_error
             row.passed = same
-            row.result = (f"both fail: {eager_error}" if same else f"FAIL: without BCG {eager_error}; with BCG {_error(e2)}")
+            row.result = (
+                f"both fail: {eager_error}" if same else f"FAIL: without BCG {eager_error}; with BCG {_error(e2)}"
+            )
             row.note = "; ".join(notes)
             return
         row.result = f"FAIL: without BCG the workflow fails ({eager_error}), with BCG it runs"
@@ -613,7 +645,11 @@ def _run_case(nodes, node_id, cls, schema_error, fam: Family, order, row: Row):
     if not torch.equal(plain, fam.plain):
         notes.append(f"the node changed the plain model's output without BCG ({_diff(plain, fam.plain)})")
         fam.plain = plain
-    notes.append("the node changes the output" if not torch.equal(ref, fam.plain) else "the node leaves the output unchanged here")
+    notes.append(
+        "the node changes the output"
+        if not torch.equal(ref, fam.plain)
+        else "the node leaves the output unchanged here"
+    )
 
     # With BCG, two runs.
     if order == "node->BCG":
@@ -636,7 +672,11 @@ def _run_case(nodes, node_id, cls, schema_error, fam: Family, order, row: Row):
     else:
         name, value = variant
         _, ref2, calls2 = case.eager(lambda: case.node(fam.model, **{name: value}))
-        m2 = case.bcg(case.node(fam.model, **{name: value})) if order == "node->BCG" else case.node(applied, **{name: value})
+        m2 = (
+            case.bcg(case.node(fam.model, **{name: value}))
+            if order == "node->BCG"
+            else case.node(applied, **{name: value})
+        )
         v_summary = case.check_run(m2, ref2, calls2, f"variant {name}={value}")
         effect = "" if not torch.equal(ref2, ref) else " (no effect on the output)"
         row.variant = f"{name}={value}{effect}: {v_summary}"

@@ -13,7 +13,14 @@ ComfyUI 0.8.0 and 0.33.0: these tests run on both.
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, sample_both, session_of
+from bcg_testing import (
+    WARMUP_ONLY,
+    check_each_prompt_length_is_its_own_graph,
+    check_gpu_verification_state,
+    conds,
+    sample_both,
+    session_of,
+)
 
 from bench import synthetic
 
@@ -45,13 +52,17 @@ def test_reference_latents_are_keyed_by_shape_and_replay_exactly(pack, model, st
 
     out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, edit(1), edit(1), seed=3)
     assert torch.equal(out, eager)
-    assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt40 b1": 1} and session.last_run["replayed"] == 1, session.last_run
+    assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt40 b1": 1} and session.last_run["replayed"] == 1, (
+        session.last_run
+    )
     out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, edit(2), edit(2), seed=4)
     assert torch.equal(out, eager)
     assert session.last_run["replayed"] == 2 and session.runner.stats.captures == 1, session.last_run
     out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, edit(3, 12, 8), edit(3, 12, 8), seed=4)
     assert torch.equal(out, eager)
-    assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt40 b1": 1} and session.runner.stats.captures == 2, session.last_run
+    assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt40 b1": 1} and session.runner.stats.captures == 2, (
+        session.last_run
+    )
 
 
 def test_an_unwarmed_size_falls_back_with_its_label(pack, model, standin_graphs):

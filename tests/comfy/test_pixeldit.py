@@ -13,7 +13,12 @@ import gc
 
 import pytest
 import torch
-from bcg_testing import check_conditioning_inputs_are_read_live, check_gpu_verification_state, check_padded_prompts_batch_cond_and_uncond, skip_unless_host_builds
+from bcg_testing import (
+    check_conditioning_inputs_are_read_live,
+    check_gpu_verification_state,
+    check_padded_prompts_batch_cond_and_uncond,
+    skip_unless_host_builds,
+)
 
 from bench import synthetic
 
@@ -49,7 +54,9 @@ def test_the_released_layout_is_what_comfyui_detects_and_splits(pack):
     info = synthetic.family_info("pixeldit")
     tree = synthetic.state_dict_shapes("pixeldit", depth=1)
     released = info.checkpoint_layout(info, {k: torch.empty(s, dtype=torch.bfloat16) for k, s in tree.items()})
-    assert "core.pixel_embedder.proj.weight" in released and not any(".adaLN_modulation_msa." in k for k in released), sorted(released)[:5]
+    assert "core.pixel_embedder.proj.weight" in released and not any(".adaLN_modulation_msa." in k for k in released), (
+        sorted(released)[:5]
+    )
     cls, _ = synthetic.detect_family_class({k: v.to("meta") for k, v in released.items()})
     assert cls == "PixelDiTT2I"
     split = comfy.supported_models.PixelDiTT2I({"image_model": "pixeldit_t2i"}).process_unet_state_dict(released)
@@ -61,7 +68,9 @@ def test_served_without_opt_in_once_verified_on_the_h200(pack, recipe_model, sta
 
 
 def test_every_prompt_is_300_tokens_so_cond_and_uncond_share_one_graph(pack, recipe_model, standin_graphs):
-    check_padded_prompts_batch_cond_and_uncond(pack[1], recipe_model("pixeldit"), "pixeldit", shapes=[(1, 3, 64, 64)], length=300)
+    check_padded_prompts_batch_cond_and_uncond(
+        pack[1], recipe_model("pixeldit"), "pixeldit", shapes=[(1, 3, 64, 64)], length=300
+    )
 
 
 def test_pid_reads_its_low_quality_latent_and_degrade_sigma_live(pack, recipe_model, standin_graphs):

@@ -89,17 +89,30 @@ def _start_comfyui(tmp_path, env=None, args=()):
     clean = {k: v for k, v in os.environ.items() if k not in ALLOC_CONF_VARS and k != OPT_OUT_VAR}
     command = [sys.executable, "-c", WRAPPER, comfy, str(out), "--cpu", "--quick-test-for-ci", "--disable-api-nodes"]
     command += ["--base-directory", str(base), *ASK_FOR_IT, *args]
-    proc = subprocess.run(command, env=dict(clean, **(env or {})), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    proc = subprocess.run(
+        command,
+        env=dict(clean, **(env or {})),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=600,
+    )
     assert out.is_file(), f"the wrapper wrote nothing (rc {proc.returncode}):\n{proc.stdout[-4000:]}"
     result = json.loads(out.read_text())
     assert result["at_torch_import"] is not None, f"ComfyUI never imported torch:\n{proc.stdout[-4000:]}"
-    return result, [line for line in proc.stdout.splitlines() if "[BCG]" in line and "status route" not in line], proc.stdout
+    return (
+        result,
+        [line for line in proc.stdout.splitlines() if "[BCG]" in line and "status route" not in line],
+        proc.stdout,
+    )
 
 
 def _finished(result, log):
     """ComfyUI's startup completed; a missing server requirement skips after the checks above."""
     if result["error"] and result["error"].startswith("ModuleNotFoundError"):
-        pytest.skip(f"the prestartup checks passed, but ComfyUI could not finish starting ({result['error']}): install its requirements.txt")
+        pytest.skip(
+            f"the prestartup checks passed, but ComfyUI could not finish starting ({result['error']}): install its requirements.txt"
+        )
     assert result["error"] is None and result["exit_code"] in (0, None), f"{result['error']}\n{log[-4000:]}"
 
 

@@ -33,7 +33,9 @@ def edit_conds(family, refs, method=None, lengths=None):
     pos_len, neg_len = lengths or PROMPT_LENGTHS[family]
     positive = synthetic.make_conditioning(family, pos_len, seed=1)
     negative = synthetic.make_conditioning(family, neg_len, seed=2)
-    return synthetic.with_reference_latents(positive, refs, method), synthetic.with_reference_latents(negative, refs, method)
+    return synthetic.with_reference_latents(positive, refs, method), synthetic.with_reference_latents(
+        negative, refs, method
+    )
 
 
 def expected_first_calls(family, cfg, suffix):
@@ -65,7 +67,9 @@ def edit_model(request):
     model = comfy.sd.load_diffusion_model_state_dict(sd)
     del sd
     method = getattr(model.model.diffusion_model, "default_ref_method", None)
-    assert method == "index_timestep_zero", f"ComfyUI did not detect the Edit-2511 layout (default_ref_method {method!r})"
+    assert method == "index_timestep_zero", (
+        f"ComfyUI did not detect the Edit-2511 layout (default_ref_method {method!r})"
+    )
     return family, model
 
 
@@ -145,7 +149,10 @@ def test_the_reference_method_is_in_the_key_and_the_label(pack, edit_model, stan
     _, nodes = pack
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
     session = session_of(bcg_model)
-    refs = [synthetic.make_reference_latent(family, 64, 64, seed=51), synthetic.make_reference_latent(family, 64, 96, seed=52)]
+    refs = [
+        synthetic.make_reference_latent(family, 64, 64, seed=51),
+        synthetic.make_reference_latent(family, 64, 96, seed=52),
+    ]
     txt = PROMPT_LENGTHS[family][0]
     results = {}
     # FLUX.1 also "uxo" (USO/UNO offsets). Not "index_timestep_zero" there: stock ComfyUI 0.33's
@@ -156,7 +163,9 @@ def test_the_reference_method_is_in_the_key_and_the_label(pack, edit_model, stan
         positive, negative = edit_conds(family, refs, method)
         out, eager = _sample_both(bcg_model, model, family, 1.0, positive, negative, seed=6)
         assert torch.equal(out, eager), (method, (out - eager).abs().max().item())
-        assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt{txt} b1 ref 64x64+64x96 ({method})": 1}, session.last_run
+        assert session.last_run["eager"] == {f"{FIRST}: 64x64 txt{txt} b1 ref 64x64+64x96 ({method})": 1}, (
+            session.last_run
+        )
         results[method] = eager
     assert not torch.equal(results["offset"], results["index"])
 
@@ -192,7 +201,9 @@ def test_full_width_references_replay_exactly_on_cuda(family, mode):
         sizes = ((512, 512), (768, 512))
         for cfg in (1.0, 2.5):
             for n in (1, 2):
-                refs = [synthetic.make_reference_latent(family, w, h, seed=100 + i) for i, (w, h) in enumerate(sizes[:n])]
+                refs = [
+                    synthetic.make_reference_latent(family, w, h, seed=100 + i) for i, (w, h) in enumerate(sizes[:n])
+                ]
                 out, eager = both(cfg, refs, seed=7)
                 assert torch.equal(out, eager), (cfg, n, (out - eager).abs().max().item())
                 label = "ref " + "+".join(f"{w}x{h}" for w, h in sizes[:n])
@@ -202,7 +213,9 @@ def test_full_width_references_replay_exactly_on_cuda(family, mode):
 
         # New reference images of the captured sizes: replayed, no capture, exact to the new values.
         new = [synthetic.make_reference_latent(family, w, h, seed=200 + i) for i, (w, h) in enumerate(sizes)]
-        old_eager = both(2.5, [synthetic.make_reference_latent(family, w, h, seed=100 + i) for i, (w, h) in enumerate(sizes)], seed=8)[1]
+        old_eager = both(
+            2.5, [synthetic.make_reference_latent(family, w, h, seed=100 + i) for i, (w, h) in enumerate(sizes)], seed=8
+        )[1]
         out, eager = both(2.5, new, seed=8)
         assert not torch.equal(eager, old_eager)
         assert torch.equal(out, eager), (out - eager).abs().max().item()

@@ -24,6 +24,7 @@ def _routed(model) -> bool:
     """Whether the shared diffusion model's ``forward`` is now BCG's routing object patch."""
 
     from bcg_runtime.comfy.wrappers import _ForwardThroughBCG as shim
+
     return isinstance(model.model.diffusion_model.__dict__.get("forward"), shim)
 
 

@@ -50,6 +50,8 @@ def test_every_reason_names_where_it_was_read():
     import re
 
     _, unsupported, out_of_scope = _named()
-    unplaced = [name for name, reason in unsupported.items() if name != "HiDream" and not re.search(r"\.py:\d+", reason)]
+    unplaced = [
+        name for name, reason in unsupported.items() if name != "HiDream" and not re.search(r"\.py:\d+", reason)
+    ]
     assert not unplaced, unplaced
     assert all(what.strip() for what in out_of_scope.values())

@@ -109,12 +109,23 @@ def test_conditioning_mirrors_text_encode(family):
         assert extras["pooled_output"].shape == (1, info.pooled_dim)
     else:
         assert extras["pooled_output"] is None
-    if family in ("zimage", "zimage_pixel_space", "lumina2", "ideogram4", "omnigen2"):  # LLM encoders that return their (all-ones) attention mask
+    if family in (
+        "zimage",
+        "zimage_pixel_space",
+        "lumina2",
+        "ideogram4",
+        "omnigen2",
+    ):  # LLM encoders that return their (all-ones) attention mask
         mask = extras["attention_mask"]
         assert mask.dtype == torch.long and mask.shape == (1, 40) and bool(mask.all())
     elif family == "ltxv":  # T5 with a mask over its padding: ones for the prompt's tokens, then zeros
         mask = extras["attention_mask"]
-        assert mask.dtype == torch.long and mask.shape == (1, 40) and bool(mask[0, 0]) and bool((mask[0, :-1] >= mask[0, 1:]).all())
+        assert (
+            mask.dtype == torch.long
+            and mask.shape == (1, 40)
+            and bool(mask[0, 0])
+            and bool((mask[0, :-1] >= mask[0, 1:]).all())
+        )
     else:
         assert "attention_mask" not in extras
     again = synthetic.make_conditioning(family, 40, seed=3)[0][0]
@@ -138,7 +149,9 @@ def test_checkpoints_build_whole_while_dynamic_vram_is_on(monkeypatch):
     'flux' checkpoint as None")."""
     import comfy.ops
 
-    memory_management = pytest.importorskip("comfy.memory_management", reason="this ComfyUI has no Dynamic VRAM (0.8.0)")
+    memory_management = pytest.importorskip(
+        "comfy.memory_management", reason="this ComfyUI has no Dynamic VRAM (0.8.0)"
+    )
     eager_shapes = synthetic.state_dict_shapes("flux", depth=1)
     monkeypatch.setattr(memory_management, "aimdo_enabled", True)
     if comfy.ops.disable_weight_init.Linear(4, 4, device="meta").weight is not None:

@@ -35,7 +35,9 @@ def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_gr
 
 
 def test_each_frame_count_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
-    check_padded_prompts_batch_cond_and_uncond(pack[1], model, FAMILY, frames=(1, 5), shapes=((1, 16, 1, 8, 8), (1, 16, 2, 8, 8)))
+    check_padded_prompts_batch_cond_and_uncond(
+        pack[1], model, FAMILY, frames=(1, 5), shapes=((1, 16, 1, 8, 8), (1, 16, 2, 8, 8))
+    )
 
 
 def test_a_prompt_longer_than_512_tokens_keeps_its_length_and_runs_apart(pack, model, standin_graphs):
@@ -79,7 +81,10 @@ def test_a_frame_count_off_the_temporal_grid_is_refused_naming_the_fix(pack, mod
     positive, negative = conds(FAMILY)
     # the node stops with the message on its outputs (ComfyUI's execution blocker, tests/comfy/test_input_errors.py)
     out = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64x4", "", "1", positive, negative)
-    assert re.fullmatch(r"BCG Warmup Capture: resolutions: '64x64x4' has 4 frames; Wan takes 4k\+1 frames .*use 1 or 5", out.block_execution)
+    assert re.fullmatch(
+        r"BCG Warmup Capture: resolutions: '64x64x4' has 4 frames; Wan takes 4k\+1 frames .*use 1 or 5",
+        out.block_execution,
+    )
     assert session_of(bcg_model).runner.stats.captures == 0
 
 
@@ -98,7 +103,12 @@ def test_i2v_clip_features_reach_the_dit_as_an_argument_the_key_sees(pack, model
 
     def with_clip(seed):
         features = torch.randn(1, 257, 1280, generator=torch.Generator().manual_seed(seed))
-        return [[positive[0][0], {**positive[0][1], "clip_vision_output": SimpleNamespace(penultimate_hidden_states=features)}]]
+        return [
+            [
+                positive[0][0],
+                {**positive[0][1], "clip_vision_output": SimpleNamespace(penultimate_hidden_states=features)},
+            ]
+        ]
 
     out, eager = sample_both(FAMILY, bcg_model, model, 64, 64, 2, 1.0, positive, positive, seed=3)
     assert torch.equal(out, eager) and session.runner.stats.captures == 1
@@ -111,7 +121,9 @@ def test_i2v_clip_features_reach_the_dit_as_an_argument_the_key_sees(pack, model
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"
+)
 def test_480p_video_is_bit_exact_on_cuda():
     """The real width (dim 5120, 40 heads) at ``gpu_test_depth`` blocks: 832x480 at 33 frames
     (9 latent frames, 14,040 tokens) and 17 frames, cfg 1 and cfg > 1, warmed through the typed

@@ -20,7 +20,13 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from bcg_testing import check_conditioning_inputs_are_read_live, check_gpu_verification_state, conds, release_cuda_memory, skip_unless_host_builds
+from bcg_testing import (
+    check_conditioning_inputs_are_read_live,
+    check_gpu_verification_state,
+    conds,
+    release_cuda_memory,
+    skip_unless_host_builds,
+)
 
 from bench import synthetic
 from bcg_runtime.comfy.models import wan_animate
@@ -73,7 +79,9 @@ def test_a_checkpoint_of_fewer_than_5_blocks_is_not_animate(pack):
     layout as another Wan variant."""
     skip_unless_host_builds("wan_animate")
     for depth, expected in ((4, False), (5, True)):
-        sd = {k: torch.empty(s, device="meta") for k, s in synthetic.state_dict_shapes("wan_animate", depth=depth).items()}
+        sd = {
+            k: torch.empty(s, device="meta") for k, s in synthetic.state_dict_shapes("wan_animate", depth=depth).items()
+        }
         cls, _ = synthetic.detect_family_class(sd)
         assert (cls == "WAN22_Animate") is expected, (depth, cls)
 
@@ -91,11 +99,16 @@ def test_stays_off_until_its_gpu_test_passed(pack, narrow_model, standin_graphs,
 def test_the_pose_and_face_videos_are_read_live(pack, narrow_model, standin_graphs):
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(synthetic.FAMILIES, NARROW.name, NARROW)
-        check_conditioning_inputs_are_read_live(pack[1], narrow_model, NARROW.name, animate_inputs, frames=FRAMES, absent_is_another_signature=True)
+        check_conditioning_inputs_are_read_live(
+            pack[1], narrow_model, NARROW.name, animate_inputs, frames=FRAMES, absent_is_another_signature=True
+        )
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): the real width and the QR's capture on cuSOLVER")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(),
+    reason="needs a CUDA GPU (gpu layer): the real width and the QR's capture on cuSOLVER",
+)
 def test_the_animate_inputs_are_bit_exact_on_cuda():
     """Through bcg_runtime.comfy.api (the GPU image has no PyAV for the node shells)."""
     from bcg_runtime.comfy import api
@@ -104,7 +117,15 @@ def test_the_animate_inputs_are_bit_exact_on_cuda():
     model = synthetic.load_model("wan_animate", depth=wan_animate.RECIPE.smallest_depth, seed=0, device="cuda")
     try:
         bcg_model = api.apply(model, "auto")
-        check_conditioning_inputs_are_read_live(None, model, "wan_animate", animate_inputs, frames=FRAMES, absent_is_another_signature=True, bcg_model=bcg_model)
+        check_conditioning_inputs_are_read_live(
+            None,
+            model,
+            "wan_animate",
+            animate_inputs,
+            frames=FRAMES,
+            absent_is_another_signature=True,
+            bcg_model=bcg_model,
+        )
     finally:
         del model
         release_cuda_memory(unload=True)

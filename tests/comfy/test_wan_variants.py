@@ -57,38 +57,99 @@ def _make_cases(T=2, H=8, W=8):
     pixel frames at 64x64 px, the CPU test's size)."""
 
     def _vace(seed):
-        return {"vace_frames": [_randn(seed, 1, 32, T, H, W)], "vace_mask": [torch.rand(1, 64, T, H, W, generator=torch.Generator().manual_seed(seed))], "vace_strength": [1.0]}
+        return {
+            "vace_frames": [_randn(seed, 1, 32, T, H, W)],
+            "vace_mask": [torch.rand(1, 64, T, H, W, generator=torch.Generator().manual_seed(seed))],
+            "vace_strength": [1.0],
+        }
 
     def _scail(seed):
-        return {"reference_latents": [_randn(seed, 1, 16, 1, H, W)], "pose_video_latent": _randn(seed + 100, 1, 16, T, H // 2, W // 2)}
+        return {
+            "reference_latents": [_randn(seed, 1, 16, 1, H, W)],
+            "pose_video_latent": _randn(seed + 100, 1, 16, T, H // 2, W // 2),
+        }
 
     def _scail2(seed):
         refs = 1
-        masks = {"driving_mask_28ch": (_randn(seed + 200, 1, T, 28, H // 2, W // 2) > 0).float(), "ref_mask_28ch": (_randn(seed + 300, 1, T + refs, 28, H, W) > 0).float()}
+        masks = {
+            "driving_mask_28ch": (_randn(seed + 200, 1, T, 28, H // 2, W // 2) > 0).float(),
+            "ref_mask_28ch": (_randn(seed + 300, 1, T + refs, 28, H, W) > 0).float(),
+        }
         return {**_scail(seed), **masks, "ref_mask_flag": True}
 
     return {
-        "wan_vace": Case(_vace, other={**_vace(1), "vace_strength": [0.5]}, other_is="another vace_strength (a constant)"),
-        "wan_fun_control": Case(lambda seed: {"concat_latent_image": _randn(seed, 1, 32, T, H, W), "clip_vision_output": _clip(seed)}, other={"concat_latent_image": _randn(1, 1, 32, T, H, W)}, other_is="no CLIP features"),
-        "wan_camera": Case(lambda seed: {"camera_conditions": _randn(seed, 1, 24, T, 8 * H, 8 * W), "clip_vision_output": _clip(seed)}, other={"clip_vision_output": _clip(1)}, other_is="no camera path"),
-        "wan22_camera": Case(lambda seed: {"camera_conditions": _randn(seed, 1, 24, T, 8 * H, 8 * W), "concat_latent_image": _randn(seed + 1, 1, 16, T, H, W)}, other={"concat_latent_image": _randn(1, 1, 16, T, H, W)}, other_is="no camera path"),
+        "wan_vace": Case(
+            _vace, other={**_vace(1), "vace_strength": [0.5]}, other_is="another vace_strength (a constant)"
+        ),
+        "wan_fun_control": Case(
+            lambda seed: {"concat_latent_image": _randn(seed, 1, 32, T, H, W), "clip_vision_output": _clip(seed)},
+            other={"concat_latent_image": _randn(1, 1, 32, T, H, W)},
+            other_is="no CLIP features",
+        ),
+        "wan_camera": Case(
+            lambda seed: {"camera_conditions": _randn(seed, 1, 24, T, 8 * H, 8 * W), "clip_vision_output": _clip(seed)},
+            other={"clip_vision_output": _clip(1)},
+            other_is="no camera path",
+        ),
+        "wan22_camera": Case(
+            lambda seed: {
+                "camera_conditions": _randn(seed, 1, 24, T, 8 * H, 8 * W),
+                "concat_latent_image": _randn(seed + 1, 1, 16, T, H, W),
+            },
+            other={"concat_latent_image": _randn(1, 1, 16, T, H, W)},
+            other_is="no camera path",
+        ),
         "wan_flow_rvs": Case(lambda seed: {}, latent=lambda seed: _randn(seed, 1, 16, T, H, W)),
         "wan_scail": Case(_scail, other={"reference_latents": [_randn(1, 1, 16, 1, H, W)]}, other_is="no pose video"),
-        "wan_scail2": Case(_scail2, other={**_scail2(1), "ref_mask_flag": False}, other_is="replacement mode (ref_mask_flag False, a constant)"),
-        "wan_humo": Case(lambda seed: {"audio_embed": _randn(seed, 1, T, 8, 5, 1280), "reference_latents": [_randn(seed + 1, 1, 16, 1, H, W)]}, other={"reference_latents": [_randn(2, 1, 16, 1, H, W)]}, other_is="no audio"),
+        "wan_scail2": Case(
+            _scail2,
+            other={**_scail2(1), "ref_mask_flag": False},
+            other_is="replacement mode (ref_mask_flag False, a constant)",
+        ),
+        "wan_humo": Case(
+            lambda seed: {
+                "audio_embed": _randn(seed, 1, T, 8, 5, 1280),
+                "reference_latents": [_randn(seed + 1, 1, 16, 1, H, W)],
+            },
+            other={"reference_latents": [_randn(2, 1, 16, 1, H, W)]},
+            other_is="no audio",
+        ),
         "wan_s2v": Case(
-            lambda seed: {"audio_embed": _randn(seed, 1, 25, 1024, 4 * T), "reference_latents": [_randn(seed + 1, 1, 16, 1, H, W)], "reference_motion": _randn(seed + 2, 1, 16, 2, H, W), "control_video": _randn(seed + 3, 1, 16, T, H, W)},
+            lambda seed: {
+                "audio_embed": _randn(seed, 1, 25, 1024, 4 * T),
+                "reference_latents": [_randn(seed + 1, 1, 16, 1, H, W)],
+                "reference_motion": _randn(seed + 2, 1, 16, 2, H, W),
+                "control_video": _randn(seed + 3, 1, 16, T, H, W),
+            },
             other={"audio_embed": _randn(1, 1, 25, 1024, 4 * T), "reference_latents": [_randn(2, 1, 16, 1, H, W)]},
             other_is="no motion frames or control video",
         ),
         "wan_animate2": Case(
-            lambda seed: {"concat_latent_image": _randn(seed, 1, 16, T, H, W), "concat_mask": torch.cat([torch.zeros(1, 1, 1, H, W), torch.ones(1, 1, T - 1, H, W)], dim=2), "clip_vision_output": _clip(seed), "pose_video_latent": _randn(seed + 1, 1, 16, T - 1, H, W), "cross_attn_pose": _randn(seed + 2, 1, 512, 4096)},
+            lambda seed: {
+                "concat_latent_image": _randn(seed, 1, 16, T, H, W),
+                "concat_mask": torch.cat([torch.zeros(1, 1, 1, H, W), torch.ones(1, 1, T - 1, H, W)], dim=2),
+                "clip_vision_output": _clip(seed),
+                "pose_video_latent": _randn(seed + 1, 1, 16, T - 1, H, W),
+                "cross_attn_pose": _randn(seed + 2, 1, 512, 4096),
+            },
             other={"concat_latent_image": _randn(1, 1, 16, T, H, W), "clip_vision_output": _clip(1)},
             other_is="outside the pose window (no pose latents)",
         ),
         "wan_dancer": Case(
-            lambda seed: {"audio_embed": _randn(seed, 1, 4 * T + 1, 35), "clip_vision_output": _clip(seed), "clip_vision_output_ref": _clip(seed + 1), "fps": 30.0, "audio_inject_scale": 1.0},
-            other={"audio_embed": _randn(1, 1, 4 * T + 1, 35), "clip_vision_output": _clip(1), "clip_vision_output_ref": _clip(2), "fps": 15.0, "audio_inject_scale": 1.0},
+            lambda seed: {
+                "audio_embed": _randn(seed, 1, 4 * T + 1, 35),
+                "clip_vision_output": _clip(seed),
+                "clip_vision_output_ref": _clip(seed + 1),
+                "fps": 30.0,
+                "audio_inject_scale": 1.0,
+            },
+            other={
+                "audio_embed": _randn(1, 1, 4 * T + 1, 35),
+                "clip_vision_output": _clip(1),
+                "clip_vision_output_ref": _clip(2),
+                "fps": 15.0,
+                "audio_inject_scale": 1.0,
+            },
             other_is="another fps (a constant: the global patch embedding, head and time positions)",
         ),
     }
@@ -115,7 +176,11 @@ def variant_model():
             held.clear()
             gc.collect()
             skip_unless_host_builds(family)
-            need = 2 * 2 * sum(torch.Size(shape).numel() for shape in synthetic.state_dict_shapes(family, depth=1).values())
+            need = (
+                2
+                * 2
+                * sum(torch.Size(shape).numel() for shape in synthetic.state_dict_shapes(family, depth=1).values())
+            )
             peak = need * 1.5 + 2**30  # what a load held at its peak on the CPU (RSS), with a GiB of headroom
             if sys.platform.startswith("linux") and _available_bytes() < peak:
                 pytest.skip(
@@ -161,7 +226,9 @@ def _check_variant(family, model, bcg_model, session, width=64, height=64, frame
 
     out2, eager2 = both(case.inputs(2), 2)
     assert torch.equal(out2, eager2), (out2 - eager2).abs().max()
-    assert not torch.equal(eager, eager2), "the variant's inputs do not change the output: this test would not see a frozen input"
+    assert not torch.equal(eager, eager2), (
+        "the variant's inputs do not change the output: this test would not see a frozen input"
+    )
     assert session.runner.stats.captures == 1 and session.last_run["replayed"] == 2, session.last_run
 
     if case.other is not None:
@@ -182,7 +249,9 @@ GPU_FAMILIES = [f for f in (os.environ.get("BCG_GPU_FAMILIES", "").split() or CA
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"
+)
 @pytest.mark.parametrize("family", GPU_FAMILIES)
 def test_the_variants_inputs_are_bit_exact_on_cuda(family):
     """The real width at the recipe's ``gpu_test_depth``, 832x480 at 17 frames (5 latent frames,

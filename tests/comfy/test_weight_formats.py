@@ -66,6 +66,8 @@ FORMATS = ("fp8_e4m3fn", "scaled_fp8", "comfy_quant")
 #: layer the mixed checkpoint keeps in bf16 (fp8 in the other two formats).
 LORA_LAYERS = ("double_blocks.0.img_attn.qkv", "single_blocks.0.linear2", "final_layer.linear")
 NVFP4_LAYER = "single_blocks.0.linear2"
+
+
 # ---------------------------------------------------------------- checkpoints and the LoRA
 def mixed_layers() -> dict[str, str]:
     """comfy_quant layer -> format: blocks' attention/MLP layers fp8 (nvfp4 for :data:`NVFP4_LAYER`

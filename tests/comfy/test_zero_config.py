@@ -124,7 +124,9 @@ def test_warmup_latent_without_conditioning_names_the_fix(pack, models):
     (bcg_model,) = nodes["BCGApply"].execute(models(QWEN), "auto").args
     latent = {"samples": synthetic.empty_latent(QWEN, 64, 64)}
     out = nodes["BCGWarmupCapture"].execute(bcg_model, "", "256", "1", None, None, latent)
-    assert out.block_execution.startswith("BCG Warmup Capture: latent: connected without positive; connect the workflow's conditioning")
+    assert out.block_execution.startswith(
+        "BCG Warmup Capture: latent: connected without positive; connect the workflow's conditioning"
+    )
     # validation cannot see whether a latent is connected: an empty resolutions passes there and
     # is judged when the node runs (tests/comfy/test_input_errors.py)
     assert nodes["BCGWarmupCapture"].validate_inputs(resolutions="") is True

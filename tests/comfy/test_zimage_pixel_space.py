@@ -12,7 +12,13 @@ import functools
 
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, check_each_prompt_length_is_its_own_graph, check_gpu_verification_state, conds, session_of
+from bcg_testing import (
+    WARMUP_ONLY,
+    check_each_prompt_length_is_its_own_graph,
+    check_gpu_verification_state,
+    conds,
+    session_of,
+)
 
 from bench import synthetic
 

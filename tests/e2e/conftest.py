@@ -84,10 +84,18 @@ def browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.skip("playwright is not installed: pip install playwright (the system chromium is used, nothing is downloaded)")
+        pytest.skip(
+            "playwright is not installed: pip install playwright (the system chromium is used, nothing is downloaded)"
+        )
     if not os.path.exists(CHROMIUM):
         pytest.skip("chromium is not installed: apt-get install -y chromium (or set BCG_CHROMIUM to a Chromium binary)")
-    args = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
+    args = [
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-dev-shm-usage",
+    ]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=args)
         yield browser

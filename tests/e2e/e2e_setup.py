@@ -161,7 +161,11 @@ def e2e_workflow(seed: int = 0, size: tuple[int, int] = SIZE, steps: int = STEPS
 
 
 def latent_workflow(
-    seed: int, size: tuple[int, int] = SIZE, steps: int = STEPS, prefix: str = "bcg_e2e/latent", length: int | None = None,
+    seed: int,
+    size: tuple[int, int] = SIZE,
+    steps: int = STEPS,
+    prefix: str = "bcg_e2e/latent",
+    length: int | None = None,
     family: str = FAMILY,
 ) -> dict:
     """:func:`e2e_workflow` with ``family``'s model and conditioning of ``length`` tokens (default:

@@ -13,7 +13,18 @@ import time
 
 import pytest
 
-from e2e_setup import APPLY_ID, COND_LENGTH, SIZE, STEPS, WARMUP_ID, call_label, count_colour, e2e_workflow, example, load_client
+from e2e_setup import (
+    APPLY_ID,
+    COND_LENGTH,
+    SIZE,
+    STEPS,
+    WARMUP_ID,
+    call_label,
+    count_colour,
+    e2e_workflow,
+    example,
+    load_client,
+)
 
 pytestmark = pytest.mark.e2e
 OFF_GREY = (0x61, 0x61, 0x61)
@@ -42,7 +53,13 @@ def _badge_pixels(page, node_id: str, colour: tuple[int, int, int]) -> int:
     width = page.evaluate("id => app.graph.getNodeById(Number(id)).size[0]", node_id)
     x0, y0 = _client_xy(page, node_id, -20, -title_height - 30)
     x1, y1 = _client_xy(page, node_id, width + 20, -title_height)
-    shot = Image.open(io.BytesIO(page.screenshot(clip={"x": max(0, x0), "y": max(0, y0), "width": x1 - max(0, x0), "height": y1 - max(0, y0)})))
+    shot = Image.open(
+        io.BytesIO(
+            page.screenshot(
+                clip={"x": max(0, x0), "y": max(0, y0), "width": x1 - max(0, x0), "height": y1 - max(0, y0)}
+            )
+        )
+    )
     return count_colour(shot, "#" + "".join(f"{c:02x}" for c in colour))
 
 
@@ -51,11 +68,15 @@ def test_badges_and_details(comfy_server, browser, artifacts):
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(comfy_server.url)
-    page.wait_for_function("() => window.app?.graph && app.extensions?.some(e => e.name === 'bcg.status')", timeout=90_000)
+    page.wait_for_function(
+        "() => window.app?.graph && app.extensions?.some(e => e.name === 'bcg.status')", timeout=90_000
+    )
 
     # The UI example loads with every node known, and converts to the API example.
     page.evaluate("wf => app.loadGraphData(wf)", example("ui"))
-    unknown = page.evaluate("() => app.graph._nodes.filter(n => !LiteGraph.registered_node_types[n.type]).map(n => n.type)")
+    unknown = page.evaluate(
+        "() => app.graph._nodes.filter(n => !LiteGraph.registered_node_types[n.type]).map(n => n.type)"
+    )
     assert unknown == []
     # Marked: only the loaders, whose models (properties.models) this server does not have.
     marked = page.evaluate("() => app.graph._nodes.filter(n => n.has_errors).map(n => n.type)")
@@ -100,9 +121,13 @@ def test_badges_and_details(comfy_server, browser, artifacts):
     headings = [h.upper() for h in details.locator("h3").all_inner_texts()]
     assert headings[:2] == ["STATUS", "LAST RUN"], headings
     if comfy_server.cuda:
-        assert "BCG is off" not in text and "CAPTURED GRAPHS (" in text.upper() and call_label(SIZE, COND_LENGTH) in text, text
+        assert (
+            "BCG is off" not in text and "CAPTURED GRAPHS (" in text.upper() and call_label(SIZE, COND_LENGTH) in text
+        ), text
     else:
-        assert "BCG is off: no CUDA" in text and "CAPTURED GRAPHS (0)" in headings and "Graph memory 0.0 MiB" in text, text
+        assert "BCG is off: no CUDA" in text and "CAPTURED GRAPHS (0)" in headings and "Graph memory 0.0 MiB" in text, (
+            text
+        )
         assert f"{STEPS} DiT calls: 0 replayed, {STEPS} eager" in text and "(the reason above)" in text, text
         assert text.count("no CUDA") == 1, text  # the reason once; the eager row points to it
     path = artifacts / "bcg_details.png"
@@ -117,7 +142,13 @@ def test_badges_and_details(comfy_server, browser, artifacts):
                      "eager_kinds": {"not captured: 640x512 txt40 b1": "not_captured"}, "state": "partial"},
          "BCG 14/16 · 2 not captured", (0xF0, 0xA0, 0x20)),
     ):  # fmt: skip
-        status = {"id": "fake", "node_ids": [node_id], "disabled": None, "last_run": {**run, "summary": ""}, "captured": []}
+        status = {
+            "id": "fake",
+            "node_ids": [node_id],
+            "disabled": None,
+            "last_run": {**run, "summary": ""},
+            "captured": [],
+        }
         page.evaluate("s => comfyAPI.api.api.dispatchCustomEvent('bcg.status', s)", status)
         assert page.evaluate("id => app.graph.getNodeById(Number(id)).bcgBadge.text", node_id) == text
         page.wait_for_timeout(300)

@@ -34,7 +34,11 @@ def _write_lora(base) -> None:
 
     from bench import synthetic
 
-    shapes = {k: v.shape for k, v in synthetic.build_state_dict(FAMILY, depth=DEPTH).items() if k.endswith(".weight") and v.dim() == 2}
+    shapes = {
+        k: v.shape
+        for k, v in synthetic.build_state_dict(FAMILY, depth=DEPTH).items()
+        if k.endswith(".weight") and v.dim() == 2
+    }
     first_block = next(k.split(".")[0] + ".0." for k in shapes if ".0." in k)
     g = torch.Generator().manual_seed(0)
     lora = {}
@@ -62,7 +66,10 @@ def _with_lora_and_a_plain_branch(prompt: dict, prefix: str) -> dict:
     plain = copy.deepcopy(prompt[SAMPLER_ID])
     plain["inputs"]["model"] = list(source)
     prompt[PLAIN_SAMPLER_ID] = plain
-    prompt[PLAIN_SAVE_ID] = {"class_type": "SaveLatent", "inputs": {"samples": [PLAIN_SAMPLER_ID, 0], "filename_prefix": f"{prefix}_plain"}}
+    prompt[PLAIN_SAVE_ID] = {
+        "class_type": "SaveLatent",
+        "inputs": {"samples": [PLAIN_SAMPLER_ID, 0], "filename_prefix": f"{prefix}_plain"},
+    }
     return prompt
 
 

@@ -81,7 +81,9 @@ def _run_and_twin(server, seed: int, prefix: str, record: dict) -> dict:
     run = run_prompt(server, prompt)  # an execution error (e.g. in the warm-up) fails here
     entry = client.wait(server.url, run.prompt_id, timeout=60)
     session = session_by_id(client.bcg_status(server.url), run.events[-1]["id"])
-    record.update(run=run.last_run, warmup=session["last_warmup"], disabled=session["disabled"], captures=session["captures"])
+    record.update(
+        run=run.last_run, warmup=session["last_warmup"], disabled=session["disabled"], captures=session["captures"]
+    )
 
     twin = run_prompt(server, eager_twin(prompt, f"{prefix}/eager"))
     reference = saved_latent(server.base, client.wait(server.url, twin.prompt_id, timeout=60))
@@ -94,9 +96,13 @@ def test_plain_start_switches_to_native_allocator_and_replays(plain_server, summ
     device = _device(plain_server)
     switched = _bcg_lines(plain_server, SWITCH_LINE)
     record = summary["default_allocator"] = {"device": device, "allocator_lines": switched}
-    assert "cudaMallocAsync" not in device, f"the prestartup script did not switch the allocator: {device}\n{plain_server.log_tail()}"
+    assert "cudaMallocAsync" not in device, (
+        f"the prestartup script did not switch the allocator: {device}\n{plain_server.log_tail()}"
+    )
     if not switched:
-        pytest.skip(f"ComfyUI did not pick cudaMallocAsync on this machine ({device}), so the prestartup script had nothing to switch")
+        pytest.skip(
+            f"ComfyUI did not pick cudaMallocAsync on this machine ({device}), so the prestartup script had nothing to switch"
+        )
     allocator_lines = [line for line in plain_server.log_lines() if "[BCG]" in line and "cudaMallocAsync" in line]
     assert allocator_lines == switched and len(switched) == 1, allocator_lines
 
@@ -111,7 +117,9 @@ def test_opt_out_keeps_cuda_malloc_async_and_runs_eager(keep_async_server, summa
     kept = _bcg_lines(keep_async_server, KEEP_LINE)
     record = summary["keep_cuda_malloc_async"] = {"device": device, "allocator_lines": kept}
     if "cudaMallocAsync" not in device:
-        pytest.skip(f"ComfyUI does not pick cudaMallocAsync on this machine ({device}): nothing for {OPT_OUT_VAR} to keep")
+        pytest.skip(
+            f"ComfyUI does not pick cudaMallocAsync on this machine ({device}): nothing for {OPT_OUT_VAR} to keep"
+        )
     assert len(kept) == 1 and not _bcg_lines(keep_async_server, SWITCH_LINE), keep_async_server.log_tail()
 
     last = _run_and_twin(keep_async_server, 32, "bcg_keep_cuda_malloc_async", record)

@@ -83,7 +83,9 @@ def test_a_server_killed_mid_job_loses_nothing_and_duplicates_nothing(comfy_base
     text = log.read_text()
     print(text)
     assert runner.returncode == 0, text[-3000:]
-    assert killed_at is not None, "the given server was never seen running a job after the first ones: nothing was killed"
+    assert killed_at is not None, (
+        "the given server was never seen running a job after the first ones: nothing was killed"
+    )
 
     doc = json.loads(out.read_text())
     started = next(url for url in doc["servers"] if url != given.url)
@@ -98,7 +100,9 @@ def test_a_server_killed_mid_job_loses_nothing_and_duplicates_nothing(comfy_base
     moved = [j for j in doc["jobs"] if len(j["attempts"]) > 1]
     assert moved, "the killed server had a job running: it must have been rerun elsewhere"
     for job in moved:
-        assert job["attempts"][0]["server"] == given.url and "did not answer" in job["attempts"][0]["result"], job["attempts"]
+        assert job["attempts"][0]["server"] == given.url and "did not answer" in job["attempts"][0]["result"], job[
+            "attempts"
+        ]
         assert job["server"] == started and job["attempts"][-1]["result"] == "done"
     assert doc["per_server"][given.url]["lost"] == len(moved)
     assert doc["per_server"][given.url]["done"] + doc["per_server"][started]["done"] == JOBS
@@ -109,7 +113,9 @@ def test_a_server_killed_mid_job_loses_nothing_and_duplicates_nothing(comfy_base
     survivor, dead = doc["per_server"][started], doc["per_server"][given.url]
     assert survivor["calls"] == STEPS * survivor["done"]
     assert dead["calls"] >= STEPS * dead["done"]
-    assert doc["calls"] == survivor["calls"] + dead["calls"] and doc["replayed"] == survivor["replayed"] + dead["replayed"]
+    assert (
+        doc["calls"] == survivor["calls"] + dead["calls"] and doc["replayed"] == survivor["replayed"] + dead["replayed"]
+    )
     if given.cuda:
         assert survivor["replayed"] == STEPS * sum(j["width"] == 64 for j in doc["jobs"] if j["server"] == started)
         assert set(survivor["eager"]) <= {f"not captured: {call_label((96, 64), COND_LENGTH)}"}

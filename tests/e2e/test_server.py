@@ -63,7 +63,9 @@ def test_prompt_runs_and_reports(comfy_server, artifacts):
     replayed, eager = run_totals(before, after)
     if comfy_server.cuda:
         device = client.http_json(comfy_server.url, "/system_stats")["devices"][0]["name"]
-        assert device.endswith("native"), f"expected PyTorch's native allocator (the pack's prestartup script switches to it): {device}"
+        assert device.endswith("native"), (
+            f"expected PyTorch's native allocator (the pack's prestartup script switches to it): {device}"
+        )
         assert session["last_warmup"]["refusal"] is None, session["last_warmup"]
         assert LABEL in [c["label"] for c in session["captured"]], session["captured"]
         assert session["captures"] >= 1 and session["hits"] >= STEPS
@@ -114,5 +116,7 @@ def test_client_script(comfy_server, artifacts, tmp_path):
 
 
 def test_client_help():
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "bcg_client.py"), "--help"], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bcg_client.py"), "--help"], capture_output=True, text=True
+    )
     assert result.returncode == 0 and "/bcg/status" in result.stdout and "--resolutions" in result.stdout

@@ -35,20 +35,40 @@ def bench_run(tmp_path_factory):
 def test_every_prompt_is_timed_and_measured(bench_run):
     cuda, variants, doc, _ = bench_run
     env = doc["env"]
-    assert env["cpu_smoke"] is (not cuda) and env["command"] == ("python main.py" if cuda else "python main.py --cpu --port " + env["command"].split()[-1])
+    assert env["cpu_smoke"] is (not cuda) and env["command"] == (
+        "python main.py" if cuda else "python main.py --cpu --port " + env["command"].split()[-1]
+    )
     assert env["device"] and env["comfyui"] != "unknown"
     [job] = doc["jobs"]
-    assert "error" not in job and (job["family"], job["weights"], job["depth"], job["steps"]) == ("zimage", "bf16", 1, STEPS)
+    assert "error" not in job and (job["family"], job["weights"], job["depth"], job["steps"]) == (
+        "zimage",
+        "bf16",
+        1,
+        STEPS,
+    )
     prompts = job["prompts"]
     assert [(p["variant"], p["seed"]) for p in prompts] == [(v, 1000 + i) for v in variants for i in range(PROMPTS)]
     for p in prompts:
         assert p["size"] == SIZE and p["steps"] == STEPS
-        for key in ("wall_s", "execution_s", "progress_span_s", "step_s", "denoise_s", "reserved_mib", "allocated_mib", "rss_mib"):
+        for key in (
+            "wall_s",
+            "execution_s",
+            "progress_span_s",
+            "step_s",
+            "denoise_s",
+            "reserved_mib",
+            "allocated_mib",
+            "rss_mib",
+        ):
             assert p[key] is not None and p[key] > 0, (key, p)
         # outside_s is the wall less the steady-rate denoise: an estimate, which a busy CPU's 2 steps can push below 0
-        assert p["progress_span_s"] < p["execution_s"] <= p["wall_s"] and p["outside_s"] == pytest.approx(p["wall_s"] - p["denoise_s"])
+        assert p["progress_span_s"] < p["execution_s"] <= p["wall_s"] and p["outside_s"] == pytest.approx(
+            p["wall_s"] - p["denoise_s"]
+        )
         assert p["nodes_s"]["KSampler"] > p["progress_span_s"] and p["nodes_s"]["SaveLatent"] > 0
-    for p in prompts:  # POST /free between variants: each variant's first prompt loads the model, the next takes it from the cache
+    for p in (
+        prompts
+    ):  # POST /free between variants: each variant's first prompt loads the model, the next takes it from the cache
         if p["index"] == 0:
             assert "UNETLoader" in p["nodes_s"] and "1" not in p["cached_nodes"], p
         else:
@@ -77,13 +97,19 @@ def test_summaries_and_table(bench_run):
     cuda, variants, doc, stdout = bench_run
     [job] = doc["jobs"]
     summaries = {s["variant"]: s for s in job["summaries"]}
-    assert list(summaries) == variants and all(s["size"] == SIZE and s["prompts"] == PROMPTS for s in summaries.values())
+    assert list(summaries) == variants and all(
+        s["size"] == SIZE and s["prompts"] == PROMPTS for s in summaries.values()
+    )
     for name, s in summaries.items():
         assert s["median_wall_s"] > 0 and s["spread"] >= 1.0 and s["first_wall_s"] > 0 and s["first_cost_s"] is not None
         assert s["peak_rss_mib"] > 0 and s["peak_reserved_mib"] > 0
         if name != "eager":
             assert s["vs_eager"] > 0 and (s["bit_equal"], s["compared"]) == (PROMPTS, PROMPTS)
-            assert cuda or all("no CUDA" in r for r in s["eager_reasons"]) and sum(s["eager_reasons"].values()) == PROMPTS * STEPS
+            assert (
+                cuda
+                or all("no CUDA" in r for r in s["eager_reasons"])
+                and sum(s["eager_reasons"].values()) == PROMPTS * STEPS
+            )
     lines = stdout.rstrip().splitlines()
     table = lines[-(len(variants) + 2) :]
     assert table[0].startswith("| model | res | variant |") and table[1].startswith("| --- |")

@@ -36,7 +36,10 @@ from e2e_setup import (
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="soak needs a CUDA GPU (the server replays CUDA graphs); run on the H200 with scripts/gpu_suite.sh e2e"),
+    pytest.mark.skipif(
+        not torch.cuda.is_available(),
+        reason="soak needs a CUDA GPU (the server replays CUDA graphs); run on the H200 with scripts/gpu_suite.sh e2e",
+    ),
 ]
 client = load_client()
 
@@ -75,7 +78,9 @@ class SoakPrompt:
         return 0, {f"not captured: {self.label}": SOAK_STEPS}
 
     def workflow(self) -> dict:
-        prompt = latent_workflow(self.seed, self.size, SOAK_STEPS, prefix=f"bcg_soak/p{self.index:04d}", length=self.length)
+        prompt = latent_workflow(
+            self.seed, self.size, SOAK_STEPS, prefix=f"bcg_soak/p{self.index:04d}", length=self.length
+        )
         prompt[APPLY_ID]["inputs"]["mode"] = "full"
         return set_warmup(prompt, WARMUP_RESOLUTIONS, WARMUP_BUCKETS, "1", positive=False)
 
@@ -117,7 +122,9 @@ def _check_warmup(session: dict) -> None:
 def test_soak(comfy_server, summary):
     assert comfy_server.cuda, "the soak needs the server on CUDA"
     combos = combinations()
-    assert PROMPTS >= 2 * len(combos), f"BCG_SOAK_PROMPTS={PROMPTS}: use at least {2 * len(combos)} (two passes over {len(combos)} combinations)"
+    assert PROMPTS >= 2 * len(combos), (
+        f"BCG_SOAK_PROMPTS={PROMPTS}: use at least {2 * len(combos)} (two passes over {len(combos)} combinations)"
+    )
     prompts = schedule(PROMPTS)
     sampled = {p.index for p in twin_sample(prompts)}
     latents: dict[int, torch.Tensor] = {}  # the sampled prompts' results
@@ -140,13 +147,19 @@ def test_soak(comfy_server, summary):
         status = after
         want_replayed, want_eager = p.expected()
         where = f"prompt {p.index} ({p.label}, seed {p.seed})"
-        assert (replayed, dict(eager)) == (want_replayed, want_eager), f"{where}: /bcg/status counted {replayed} replayed, eager {dict(eager)}"
+        assert (replayed, dict(eager)) == (want_replayed, want_eager), (
+            f"{where}: /bcg/status counted {replayed} replayed, eager {dict(eager)}"
+        )
         last = run.last_run
-        assert (last["replayed"], last["calls"], last["eager"]) == (want_replayed, SOAK_STEPS, want_eager), f"{where}: event {last}"
+        assert (last["replayed"], last["calls"], last["eager"]) == (want_replayed, SOAK_STEPS, want_eager), (
+            f"{where}: event {last}"
+        )
         if session_id is None:
             session_id = run.events[-1]["id"]
             _check_warmup(session_by_id(after, session_id))
-        assert run.events[-1]["id"] == session_id, f"{where}: ran in session {run.events[-1]['id']}, not the soak's {session_id}"
+        assert run.events[-1]["id"] == session_id, (
+            f"{where}: ran in session {run.events[-1]['id']}, not the soak's {session_id}"
+        )
         session = session_by_id(after, session_id)
         graph = {"captures": session["captures"], "graph_bytes": session["graph_bytes"]}
         reference = reference or graph
@@ -159,7 +172,16 @@ def test_soak(comfy_server, summary):
         totals["eager"].update(eager)
         totals["expected_replayed"] += want_replayed
         totals["expected_eager"].update(want_eager)
-        curve.append({"prompt": p.index, "label": p.label, "seed": p.seed, "replayed": replayed, "seconds": round(run.seconds, 3), **gpu_memory(comfy_server)})
+        curve.append(
+            {
+                "prompt": p.index,
+                "label": p.label,
+                "seed": p.seed,
+                "replayed": replayed,
+                "seconds": round(run.seconds, 3),
+                **gpu_memory(comfy_server),
+            }
+        )
     report["seconds"] = round(time.perf_counter() - t0, 1)
     report["graph"] = reference
     report["totals"] = {k: dict(v) if isinstance(v, Counter) else v for k, v in totals.items()}
@@ -179,8 +201,14 @@ def _check_memory(report: dict, curve: list[dict], first_pass: int) -> None:
         "allocated_first_pass_max": max(allocated[:first_pass]), "allocated_after_first_pass_max": max(allocated[first_pass:]),
         "allocated_end": allocated[-1],
     }  # fmt: skip
-    grown = [(c["prompt"], c["reserved"] - first_peak) for c in curve[first_pass:] if c["reserved"] > first_peak + RESERVED_TOLERANCE]
-    assert not grown, f"reserved memory grew past the first pass's peak ({first_peak / 2**20:.0f} MiB) + {RESERVED_TOLERANCE / 2**20:.0f} MiB at (prompt, bytes over): {grown[:10]}"
+    grown = [
+        (c["prompt"], c["reserved"] - first_peak)
+        for c in curve[first_pass:]
+        if c["reserved"] > first_peak + RESERVED_TOLERANCE
+    ]
+    assert not grown, (
+        f"reserved memory grew past the first pass's peak ({first_peak / 2**20:.0f} MiB) + {RESERVED_TOLERANCE / 2**20:.0f} MiB at (prompt, bytes over): {grown[:10]}"
+    )
 
 
 def _check_twins(server, sampled: list[SoakPrompt], latents: dict[int, torch.Tensor], report: dict) -> None:

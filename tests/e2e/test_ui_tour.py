@@ -64,7 +64,9 @@ class Tour:
         page.on("pageerror", lambda e: self.errors.append(str(e)))
         page.on("response", lambda r: self.responses.__setitem__(r.url, r.status))
         page.goto(server.url)
-        page.wait_for_function("() => window.app?.graph && app.extensions?.some(e => e.name === 'bcg.status')", timeout=120_000)
+        page.wait_for_function(
+            "() => window.app?.graph && app.extensions?.some(e => e.name === 'bcg.status')", timeout=120_000
+        )
         self.version = page.evaluate("() => window.__COMFYUI_FRONTEND_VERSION__ ?? 'unknown'")
         self.out = root / "ui_tour" / self.version
         self.out.mkdir(parents=True, exist_ok=True)
@@ -131,13 +133,17 @@ class Tour:
 
     def queue(self) -> dict:
         """Queue the open workflow as the Run button does; the POST /prompt answer."""
-        with self.page.expect_response(lambda r: r.url.endswith("/prompt") and r.request.method == "POST", timeout=60_000) as answer:
+        with self.page.expect_response(
+            lambda r: r.url.endswith("/prompt") and r.request.method == "POST", timeout=60_000
+        ) as answer:
             self.page.evaluate("() => app.queuePrompt(0, 1)")
         return answer.value.json()
 
     def wait_status(self, timeout: float = 600_000) -> None:
         self.page.wait_for_function(
-            "ids => ids.every(id => app.graph.getNodeById(Number(id))?.bcgStatus?.last_run)", arg=list(BCG_IDS), timeout=timeout
+            "ids => ids.every(id => app.graph.getNodeById(Number(id))?.bcgStatus?.last_run)",
+            arg=list(BCG_IDS),
+            timeout=timeout,
         )
 
     def wait_idle(self, timeout: float = 600) -> None:
@@ -152,11 +158,14 @@ class Tour:
         raise AssertionError("the queue did not empty")
 
     def badges(self) -> dict[str, dict]:
-        return self.page.evaluate("ids => Object.fromEntries(ids.map(id => [id, app.graph.getNodeById(Number(id)).bcgBadge]))", list(BCG_IDS))
+        return self.page.evaluate(
+            "ids => Object.fromEntries(ids.map(id => [id, app.graph.getNodeById(Number(id)).bcgBadge]))", list(BCG_IDS)
+        )
 
     def set_widget(self, node_id: str, name: str, value) -> None:
         self.page.evaluate(
-            "([id, name, v]) => { app.graph.getNodeById(Number(id)).widgets.find(w => w.name === name).value = v }", [node_id, name, value]
+            "([id, name, v]) => { app.graph.getNodeById(Number(id)).widgets.find(w => w.name === name).value = v }",
+            [node_id, name, value],
         )
 
     def badge_pixels(self, node_id: str, colour: str) -> int:
@@ -191,7 +200,9 @@ def open_pack_templates(tour: Tour) -> None:
     tour.page.get_by_text(PACK_DIR, exact=True).first.click(timeout=30_000)
     for path in TEMPLATES:
         tour.page.get_by_text(path.stem, exact=True).first.wait_for(timeout=30_000)
-    tour.page.wait_for_function("() => [...document.querySelectorAll('[role=dialog] img')].every(i => i.complete)", timeout=30_000)
+    tour.page.wait_for_function(
+        "() => [...document.querySelectorAll('[role=dialog] img')].every(i => i.complete)", timeout=30_000
+    )
     tour.page.wait_for_timeout(500)
 
 
@@ -205,9 +216,13 @@ def test_templates_are_listed_with_thumbnails(tour):
     for url in thumbs.values():
         status = [s for u, s in tour.responses.items() if u.split("?")[0].endswith(url.replace(" ", "%20"))]
         assert status == [200], f"thumbnail {url}: {status or 'not requested'}"
-    loaded = tour.page.evaluate("() => [...document.querySelectorAll('[role=dialog] img')].filter(i => i.naturalWidth > 0).length")
+    loaded = tour.page.evaluate(
+        "() => [...document.querySelectorAll('[role=dialog] img')].filter(i => i.naturalWidth > 0).length"
+    )
     assert loaded >= len(TEMPLATES)
-    tour.shot("templates", f"the template browser's {PACK_DIR} category: {len(TEMPLATES)} template(s), titles and thumbnails")
+    tour.shot(
+        "templates", f"the template browser's {PACK_DIR} category: {len(TEMPLATES)} template(s), titles and thumbnails"
+    )
 
 
 @pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.stem)
@@ -222,7 +237,10 @@ def test_a_template_opens_with_its_model_downloads(tour, path):
     assert all(known for _, known in nodes), nodes
     assert {"BCGApply", "BCGWarmupCapture"} <= {t for t, _ in nodes}
     slug = re.sub(r"[^A-Za-z0-9]+", "_", path.stem).strip("_")
-    tour.shot(f"template_{slug}", f"template {path.stem!r} opened: its {len(graph['nodes'])} nodes (loaders red: models not installed)")
+    tour.shot(
+        f"template_{slug}",
+        f"template {path.stem!r} opened: its {len(graph['nodes'])} nodes (loaders red: models not installed)",
+    )
 
     # The models it needs are not on the test server: the frontend offers their downloads.
     models = [m for n in graph["nodes"] for m in n.get("properties", {}).get("models", [])]
@@ -235,7 +253,9 @@ def test_a_template_opens_with_its_model_downloads(tour, path):
         assert model["name"] in text.replace("\n", ""), f"{model['name']} not in the missing models panel"
     downloads = [b for b in tour.page.get_by_text("Download", exact=True).all() if b.is_visible()]
     assert len(downloads) == len(models), f"{len(downloads)} Download buttons for {len(models)} models"
-    tour.shot(f"template_{slug}_models", f"template {path.stem!r}: the Missing Models panel offers each model's download")
+    tour.shot(
+        f"template_{slug}_models", f"template {path.stem!r}: the Missing Models panel offers each model's download"
+    )
 
 
 # ------------------------------------------------------------------------------------ node docs
@@ -247,7 +267,9 @@ def test_node_docs_panel_shows_the_pack_page(tour, node_type):
     tour.load("ui", graph)
     node_id = next(str(n["id"]) for n in graph["nodes"] if n["type"] == node_type)
     tour.frame([node_id], scale=1.0)
-    tour.page.evaluate("id => { app.canvas.deselectAll?.(); app.canvas.selectNode(app.graph.getNodeById(Number(id))) }", node_id)
+    tour.page.evaluate(
+        "id => { app.canvas.deselectAll?.(); app.canvas.selectNode(app.graph.getNodeById(Number(id))) }", node_id
+    )
     tour.page.wait_for_timeout(500)
     tour.page.get_by_role("button", name="Node Info").first.click()
     page_md = (DOCS / f"{node_type}.md").read_text()
@@ -305,7 +327,9 @@ def test_details_dialog(tour):
     dialog.wait_for(state="visible")
     tour.page.wait_for_timeout(300)
     headings = [h.upper() for h in dialog.locator("h3").all_inner_texts()]
-    assert headings[:3] == ["STATUS", "LAST RUN", "CAPTURED GRAPHS (0)" if not tour.server.cuda else headings[2]], headings
+    assert headings[:3] == ["STATUS", "LAST RUN", "CAPTURED GRAPHS (0)" if not tour.server.cuda else headings[2]], (
+        headings
+    )
     text = dialog.inner_text()
     if not tour.server.cuda:
         assert text.count("no CUDA") == 1, text  # the reason once, at the top; the rows point there
@@ -321,7 +345,10 @@ def test_badge_after_a_run_nodes_2(tour):
     _run_the_workflow(tour, vue_nodes=True, seed=int(time.time()) + 1)
     for node_id, badge in tour.badges().items():
         element = vue_badge(tour, node_id, badge["text"])
-        assert element.count() == 1 and element.is_visible(), f"Nodes 2.0: no '{badge['text']}' badge on node {node_id}: " + tour.page.locator(f'[data-node-id="{node_id}"]').inner_text()
+        assert element.count() == 1 and element.is_visible(), (
+            f"Nodes 2.0: no '{badge['text']}' badge on node {node_id}: "
+            + tour.page.locator(f'[data-node-id="{node_id}"]').inner_text()
+        )
     tour.shot("badge_nodes2", "Nodes 2.0 (Vue nodes) after a run: the badge in each BCG node's badge row")
 
     # The states a GPU run gives, sent as the server sends them (bcg.status events).
@@ -330,12 +357,22 @@ def test_badge_after_a_run_nodes_2(tour):
         (WARMUP_ID, {"replayed": 7, "calls": 8, "eager": {"not captured: 640x512 txt40 b1": 1},
                      "eager_kinds": {"not captured: 640x512 txt40 b1": "not_captured"}, "state": "partial"}, "BCG 7/8 · 1 not captured"),
     ):  # fmt: skip
-        status = {"id": "gpu-like", "node_ids": [node_id], "disabled": None, "mode": "full", "last_run": {**run, "summary": ""}, "captured": []}
+        status = {
+            "id": "gpu-like",
+            "node_ids": [node_id],
+            "disabled": None,
+            "mode": "full",
+            "last_run": {**run, "summary": ""},
+            "captured": [],
+        }
         tour.page.evaluate("s => comfyAPI.api.api.dispatchCustomEvent('bcg.status', s)", status)
         tour.page.wait_for_timeout(300)
         element = vue_badge(tour, node_id, text)
         assert element.count() == 1 and element.is_visible(), f"Nodes 2.0: no '{text}' badge on node {node_id}"
-    tour.shot("badge_nodes2_gpu_states", "Nodes 2.0: the replayed (green) and partial (amber) badges, from bcg.status events as a GPU run sends them")
+    tour.shot(
+        "badge_nodes2_gpu_states",
+        "Nodes 2.0: the replayed (green) and partial (amber) badges, from bcg.status events as a GPU run sends them",
+    )
     tour.set("Comfy.VueNodes.Enabled", False)
     tour.page.wait_for_timeout(800)
 
@@ -363,7 +400,10 @@ def test_a_bad_input_is_one_error_on_that_input(tour):
     panel = tour.page.locator("body").inner_text()
     assert "1 error" in panel and panel.count("BCG Warmup Capture - ") == 1, panel
     tour.page.wait_for_timeout(500)
-    tour.shot("bad_input", f"resolutions = {BAD_RESOLUTIONS!r}: one error, on BCG Warmup Capture's resolutions, with the message")
+    tour.shot(
+        "bad_input",
+        f"resolutions = {BAD_RESOLUTIONS!r}: one error, on BCG Warmup Capture's resolutions, with the message",
+    )
 
 
 def test_a_value_only_the_model_judges_stops_with_one_line(tour):
@@ -380,9 +420,13 @@ def test_a_value_only_the_model_judges_stops_with_one_line(tour):
     detail = tour.page.evaluate("() => window.__bcgError")
     assert detail["exception_type"] == "ExecutionBlocked" and detail["traceback"] == [], detail
     message = detail["exception_message"]
-    assert message.startswith(f"Execution Blocked: BCG Warmup Capture #{WARMUP_ID}: resolutions: '{RUN_TIME_RESOLUTIONS}'"), message
+    assert message.startswith(
+        f"Execution Blocked: BCG Warmup Capture #{WARMUP_ID}: resolutions: '{RUN_TIME_RESOLUTIONS}'"
+    ), message
     assert "\n" not in message
-    tour.page.wait_for_function("id => app.graph.getNodeById(Number(id))?.bcgBadge?.state === 'error'", arg=WARMUP_ID, timeout=60_000)
+    tour.page.wait_for_function(
+        "id => app.graph.getNodeById(Number(id))?.bcgBadge?.state === 'error'", arg=WARMUP_ID, timeout=60_000
+    )
     tour.page.evaluate("() => app.canvas.setDirty(true, true)")
     tour.page.wait_for_timeout(1500)
     badge = tour.badges()[WARMUP_ID]
@@ -396,7 +440,10 @@ def test_a_value_only_the_model_judges_stops_with_one_line(tour):
     line = message.removeprefix("Execution Blocked: ")
     tour.page.get_by_text(re.compile(re.escape(line[:60]))).first.wait_for(timeout=10_000)
     tour.page.wait_for_timeout(500)
-    tour.shot("run_time_error", f"resolutions = {RUN_TIME_RESOLUTIONS!r} on an image model: Execution Blocked with one line (errors panel), the badge names the input")
+    tour.shot(
+        "run_time_error",
+        f"resolutions = {RUN_TIME_RESOLUTIONS!r} on an image model: Execution Blocked with one line (errors panel), the badge names the input",
+    )
 
 
 def test_no_page_errors(tour):

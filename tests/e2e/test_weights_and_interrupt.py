@@ -78,7 +78,11 @@ def _free(server, body: dict) -> None:
     time.sleep(2.0)
 
 
-@pytest.mark.parametrize("body", [{"unload_models": True, "free_memory": True}, {"unload_models": True}], ids=["free_memory", "unload_models"])
+@pytest.mark.parametrize(
+    "body",
+    [{"unload_models": True, "free_memory": True}, {"unload_models": True}],
+    ids=["free_memory", "unload_models"],
+)
 def test_free_then_next_prompt_never_replays_stale_weights(comfy_server, summary, body):
     """After POST /free the next run equals eager, and BCG either re-warmed (a new warm-up captured
     the shapes again on the reloaded weights) or ran eager saying the weights moved.
@@ -105,7 +109,9 @@ def test_free_then_next_prompt_never_replays_stale_weights(comfy_server, summary
     if body.get("free_memory"):
         assert not cached, f"ComfyUI kept cached outputs after free_memory: {sorted(cached)}"
     else:
-        assert {LOADER_ID, APPLY_ID, WARMUP_ID} <= cached, f"unload_models alone should keep the nodes cached: {sorted(cached)}"
+        assert {LOADER_ID, APPLY_ID, WARMUP_ID} <= cached, (
+            f"unload_models alone should keep the nodes cached: {sorted(cached)}"
+        )
 
     follow = None
     if comfy_server.cuda:
@@ -148,7 +154,11 @@ def test_interrupt_stops_a_replayed_run_and_the_next_prompt_is_right(comfy_serve
     _, warm, _ = _run(comfy_server, 21, "bcg_interrupt/warm")
     _check_all_replayed_or_off(comfy_server, warm)
 
-    long = run_prompt(comfy_server, latent_workflow(22, steps=INTERRUPT_STEPS, prefix="bcg_interrupt/long"), interrupt_after=INTERRUPT_AT)
+    long = run_prompt(
+        comfy_server,
+        latent_workflow(22, steps=INTERRUPT_STEPS, prefix="bcg_interrupt/long"),
+        interrupt_after=INTERRUPT_AT,
+    )
     assert long.interrupted is not None, "no execution_interrupted message: the run was not interrupted"
     assert long.interrupted["node_id"] == SAMPLER_ID, long.interrupted
     status = _history(comfy_server, long.prompt_id)["status"]

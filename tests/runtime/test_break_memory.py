@@ -18,7 +18,9 @@ from test_runner import inputs, model_on
 
 pytestmark = [
     pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run on the H200 with scripts/gpu_suite.sh"),
+    pytest.mark.skipif(
+        not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run on the H200 with scripts/gpu_suite.sh"
+    ),
 ]
 
 CUDA = torch.device("cuda")
@@ -52,7 +54,9 @@ def test_breakable_capture_holds_about_what_one_graph_holds():
     one_graph = captured_memory(CudaGraphBackend(), break_attention=False)
     borrowed = captured_memory(CudaGraphBackend(), break_attention=True)
     owned = captured_memory(OwningBackend(), break_attention=True)
-    print(f"one graph {one_graph / 2**20:.1f} MiB, breakable borrowed {borrowed / 2**20:.1f} MiB, owned {owned / 2**20:.1f} MiB")
+    print(
+        f"one graph {one_graph / 2**20:.1f} MiB, breakable borrowed {borrowed / 2**20:.1f} MiB, owned {owned / 2**20:.1f} MiB"
+    )
     assert owned >= one_graph + (BLOCKS - 2) * block_bytes, "owning every break should cost about a block per break"
     assert borrowed <= one_graph + 3 * block_bytes, "borrowed breaks should cost a few blocks at most over one graph"
 

@@ -139,7 +139,9 @@ def test_a_call_with_tensors_on_two_devices_runs_eager_with_the_reason():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run on the H200 with scripts/gpu_suite.sh")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run on the H200 with scripts/gpu_suite.sh"
+)
 def test_a_cpu_scalar_in_a_cuda_call_is_never_frozen_into_a_graph():
     """On the H200 a graph captured with a CPU 2.0 replayed 2.0 when eager gave 5.0."""
     runner = GraphRunner(name="test")

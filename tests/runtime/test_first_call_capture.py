@@ -137,7 +137,9 @@ def test_a_capture_waits_while_the_calls_left_cannot_repay_it(device, make_runne
                 assert torch.equal(runner(model, rare, capture_first_call=True, calls_left=left), model(*rare))
             if run < 2:
                 assert runner.stats.captures == 2, run
-        assert runner.stats.captures == 3 and runner.stats.eager[NOT_WORTH_IT] == 4 + 4 + 4  # `new`'s run, then 2 of `rare`'s
+        assert (
+            runner.stats.captures == 3 and runner.stats.eager[NOT_WORTH_IT] == 4 + 4 + 4
+        )  # `new`'s run, then 2 of `rare`'s
         # enough calls left repay a capture at once (4 x 15 ms > 50 ms)
         runner.stats.costs = type(runner.stats.costs)()
         runner.stats.costs.record(capture_s=0.045, eager_s=0.020, replay_s=0.005)

@@ -80,7 +80,11 @@ def test_type_as_and_a_number_written_into_a_device_tensor_are_staged():
         same = torch.zeros(2).type_as(torch.ones(1, dtype=torch.float16))  # host to host
     assert pad.device.type == "meta" and pad.dtype == torch.bfloat16
     assert host[0].item() == 1.5 and same.device.type == "cpu" and same.dtype == torch.float16
-    assert [(tuple(b.shape), b.dtype) for b in staging.buffers] == [((1, 3), torch.bfloat16), ((), torch.bfloat16), ((), torch.bfloat16)]
+    assert [(tuple(b.shape), b.dtype) for b in staging.buffers] == [
+        ((1, 3), torch.bfloat16),
+        ((), torch.bfloat16),
+        ((), torch.bfloat16),
+    ]
     assert staging.buffers[1].item() == torch.tensor(1 / 3, dtype=torch.bfloat16).item()
     assert staging.buffers[2].item() == 7
 

@@ -20,7 +20,13 @@ class TinyDiT(torch.nn.Module):
         self.heads = heads
         self.break_attention = break_attention
         self.blocks = torch.nn.ModuleList(
-            torch.nn.ModuleDict({"qkv": torch.nn.Linear(dim, 3 * dim), "out": torch.nn.Linear(dim, dim), "mlp": torch.nn.Linear(dim, dim)})
+            torch.nn.ModuleDict(
+                {
+                    "qkv": torch.nn.Linear(dim, 3 * dim),
+                    "out": torch.nn.Linear(dim, dim),
+                    "mlp": torch.nn.Linear(dim, dim),
+                }
+            )
             for _ in range(n_blocks)
         )
         self.head = torch.nn.Linear(dim, dim)
@@ -35,7 +41,11 @@ class TinyDiT(torch.nn.Module):
         h = torch.cat([context, x], dim=1) * (1 + t.view(-1, 1, 1))
         for blk in self.blocks:
             q, k, v = blk["qkv"](h).chunk(3, dim=-1)
-            a = graph_break(self.attention, q, k, v, self.heads) if self.break_attention else self.attention(q, k, v, self.heads)
+            a = (
+                graph_break(self.attention, q, k, v, self.heads)
+                if self.break_attention
+                else self.attention(q, k, v, self.heads)
+            )
             h = h + blk["out"](a)
             h = h + torch.nn.functional.gelu(blk["mlp"](h))
         return self.head(h[:, context.shape[1] :])
@@ -52,7 +62,9 @@ def model_on(device, **kw):
 
 
 @pytest.mark.parametrize("n_blocks,break_attention,expected_breaks", [(3, False, 0), (1, True, 1), (6, True, 6)])
-def test_replay_equals_eager_for_zero_one_and_many_breaks(device, make_runner, n_blocks, break_attention, expected_breaks):
+def test_replay_equals_eager_for_zero_one_and_many_breaks(
+    device, make_runner, n_blocks, break_attention, expected_breaks
+):
     model = model_on(device, n_blocks=n_blocks, break_attention=break_attention)
     runner = make_runner()
     with torch.inference_mode():
@@ -356,8 +368,12 @@ def test_keys_constants_opaque_arguments_and_unkeyable_objects(device, make_runn
 
         opts = {"shift": 1.0, "sigmas": torch.ones(2, device=device)}  # opaque: its tensors are not inputs
         runner.capture(fn, (x, 2.0), {"options": opts}, opaque=("options",), key_extra=("shift", 1.0))
-        assert torch.equal(runner(fn, (x, 2.0), {"options": {"shift": 1.0}}, opaque=("options",), key_extra=("shift", 1.0)), x * 2 + 1)
-        runner(fn, (x, 2.0), {"options": {"shift": 5.0}}, opaque=("options",), key_extra=("shift", 5.0), label="shift 5")
+        assert torch.equal(
+            runner(fn, (x, 2.0), {"options": {"shift": 1.0}}, opaque=("options",), key_extra=("shift", 1.0)), x * 2 + 1
+        )
+        runner(
+            fn, (x, 2.0), {"options": {"shift": 5.0}}, opaque=("options",), key_extra=("shift", 5.0), label="shift 5"
+        )
         assert runner.stats.eager["not captured: shift 5"] == 1
 
         out = runner(fn, (x, 2.0), {"options": {"hook": object()}})

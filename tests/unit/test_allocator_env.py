@@ -102,7 +102,11 @@ def test_strip_leaves_everything_else_alone(env):
 
 @pytest.mark.parametrize("value", ["1", "true", "YES", " on ", "keep"])
 def test_opt_out_keeps_everything(value):
-    env = {CUDA: "backend:cudaMallocAsync,expandable_segments:True", ALLOC: "backend:cudaMallocAsync", OPT_OUT_VAR: value}
+    env = {
+        CUDA: "backend:cudaMallocAsync,expandable_segments:True",
+        ALLOC: "backend:cudaMallocAsync",
+        OPT_OUT_VAR: value,
+    }
     environ = dict(env)
     assert strip_cuda_malloc_async(environ) == []
     assert environ == env
@@ -246,7 +250,9 @@ def test_script_strips_before_torch_loads_and_keeps_other_options():
 
 
 def test_script_strips_every_variable():
-    result, stderr = _run_script({CUDA: "backend:cudaMallocAsync", ALLOC: "backend:cudaMallocAsync", HIP: "backend:cudaMallocAsync"})
+    result, stderr = _run_script(
+        {CUDA: "backend:cudaMallocAsync", ALLOC: "backend:cudaMallocAsync", HIP: "backend:cudaMallocAsync"}
+    )
     assert result["env"] == {}
     assert len(_bcg_lines(stderr)) == 1
     if CUDA_BUILD:
@@ -315,7 +321,9 @@ def test_parser_matches_torchs_allocator_choice():
     clean = {k: v for k, v in os.environ.items() if k not in ALLOC_CONF_VARS}
 
     def backend(env):
-        proc = subprocess.run([sys.executable, "-c", probe], env=dict(clean, **env), capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-c", probe], env=dict(clean, **env), capture_output=True, text=True, timeout=300
+        )
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.strip()
 

@@ -17,4 +17,3 @@ def test_prompt_lengths_are_seeded_bounded_and_spread():
     assert len(set(lengths)) >= 50
     assert min(lengths) < 30 and max(lengths) > 120
     assert 40 <= statistics.median(lengths) <= 90
-

@@ -67,7 +67,10 @@ class FakeComfy:
         self.alive = threading.Event()
         self.alive.set()
         self.down.clear()
-        self.threads = [threading.Thread(target=self.httpd.serve_forever, daemon=True), threading.Thread(target=self._execute, daemon=True)]
+        self.threads = [
+            threading.Thread(target=self.httpd.serve_forever, daemon=True),
+            threading.Thread(target=self._execute, daemon=True),
+        ]
         for t in self.threads:
             t.start()
 
@@ -109,7 +112,10 @@ class FakeComfy:
         text = prompt["4"]["inputs"]["text"]
         if any(t in text for t in self.fail_texts):
             error = {"node_id": "10", "node_type": "KSampler", "exception_message": "boom\n"}
-            return {"outputs": {}, "status": {"status_str": "error", "completed": False, "messages": [["execution_error", error]]}}
+            return {
+                "outputs": {},
+                "status": {"status_str": "error", "completed": False, "messages": [["execution_error", error]]},
+            }
         size, steps = f"{latent['width']}x{latent['height']}", sampler["steps"]
         same = json.dumps(prompt, sort_keys=True)
         if same in self.cache:  # ComfyUI's cache: nothing runs, /bcg/status stays as it is
@@ -174,10 +180,18 @@ class _Handler(BaseHTTPRequestHandler):
         prompt = body["prompt"]
         if "MISSING" in prompt["4"]["inputs"]["text"]:  # ComfyUI's answer when a model file is not there
             details = "unet_name: 'flux.safetensors' not in []"
-            error = {"type": "prompt_outputs_failed_validation", "message": "Prompt outputs failed validation",
-                     "details": f"Value not in list: {details}", "extra_info": {}}
-            reason = {"type": "value_not_in_list", "message": "Value not in list", "details": details,
-                      "extra_info": {"input_name": "unet_name", "received_value": "flux.safetensors"}}
+            error = {
+                "type": "prompt_outputs_failed_validation",
+                "message": "Prompt outputs failed validation",
+                "details": f"Value not in list: {details}",
+                "extra_info": {},
+            }
+            reason = {
+                "type": "value_not_in_list",
+                "message": "Value not in list",
+                "details": details,
+                "extra_info": {"input_name": "unet_name", "received_value": "flux.safetensors"},
+            }
             node_errors = {"1": {"errors": [reason], "dependent_outputs": ["12"], "class_type": "UNETLoader"}}
             return self._send(400, {"error": error, "node_errors": node_errors})  # fmt: skip
         if "REFUSE" in prompt["4"]["inputs"]["text"]:
@@ -227,7 +241,9 @@ def results(path: Path) -> dict:
 
 # ------------------------------------------------------------------------------------ job specs
 def test_spec_is_the_cross_product_and_edits_the_example_nodes(tmp_path):
-    spec = write_spec(tmp_path, prompts=["a fox", "a lighthouse"], seeds=2, seed_start=5, sizes=["64x64", "96x64"], cfg=2.5)
+    spec = write_spec(
+        tmp_path, prompts=["a fox", "a lighthouse"], seeds=2, seed_start=5, sizes=["64x64", "96x64"], cfg=2.5
+    )
     parsed = specs.load_spec(spec)
     assert len(parsed.jobs) == 8 and parsed.shape == "2 prompts x 2 seeds x 2 sizes"
     job = parsed.jobs[-1]
@@ -237,17 +253,23 @@ def test_spec_is_the_cross_product_and_edits_the_example_nodes(tmp_path):
     assert (nodes["9"]["inputs"]["width"], nodes["9"]["inputs"]["height"]) == (96, 64)
     assert {k: nodes["10"]["inputs"][k] for k in ("seed", "steps", "cfg")} == {"seed": 6, "steps": 4, "cfg": 2.5}
     assert len({j.key for j in parsed.jobs}) == 8 and job.key.startswith("s6_96x64_")
-    assert [j.key for j in specs.load_spec(spec).jobs] == [j.key for j in parsed.jobs], "keys must be stable for --resume"
+    assert [j.key for j in specs.load_spec(spec).jobs] == [j.key for j in parsed.jobs], (
+        "keys must be stable for --resume"
+    )
 
 
 def test_spec_prompt_file_explicit_nodes_and_set(tmp_path):
     (tmp_path / "wf.json").write_text(EXAMPLE.read_text())
     (tmp_path / "prompts.txt").write_text("first prompt\n\n  second prompt  \n")
     nodes = {"text": "4", "latent": 9, "seed": "10", "sampler": ["10"]}
-    spec = write_spec(tmp_path, workflow="wf.json", prompts="prompts.txt", seeds=[7], nodes=nodes, set={"8.resolutions": "64x64"})
+    spec = write_spec(
+        tmp_path, workflow="wf.json", prompts="prompts.txt", seeds=[7], nodes=nodes, set={"8.resolutions": "64x64"}
+    )
     jobs = specs.load_spec(spec).jobs
     assert [j.text for j in jobs] == ["first prompt", "second prompt"]
-    assert all(j.prompt["8"]["inputs"]["resolutions"] == "64x64" and j.prompt["10"]["inputs"]["seed"] == 7 for j in jobs)
+    assert all(
+        j.prompt["8"]["inputs"]["resolutions"] == "64x64" and j.prompt["10"]["inputs"]["seed"] == 7 for j in jobs
+    )
     assert all(j.prompt["9"]["inputs"]["width"] == 1024 for j in jobs), "no sizes: the workflow's own size"
 
 
@@ -255,7 +277,10 @@ def test_spec_prompt_file_explicit_nodes_and_set(tmp_path):
     "fields,message",
     [
         ({"sizes": ["512x"]}, "sizes: '512x' is not WIDTHxHEIGHT (e.g. 1024x1024)"),
-        ({"sizes": ["1001x1000"]}, "sizes: '1001x1000' has width 1001, not a multiple of 8 (the latent grid); use 1000 or 1008"),
+        (
+            {"sizes": ["1001x1000"]},
+            "sizes: '1001x1000' has width 1001, not a multiple of 8 (the latent grid); use 1000 or 1008",
+        ),
         ({"sizes": "512x512"}, 'sizes: "512x512" must be a non-empty list of "WIDTHxHEIGHT" strings'),
         ({"seeds": "four"}, 'seeds: "four" is neither a list of seeds nor a count'),
         ({"seeds": 0}, "seeds: 0 is not a count of seeds"),
@@ -266,8 +291,11 @@ def test_spec_prompt_file_explicit_nodes_and_set(tmp_path):
         ({"steps": 0}, "steps: 0 is not an integer from 1 to 10000; give the sampler's step count"),
         ({"cfg": "high"}, "cfg: 'high' is not a number from 0 to 100"),
         ({"nodes": {"text": "99"}}, "nodes.text: node '99' is not in the workflow (its nodes: 1, 2,"),
-        ({"nodes": {"latent": "4"}}, "nodes.latent: node '4' (CLIPTextEncode) has no width input; give the id of its EmptySD3LatentImage"),
-        ({"nodes": {"vae": "3"}}, "nodes: {\"vae\": \"3\"} must be an object with keys among text, latent, seed, sampler"),
+        (
+            {"nodes": {"latent": "4"}},
+            "nodes.latent: node '4' (CLIPTextEncode) has no width input; give the id of its EmptySD3LatentImage",
+        ),
+        ({"nodes": {"vae": "3"}}, 'nodes: {"vae": "3"} must be an object with keys among text, latent, seed, sampler'),
         ({"seed": 3}, "seed: not a job spec field; the fields are workflow, prompts, seeds"),
         ({"workflow": None}, "workflow: missing; give the path of an API-format workflow JSON"),
         ({"workflow": "nowhere.json"}, "nowhere.json': cannot read it"),
@@ -284,7 +312,11 @@ def test_spec_without_a_prompt_node_and_bad_files(tmp_path, capsys):
     workflow["10"]["inputs"]["positive"] = ["5", 0]  # a ConditioningZeroOut: no text to set
     (tmp_path / "wf.json").write_text(json.dumps(workflow))
     rc, _, err = run(capsys, "--job", write_spec(tmp_path, workflow="wf.json", prompts=["x"]))
-    assert rc == 1 and "prompts: the workflow has no CLIPTextEncode on the sampler's positive input to set; give its id in nodes.text" in err
+    assert (
+        rc == 1
+        and "prompts: the workflow has no CLIPTextEncode on the sampler's positive input to set; give its id in nodes.text"
+        in err
+    )
     (tmp_path / "bad.json").write_text("{not json")
     rc, _, err = run(capsys, "--job", tmp_path / "bad.json")
     assert rc == 1 and "bad.json' is not JSON (Expecting property name" in err
@@ -299,8 +331,11 @@ def test_spec_without_a_prompt_node_and_bad_files(tmp_path, capsys):
         (["--job", "{spec}", "--prompts", "x"], "--prompts: not with --job; put it in the job spec"),
         (["--resume", "r.json"], "--resume: only with --job SPEC"),
         (["--job", "{spec}", "--servers", "http://a:1,http://a:1"], "--servers: 'http://a:1' is listed twice"),
-        (["--job", "{spec}", "--servers", "ftp://a"], "--servers: 'ftp://a' is not a server URL (e.g. http://127.0.0.1:8188)"),
-        (["--job", "{spec}", "--resume", "{spec}"], "no \"jobs\" list; give a results JSON written by this client"),
+        (
+            ["--job", "{spec}", "--servers", "ftp://a"],
+            "--servers: 'ftp://a' is not a server URL (e.g. http://127.0.0.1:8188)",
+        ),
+        (["--job", "{spec}", "--resume", "{spec}"], 'no "jobs" list; give a results JSON written by this client'),
         (["--job", "{spec}", "--servers", "127.0.0.1:9"], "cannot reach ComfyUI at http://127.0.0.1:9"),
     ],
 )
@@ -315,7 +350,14 @@ def test_help_documents_the_spec(capsys):
         cli.main(["--help"])
     out = capsys.readouterr().out
     assert e.value.code == 0
-    for text in ("/bcg/status", "--resolutions", "--servers", "--resume", '"sizes": ["1024x1024", "768x1344"]', "seed_start"):
+    for text in (
+        "/bcg/status",
+        "--resolutions",
+        "--servers",
+        "--resume",
+        '"sizes": ["1024x1024", "768x1344"]',
+        "seed_start",
+    ):
         assert text in out
 
 
@@ -325,7 +367,9 @@ def test_jobs_spread_over_two_servers_with_per_server_totals(tmp_path, capsys, f
     a.session["hits"] = 100  # work before the batch: not part of its totals
     spec = write_spec(tmp_path, prompts=["p1", "p2", "p3"], seeds=2, sizes=["64x64", "96x64"])
     out_path, images = tmp_path / "results.json", tmp_path / "images"
-    rc, out, _ = run(capsys, "--job", spec, "--servers", f"{a.url},{b.url}", "--out", out_path, "--images", images, *FAST)
+    rc, out, _ = run(
+        capsys, "--job", spec, "--servers", f"{a.url},{b.url}", "--out", out_path, "--images", images, *FAST
+    )
     assert rc == 0, out
     doc = results(out_path)
     assert (doc["prompts"], doc["done"], doc["failed"]) == (12, 12, 0)
@@ -333,16 +377,29 @@ def test_jobs_spread_over_two_servers_with_per_server_totals(tmp_path, capsys, f
     for job in doc["jobs"]:
         fake = by_server[job["server"]]
         assert job["status"] == "done" and job["prompt_id"] in {pid for pid, _ in fake.received}
-        assert job["outputs"][0]["filename"].startswith("BCG_") and Path(job["images"][0]).read_bytes().startswith(b"PNG:")
+        assert job["outputs"][0]["filename"].startswith("BCG_") and Path(job["images"][0]).read_bytes().startswith(
+            b"PNG:"
+        )
     assert len(a.received) + len(b.received) == 12 and a.received and b.received, "both servers take jobs"
     for url in by_server:
         mine = [j for j in doc["jobs"] if j["server"] == url]
         small = sum(j["width"] == 64 for j in mine)
-        assert doc["per_server"][url] == {"done": len(mine), "failed": 0, "lost": 0, "replayed": 4 * small, "calls": 4 * len(mine),
-                                          "eager": {"not captured: 96x64": 4 * (len(mine) - small)} if len(mine) > small else {}}
-        assert f"{comfy_http.server_label(url)}: {len(mine)} done, 0 failed, 0 lost and resubmitted; BCG replayed {4 * small}/{4 * len(mine)}" in out
+        assert doc["per_server"][url] == {
+            "done": len(mine),
+            "failed": 0,
+            "lost": 0,
+            "replayed": 4 * small,
+            "calls": 4 * len(mine),
+            "eager": {"not captured: 96x64": 4 * (len(mine) - small)} if len(mine) > small else {},
+        }
+        assert (
+            f"{comfy_http.server_label(url)}: {len(mine)} done, 0 failed, 0 lost and resubmitted; BCG replayed {4 * small}/{4 * len(mine)}"
+            in out
+        )
     assert (doc["replayed"], doc["calls"], doc["eager"]) == (24, 48, {"not captured: 96x64": 24})
-    assert "BCG over 12 prompt(s): replayed 24/48 DiT calls (50%); eager 24" in out and "  24x not captured: 96x64" in out
+    assert (
+        "BCG over 12 prompt(s): replayed 24/48 DiT calls (50%); eager 24" in out and "  24x not captured: 96x64" in out
+    )
     assert "[12/12] " in out and "jobs/min" in out and "12 image(s) in" in out
 
 
@@ -367,7 +424,9 @@ def test_a_server_that_goes_down_hands_its_jobs_to_the_others_and_is_retried(tmp
     a = fakes(work_s=0.1, on_prompt=lambda fake, n: n == 3 and threading.Thread(target=b.start_when_down).start())
     spec = write_spec(tmp_path, prompts=["p1", "p2", "p3"], seeds=4, sizes=["64x64"])
     out_path = tmp_path / "results.json"
-    rc, out, _ = run(capsys, "--job", spec, "--servers", f"{a.url},{b.url}", "--out", out_path, "--in-flight", "1", *FAST)
+    rc, out, _ = run(
+        capsys, "--job", spec, "--servers", f"{a.url},{b.url}", "--out", out_path, "--in-flight", "1", *FAST
+    )
     assert rc == 0, out
     doc = results(out_path)
     assert doc["done"] == 12 and doc["failed"] == 0
@@ -375,14 +434,18 @@ def test_a_server_that_goes_down_hands_its_jobs_to_the_others_and_is_retried(tmp
     assert f"{label}: not answering (cannot reach ComfyUI at {b.url}" in out
     moved = [j for j in doc["jobs"] if len(j["attempts"]) > 1]
     assert moved and all(j["attempts"][0]["server"] == b.url for j in moved)
-    assert all(("did not answer" in j["attempts"][0]["result"]) or ("vanished" in j["attempts"][0]["result"]) for j in moved)
+    assert all(
+        ("did not answer" in j["attempts"][0]["result"]) or ("vanished" in j["attempts"][0]["result"]) for j in moved
+    )
     assert f"{label}: answering again" in out
 
 
 def test_a_job_lost_again_and_again_fails_after_the_retries(tmp_path, capsys, fakes):
     a = fakes(on_prompt=lambda fake, n: fake.restart())  # every prompt vanishes
     out_path = tmp_path / "results.json"
-    rc, out, _ = run(capsys, "--job", write_spec(tmp_path, seeds=[1]), "--server", a.url, "--out", out_path, "--retries", "2", *FAST)
+    rc, out, _ = run(
+        capsys, "--job", write_spec(tmp_path, seeds=[1]), "--server", a.url, "--out", out_path, "--retries", "2", *FAST
+    )
     assert rc == 1
     (job,) = results(out_path)["jobs"]
     assert job["status"] == "failed" and len(job["attempts"]) == 3 == len(a.received)
@@ -431,7 +494,10 @@ def test_the_quick_cli_without_a_spec_still_works(tmp_path, capsys, fakes):
     assert rc == 0, stdout
     totals = json.loads(summary.read_text())
     assert (totals["calls"], totals["replayed"], totals["eager"]) == (16, 8, {"not captured: 96x64": 8})
-    assert sorted(Path(p).name for p in totals["images"]) == ["000_seed100_SaveImage_n12_0.png", "001_seed101_SaveImage_n12_0.png"]
+    assert sorted(Path(p).name for p in totals["images"]) == [
+        "000_seed100_SaveImage_n12_0.png",
+        "001_seed101_SaveImage_n12_0.png",
+    ]
     assert sorted(p["10"]["inputs"]["seed"] for _, p in a.received) == [100, 101]
     assert "replayed 8/16 DiT calls" in stdout and "2 image(s) in" in stdout
 
@@ -440,7 +506,9 @@ def test_the_quick_cli_without_a_spec_still_works(tmp_path, capsys, fakes):
 def test_totals_survive_a_restart_between_snapshots():
     before = [{"id": "old", "hits": 50, "eager": {"x": 2}}]
     assert status.run_totals(before, [{"id": "old", "hits": 58, "eager": {"x": 3}}]) == (8, {"x": 1})
-    assert status.run_totals(before, [{"id": "old", "hits": 8, "eager": {}}]) == (8, {}), "counts went down: a new process"
+    assert status.run_totals(before, [{"id": "old", "hits": 8, "eager": {}}]) == (8, {}), (
+        "counts went down: a new process"
+    )
     assert status.run_totals(before, [{"id": "new", "hits": 4, "eager": {"y": 1}}]) == (4, {"y": 1})
     older_pack = [{"id": "old", "hits": 58, "misses": {"x": 3}}]  # the name before 2026-12
     assert status.run_totals([{"id": "old", "hits": 50, "misses": {"x": 2}}], older_pack) == (8, {"x": 1})
@@ -455,11 +523,15 @@ NASTY_FILES = ["BCG_00001_.png", "..\\..\\evil.exe", "x.png:stream", "y.PNG", "n
 
 def _safe_everywhere(name: str, folder_win: str = "C:\\out", folder_posix: str = "/out") -> None:
     """``name`` is one plain file name inside the folder under Windows and POSIX rules."""
-    assert PureWindowsPath(name).name == name and not PureWindowsPath(name).drive and not PureWindowsPath(name).anchor, name
+    assert (
+        PureWindowsPath(name).name == name and not PureWindowsPath(name).drive and not PureWindowsPath(name).anchor
+    ), name
     assert PurePosixPath(name).name == name and name not in (".", ".."), name
     assert ntpath.dirname(ntpath.normpath(ntpath.join(folder_win, name))) == folder_win, name
     assert posixpath.dirname(posixpath.normpath(posixpath.join(folder_posix, name))) == folder_posix, name
-    assert ":" not in name and not name.endswith((".", " ")) and not name.startswith("."), name  # no NTFS stream, no trimming
+    assert ":" not in name and not name.endswith((".", " ")) and not name.startswith("."), (
+        name
+    )  # no NTFS stream, no trimming
     assert name.split(".")[0].upper() not in files.WINDOWS_DEVICES, name
     assert len(name) <= 200 and name.isascii() and name.isprintable(), name
 
@@ -483,7 +555,10 @@ def test_saved_names_are_ours_and_stay_inside_the_folder_on_every_os():
 
 
 def test_server_chosen_names_never_leave_the_images_folder(tmp_path, capsys, fakes):
-    outputs = {node_id: {"images": [{"filename": f, "subfolder": "", "type": "output"} for f in NASTY_FILES]} for node_id in NASTY_IDS}
+    outputs = {
+        node_id: {"images": [{"filename": f, "subfolder": "", "type": "output"} for f in NASTY_FILES]}
+        for node_id in NASTY_IDS
+    }
     a = fakes(outputs=outputs)
     images = tmp_path / "deep" / "images"
     rc, out, _ = run(capsys, "--job", write_spec(tmp_path, seeds=[1, 2]), "--server", a.url, "--out", tmp_path / "r.json",
@@ -515,10 +590,15 @@ def test_an_unwritable_output_path_stops_before_any_prompt(tmp_path, capsys, fak
     argv = {"--out": ["--out", bad], "--json": ["--out", tmp_path / "r.json", "--json", bad],
             "--images": ["--out", tmp_path / "r.json", "--images", bad]}[option]  # fmt: skip
     started = time.monotonic()
-    rc, out, err = run(capsys, "--job", write_spec(tmp_path, seeds=2), "--server", a.url, *argv, *FAST[:-2], "--timeout", "5")
+    rc, out, err = run(
+        capsys, "--job", write_spec(tmp_path, seeds=2), "--server", a.url, *argv, *FAST[:-2], "--timeout", "5"
+    )
     assert rc == 1 and time.monotonic() - started < 4
     line = _one_error_line(err)
-    assert str(tmp_path / "afile") in line and "a file is where a folder should be on that path; remove it or give another " + option in line
+    assert (
+        str(tmp_path / "afile") in line
+        and "a file is where a folder should be on that path; remove it or give another " + option in line
+    )
     assert not a.received, "nothing may run when its results cannot be kept"
 
 
@@ -535,11 +615,27 @@ def test_a_results_write_failing_mid_batch_stops_it_at_once(tmp_path, capsys, fa
     monkeypatch.setattr(cli, "write_json", full_disk)
     out_path = tmp_path / "r.json"
     started = time.monotonic()
-    rc, out, err = run(capsys, "--job", write_spec(tmp_path, seeds=8), "--server", a.url, "--out", out_path, *FAST[:-2], "--timeout", "5")
+    rc, out, err = run(
+        capsys,
+        "--job",
+        write_spec(tmp_path, seeds=8),
+        "--server",
+        a.url,
+        "--out",
+        out_path,
+        *FAST[:-2],
+        "--timeout",
+        "5",
+    )
     assert rc == 1 and time.monotonic() - started < 4
     line = _one_error_line(err)
-    assert f"cannot write the results at {str(out_path)!r} (No space left on device); the disk is full; free some space or give --out" in line
-    assert len(a.received) < 8 and not a.queue, "no prompt submitted after the failure, the queued ones taken off the server"
+    assert (
+        f"cannot write the results at {str(out_path)!r} (No space left on device); the disk is full; free some space or give --out"
+        in line
+    )
+    assert len(a.received) < 8 and not a.queue, (
+        "no prompt submitted after the failure, the queued ones taken off the server"
+    )
     assert "not answering" not in out
 
 
@@ -553,10 +649,15 @@ def test_an_image_write_failing_mid_batch_stops_it_and_resume_finishes(tmp_path,
     monkeypatch.setattr(Path, "write_bytes", broken)
     out_path, images = tmp_path / "r.json", tmp_path / "images"
     spec = write_spec(tmp_path, seeds=4)
-    rc, out, err = run(capsys, "--job", spec, "--server", a.url, "--out", out_path, "--images", images, *FAST[:-2], "--timeout", "5")
+    rc, out, err = run(
+        capsys, "--job", spec, "--server", a.url, "--out", out_path, "--images", images, *FAST[:-2], "--timeout", "5"
+    )
     assert rc == 1
     line = _one_error_line(err)
-    assert f"cannot write the images at {str(images)!r} (Input/output error); check that path, or give --images another one" in line
+    assert (
+        f"cannot write the images at {str(images)!r} (Input/output error); check that path, or give --images another one"
+        in line
+    )
     assert line.endswith(f"4 job(s) not done: fix it and run again with --resume {out_path}")
     doc = results(out_path)
     assert doc["done"] == 0 and doc["pending"] == 4 and not a.queue
@@ -568,19 +669,34 @@ def test_an_image_write_failing_mid_batch_stops_it_and_resume_finishes(tmp_path,
 def test_resume_after_the_spec_was_edited_keeps_every_record_it_did_not_rerun(tmp_path, capsys, fakes):
     a = fakes()
     out_path = tmp_path / "results.json"
-    rc, _, _ = run(capsys, "--job", write_spec(tmp_path, prompts=["one", "two BOOM"], seeds=[1]), "--server", a.url, "--out", out_path, *FAST)
+    rc, _, _ = run(
+        capsys,
+        "--job",
+        write_spec(tmp_path, prompts=["one", "two BOOM"], seeds=[1]),
+        "--server",
+        a.url,
+        "--out",
+        out_path,
+        *FAST,
+    )
     assert rc == 1
     first = {j["prompt"]: j for j in results(out_path)["jobs"]}
     a.fail_texts = set()
     edited = write_spec(tmp_path, prompts=["two BOOM", "three"], seeds=[1])  # "one" removed, "three" added
     rc, out, _ = run(capsys, "--job", edited, "--server", a.url, "--resume", out_path, *FAST)
     assert rc == 0, out
-    assert "2 job(s) (2 prompts x 1 seeds); 0 already done in" in out and "1 other record(s) there kept as they are" in out
+    assert (
+        "2 job(s) (2 prompts x 1 seeds); 0 already done in" in out and "1 other record(s) there kept as they are" in out
+    )
     doc = results(out_path)
     jobs = {j["prompt"]: j for j in doc["jobs"]}
     assert sorted(jobs) == ["one", "three", "two BOOM"] and len(doc["jobs"]) == 3
     assert jobs["one"] == first["one"], "a record not rerun is kept as it was"
-    assert jobs["two BOOM"]["status"] == jobs["three"]["status"] == "done" and (doc["prompts"], doc["done"], doc["kept"]) == (2, 2, 1)
+    assert jobs["two BOOM"]["status"] == jobs["three"]["status"] == "done" and (
+        doc["prompts"],
+        doc["done"],
+        doc["kept"],
+    ) == (2, 2, 1)
     received = len(a.received)
     rc, out, _ = run(capsys, "--job", write_spec(tmp_path, prompts=["one", "two BOOM"], seeds=[1]), "--server", a.url,
                      "--resume", out_path, *FAST)  # fmt: skip
@@ -594,10 +710,15 @@ def test_a_prompt_served_from_comfys_cache_says_so_instead_of_the_last_counts(tm
     spec = write_spec(tmp_path, prompts=["a fox"], seeds=[1], sizes=["64x64"])
     rc, out, _ = run(capsys, "--job", spec, "--server", a.url, "--out", tmp_path / "first.json", *FAST)
     assert rc == 0 and "BCG replayed 4/4 calls" in out and "cache" not in out
-    rc, out, _ = run(capsys, "--job", spec, "--server", a.url, "--out", tmp_path / "again.json", *FAST)  # the same prompt again
+    rc, out, _ = run(
+        capsys, "--job", spec, "--server", a.url, "--out", tmp_path / "again.json", *FAST
+    )  # the same prompt again
     assert rc == 0, out
     assert "BCG served from ComfyUI's cache (nothing sampled, no DiT call)" in out and "replayed 4/4 calls" not in out
-    assert "BCG over 1 prompt(s): replayed 0/0 DiT calls; eager 0" in out and "1 of them served from ComfyUI's cache" in out
+    assert (
+        "BCG over 1 prompt(s): replayed 0/0 DiT calls; eager 0" in out
+        and "1 of them served from ComfyUI's cache" in out
+    )
     doc = results(tmp_path / "again.json")
     assert doc["cached"] == 1 and doc["jobs"][0]["cached"] is True and doc["replayed"] == 0
     assert results(tmp_path / "first.json")["jobs"][0]["cached"] is False
@@ -630,14 +751,23 @@ def test_each_error_is_printed_once_and_readable(tmp_path, capsys, fakes):
     jobs = {j["prompt"]: j for j in results(out_path)["jobs"]}
     readable = ("400 from /prompt: node 1 (UNETLoader): Value not in list: unet_name: 'flux.safetensors' not in []; a file the "
                 "workflow names (a model?) is not on that server: add it to its models folder or change the workflow")  # fmt: skip
-    assert jobs["MISSING a"]["error"] == jobs["MISSING b"]["error"] == f"refused by {comfy_http.server_label(a.url)}: {readable}"
-    first, second = sorted((jobs["MISSING a"]["key"], jobs["MISSING b"]["key"]), key=lambda k: out.index(f" {k} FAILED"))
+    assert (
+        jobs["MISSING a"]["error"]
+        == jobs["MISSING b"]["error"]
+        == f"refused by {comfy_http.server_label(a.url)}: {readable}"
+    )
+    first, second = sorted(
+        (jobs["MISSING a"]["key"], jobs["MISSING b"]["key"]), key=lambda k: out.index(f" {k} FAILED")
+    )
     assert f"{second} FAILED: the same error as {first} (above)" in out
     assert "3 job(s) failed for good: " in out and "(the errors are above)" in out
 
 
 def test_comfy_error_text_without_node_errors_and_not_json():
-    assert comfy_http.comfy_error_text('{"error": {"message": "Prompt has no outputs", "details": ""}, "node_errors": {}}') == "Prompt has no outputs"
+    assert (
+        comfy_http.comfy_error_text('{"error": {"message": "Prompt has no outputs", "details": ""}, "node_errors": {}}')
+        == "Prompt has no outputs"
+    )
     assert comfy_http.comfy_error_text("<html>bad gateway</html>") == "<html>bad gateway</html>"
     assert comfy_http.comfy_error_text({"error": "no prompt", "node_errors": {}}) == "no prompt"
 

@@ -77,7 +77,9 @@ def test_twenty_jobs_on_two_servers_one_stopped_mid_job_each_result_once(tmp_pat
     b = fakes(work_s=0.05, on_prompt=stop_at_third)  # dies with prompts queued and one running
     spec = write_spec(tmp_path, prompts=[f"p{i}" for i in range(5)], seeds=2, sizes=["64x64", "96x64"])
     out_path, images = tmp_path / "results.json", tmp_path / "images"
-    rc, out, err = run(capsys, "--job", spec, "--servers", f"{a.url},{b.url}", "--out", out_path, "--images", images, *FAST)
+    rc, out, err = run(
+        capsys, "--job", spec, "--servers", f"{a.url},{b.url}", "--out", out_path, "--images", images, *FAST
+    )
     assert rc == 0, out + err
     assert stopped.is_set()
     doc = results(out_path)
@@ -110,7 +112,9 @@ def test_a_servers_actor_killed_mid_job_its_jobs_rerun_on_the_other_each_result_
 
     a, b = fakes(work_s=0.05), fakes(work_s=0.05)
     spec_path = write_spec(tmp_path, prompts=[f"p{i}" for i in range(5)], seeds=4)
-    args = runner.build_parser().parse_args([str(x) for x in ("--job", spec_path, "--servers", f"{a.url},{b.url}", "--out", tmp_path / "r.json", *FAST)])
+    args = runner.build_parser().parse_args(
+        [str(x) for x in ("--job", spec_path, "--servers", f"{a.url},{b.url}", "--out", tmp_path / "r.json", *FAST)]
+    )
     spec = specs.load_spec(spec_path)
     servers = start_servers(args)
     lines = []
@@ -124,10 +128,17 @@ def test_a_servers_actor_killed_mid_job_its_jobs_rerun_on_the_other_each_result_
     run.run(make_pool(servers, args))
     run.finish()
     doc = run.document()
-    assert sorted(j["key"] for j in doc["jobs"]) == sorted(j.key for j in spec.jobs) and doc["done"] == 20, "every job exactly once"
+    assert sorted(j["key"] for j in doc["jobs"]) == sorted(j.key for j in spec.jobs) and doc["done"] == 20, (
+        "every job exactly once"
+    )
     moved = [j for j in doc["jobs"] if any("actor of" in a.get("result", "") for a in j["attempts"])]
-    assert moved and all(j["server"] == a.url and j["attempts"][-1] == {"server": a.url, "prompt_id": j["prompt_id"], "result": "done"} for j in moved)
-    assert doc["per_server"][b.url]["lost"] == len(moved) and any(f"{comfy_http.server_label(b.url)}: its actor died" in x for x in lines)
+    assert moved and all(
+        j["server"] == a.url and j["attempts"][-1] == {"server": a.url, "prompt_id": j["prompt_id"], "result": "done"}
+        for j in moved
+    )
+    assert doc["per_server"][b.url]["lost"] == len(moved) and any(
+        f"{comfy_http.server_label(b.url)}: its actor died" in x for x in lines
+    )
     assert doc["per_server"][a.url]["done"] + doc["per_server"][b.url]["done"] == 20
     assert not [j for j in doc["jobs"] if j["server"] == b.url and j["status"] != "done"]
 
@@ -141,8 +152,13 @@ def test_refused_and_failing_jobs_fail_once_and_resume_runs_the_rest(tmp_path, c
     jobs = {j["prompt"]: j for j in results(out_path)["jobs"]}
     assert jobs["fine"]["status"] == "done"
     assert jobs["BOOM now"]["status"] == "failed" and "node 10 (KSampler): boom" in jobs["BOOM now"]["error"]
-    assert jobs["REFUSE this"]["error"].startswith(f"refused by {comfy_http.server_label(a.url)}: 400 from /prompt: node 4")
-    assert len(jobs["BOOM now"]["attempts"]) == 1 and Counter(p["4"]["inputs"]["text"] for _, p in a.received)["BOOM now"] == 1
+    assert jobs["REFUSE this"]["error"].startswith(
+        f"refused by {comfy_http.server_label(a.url)}: 400 from /prompt: node 4"
+    )
+    assert (
+        len(jobs["BOOM now"]["attempts"]) == 1
+        and Counter(p["4"]["inputs"]["text"] for _, p in a.received)["BOOM now"] == 1
+    )
     a.fail_texts = set()
     rc, out, _ = run(capsys, "--job", spec, "--servers", a.url, "--resume", out_path, *FAST)
     assert "1 already done" in out and "2 to run" in out
@@ -156,13 +172,31 @@ def test_a_server_that_does_not_start_is_left_out_and_the_others_run_the_jobs(tm
     broken.mkdir()
     (broken / "main.py").write_text("import sys\nprint('no models folder')\nsys.exit(3)\n")
     out_path = tmp_path / "r.json"
-    rc, out, err = run(capsys, "--job", write_spec(tmp_path, seeds=3), "--servers", a.url, "--comfyui", broken, "--cpu", "--out", out_path, *FAST)
+    rc, out, err = run(
+        capsys,
+        "--job",
+        write_spec(tmp_path, seeds=3),
+        "--servers",
+        a.url,
+        "--comfyui",
+        broken,
+        "--cpu",
+        "--out",
+        out_path,
+        *FAST,
+    )
     assert rc == 0, out + err
-    assert f"server 1 of --comfyui {broken}: not started, left out (ComfyUI in {broken} exited with 3 while starting" in out
+    assert (
+        f"server 1 of --comfyui {broken}: not started, left out (ComfyUI in {broken} exited with 3 while starting"
+        in out
+    )
     doc = results(out_path)
     assert doc["done"] == 3 and list(doc["per_server"]) == [a.url]
 
 
 def test_bad_input_is_one_line(tmp_path, capsys):
     rc, _, err = run(capsys, "--job", write_spec(tmp_path))
-    assert rc == 1 and "give the servers with --servers URL1,URL2 and/or have them started with --comfyui PATH --gpus N" in err
+    assert (
+        rc == 1
+        and "give the servers with --servers URL1,URL2 and/or have them started with --comfyui PATH --gpus N" in err
+    )

@@ -30,11 +30,24 @@ def test_modes_split_into_the_stacked_tools_and_the_base():
 @pytest.mark.parametrize(
     "mode",
     # A compile mode stacks only before a BCG mode, and only one of them.
-    ["sage+turbo", "xformers+bcg", "bcg+sage", "sage+flash+bcg", "ck+cudnn", "easycache+lazycache", "",
-     "compile-inductor+sage", "compile-inductor+eager", "compile-inductor+compile-cudagraphs+bcg-full"],
+    [
+        "sage+turbo",
+        "xformers+bcg",
+        "bcg+sage",
+        "sage+flash+bcg",
+        "ck+cudnn",
+        "easycache+lazycache",
+        "",
+        "compile-inductor+sage",
+        "compile-inductor+eager",
+        "compile-inductor+compile-cudagraphs+bcg-full",
+    ],
 )
 def test_an_unknown_mode_names_the_field_and_what_is_accepted(mode):
-    with pytest.raises(SystemExit, match=f"--modes: unknown mode '{re.escape(mode)}'; accepted: eager, .*one attention backend and one step cache \\(sage, flash, ck, cudnn, easycache, lazycache\\).*compile-inductor\\+bcg-full"):
+    with pytest.raises(
+        SystemExit,
+        match=f"--modes: unknown mode '{re.escape(mode)}'; accepted: eager, .*one attention backend and one step cache \\(sage, flash, ck, cudnn, easycache, lazycache\\).*compile-inductor\\+bcg-full",
+    ):
         split_mode(mode)
 
 
@@ -62,7 +75,10 @@ def test_exact_bcg_modes_are_compared_with_the_same_stack_without_bcg():
         ("nvjet_tst_256x128_64x4_1x2_h_bz_coopB_TNT", "gemm"),
         ("triton_tem_fused_mm_3", "gemm"),  # an inductor GEMM template
         ("triton_per_fused_add_mul_native_layer_norm_4", "triton fused"),
-        ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>", "elementwise/other"),
+        (
+            "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>",
+            "elementwise/other",
+        ),
         ("Memcpy DtoD (Device -> Device)", "copy"),
     ],
 )
@@ -96,17 +112,53 @@ def test_a_mode_listed_again_is_labelled_so_with_its_comparison_in_the_table():
 
 
 def test_the_kernel_split_table_has_a_column_per_kind_seen_and_the_total():
-    a = Row("zimage", "1024x1024", "eager", 8, 1.0, kernel_s=0.9, kernel_split={"gemm": 0.6, "attention": 0.2, "elementwise/other": 0.1})
-    b = Row("flux", "1024x1024", "fast", 8, 1.0, kernel_s=0.8, kernel_split={"gemm": 0.6, "attention": 0.15, "triton fused": 0.05})
+    a = Row(
+        "zimage",
+        "1024x1024",
+        "eager",
+        8,
+        1.0,
+        kernel_s=0.9,
+        kernel_split={"gemm": 0.6, "attention": 0.2, "elementwise/other": 0.1},
+    )
+    b = Row(
+        "flux",
+        "1024x1024",
+        "fast",
+        8,
+        1.0,
+        kernel_s=0.8,
+        kernel_split={"gemm": 0.6, "attention": 0.15, "triton fused": 0.05},
+    )
     unprofiled = Row("zimage", "1024x1024", "bcg", 8, 1.0)
     header, *lines = format_kernel_split([a, unprofiled, b]).splitlines()
-    assert [c.strip() for c in header.split("|")] == ["model", "res", "mode", "attention", "gemm", "triton fused", "elementwise/other", "total"]
-    assert [c.strip() for c in lines[1].split("|")] == ["flux", "1024x1024", "fast", "0.150", "0.600", "0.050", "0.000", "0.800"]
+    assert [c.strip() for c in header.split("|")] == [
+        "model",
+        "res",
+        "mode",
+        "attention",
+        "gemm",
+        "triton fused",
+        "elementwise/other",
+        "total",
+    ]
+    assert [c.strip() for c in lines[1].split("|")] == [
+        "flux",
+        "1024x1024",
+        "fast",
+        "0.150",
+        "0.600",
+        "0.050",
+        "0.000",
+        "0.800",
+    ]
     assert len(lines) == 2
 
 
 def test_the_kernel_split_gives_the_clock_and_power_where_they_were_sampled():
-    a = Row("zimage", "1024x1024", "eager", 8, 1.0, kernel_s=0.9, kernel_split={"gemm": 0.9}, sm_clock_mhz=1980, power_w=540)
+    a = Row(
+        "zimage", "1024x1024", "eager", 8, 1.0, kernel_s=0.9, kernel_split={"gemm": 0.9}, sm_clock_mhz=1980, power_w=540
+    )
     b = Row("zimage", "1024x1024", "fast", 8, 1.0, kernel_s=0.8, kernel_split={"gemm": 0.8})
     header, *lines = format_kernel_split([a, b]).splitlines()
     assert [c.strip() for c in header.split("|")][-2:] == ["SM MHz", "power W"]
@@ -125,9 +177,20 @@ def test_the_combined_table_names_each_run_s_weight_format(tmp_path, capsys):
     from bench import table as bench_table
 
     env = {"gpu": "H200", "torch": "2.11", "comfyui": "0.33.0", "comfy_kitchen": None, "date": "2026-12-01"}
-    row = {"family": "flux", "resolution": "512x512", "mode": "eager", "steps": 20, "cfg": 1.0, "denoise_s": 1.0, "kernel_s": 0.5, "kernel_split": {"gemm": 0.5}}
+    row = {
+        "family": "flux",
+        "resolution": "512x512",
+        "mode": "eager",
+        "steps": 20,
+        "cfg": 1.0,
+        "denoise_s": 1.0,
+        "kernel_s": 0.5,
+        "kernel_split": {"gemm": 0.5},
+    }
     for name, weight_dtype in (("bf16", "default"), ("fp8", "comfy_quant_fp8")):
-        (tmp_path / f"{name}.json").write_text(json.dumps({"env": {**env, "weight_dtype": weight_dtype}, "rows": [row]}))
+        (tmp_path / f"{name}.json").write_text(
+            json.dumps({"env": {**env, "weight_dtype": weight_dtype}, "rows": [row]})
+        )
     assert bench_table.main([str(tmp_path / "bf16.json"), str(tmp_path / "fp8.json")]) == 0
     models = [line.split("|")[0].strip() for line in capsys.readouterr().out.splitlines() if "512x512" in line]
     assert models == ["flux", "flux comfy_quant_fp8", "flux", "flux comfy_quant_fp8"], models
@@ -147,8 +210,21 @@ def test_the_host_profile_names_the_functions_one_denoise_spent_its_python_time_
     monkeypatch.setattr(measure, "timed_sample", denoise)
     top, calls, own_seconds = measure.host_profile(None, "flux", (64, 64), 1, 1.0, None, None, top=2)
     assert len(top) == 2 and own_seconds > 0 and calls > 3
-    assert any(f["function"].endswith("(busy_host_work)") and f["calls"] == 3 for f in measure.host_profile(None, "flux", (64, 64), 1, 1.0, None, None, top=50)[0])
-    row = Row("flux", "512x512", "compile-inductor", 20, 1.0, again=True, host_top=top, host_calls=calls, host_python_s=own_seconds)
+    assert any(
+        f["function"].endswith("(busy_host_work)") and f["calls"] == 3
+        for f in measure.host_profile(None, "flux", (64, 64), 1, 1.0, None, None, top=50)[0]
+    )
+    row = Row(
+        "flux",
+        "512x512",
+        "compile-inductor",
+        20,
+        1.0,
+        again=True,
+        host_top=top,
+        host_calls=calls,
+        host_python_s=own_seconds,
+    )
     line = report.format_host_profiles([row, Row("flux", "512x512", "eager", 20, 1.0)])
     assert line.startswith(f"flux | 512x512 | compile-inductor again | {calls} calls, ") and top[0]["function"] in line
     assert len(line.splitlines()) == 1  # a row without a host profile gets no line
@@ -156,7 +232,17 @@ def test_the_host_profile_names_the_functions_one_denoise_spent_its_python_time_
 
 def test_a_mode_whose_own_runs_differ_says_so_in_the_exact_column():
     rows = [
-        Row("flux", "512x512", "compile-inductor", 20, 1.0, denoise_s=0.9, exact=False, max_abs_diff=4.33, repeatable=False),
+        Row(
+            "flux",
+            "512x512",
+            "compile-inductor",
+            20,
+            1.0,
+            denoise_s=0.9,
+            exact=False,
+            max_abs_diff=4.33,
+            repeatable=False,
+        ),
         Row("flux", "512x512", "bcg-full", 20, 1.0, denoise_s=0.9, exact=True, repeatable=True),
     ]
     _, varies, steady = format_table(rows).splitlines()

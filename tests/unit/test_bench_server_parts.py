@@ -46,7 +46,10 @@ def test_denoise_needs_two_progress_messages_and_takes_the_last_pass():
     other_node = _messages([1.0, 2.0], node="99")
     assert server_stats.denoise(other_node, KS)["steps"] is None
     # a second sampling pass restarts the count: its rate counts, not the first's
-    msgs = _messages([1.0, 2.0, 3.0]) + [(4.0, "progress", {"node": KS, "value": 1, "max": 2}), (4.1, "progress", {"node": KS, "value": 2, "max": 2})]
+    msgs = _messages([1.0, 2.0, 3.0]) + [
+        (4.0, "progress", {"node": KS, "value": 1, "max": 2}),
+        (4.1, "progress", {"node": KS, "value": 2, "max": 2}),
+    ]
     d = server_stats.denoise(msgs, KS)
     assert d["steps"] == 2 and d["step_s"] == pytest.approx(0.1)
 
@@ -58,7 +61,9 @@ def test_spread_is_max_over_median():
     assert server_stats.spread([]) is None and server_stats.spread([None]) is None
 
 
-def _prompt(wall, denoise=None, equal=None, diff=None, eager=None, calls=None, replayed=None, reserved=1024.0, rss=2048.0):
+def _prompt(
+    wall, denoise=None, equal=None, diff=None, eager=None, calls=None, replayed=None, reserved=1024.0, rss=2048.0
+):
     return {"wall_s": wall, "denoise_s": denoise, "outside_s": None if denoise is None else wall - denoise, "sampler_setup_s": 0.3,
             "bit_equal": equal, "max_abs_diff": diff, "eager": eager, "calls": calls, "replayed": replayed,
             "reserved_mib": reserved, "allocated_mib": reserved / 2, "rss_mib": rss}  # fmt: skip
@@ -66,7 +71,9 @@ def _prompt(wall, denoise=None, equal=None, diff=None, eager=None, calls=None, r
 
 def test_summary_sets_the_first_prompt_apart():
     eager = server_stats.summarize([_prompt(7.6, 0.9), _prompt(1.0, 0.8), _prompt(1.1, 0.8), _prompt(1.0, 0.8)])
-    assert eager["first_wall_s"] == 7.6 and eager["median_wall_s"] == 1.0 and eager["first_cost_s"] == pytest.approx(6.6)
+    assert (
+        eager["first_wall_s"] == 7.6 and eager["median_wall_s"] == 1.0 and eager["first_cost_s"] == pytest.approx(6.6)
+    )
     assert eager["spread"] == pytest.approx(1.1) and eager["max_wall_s"] == 1.1 and eager["compared"] == 0
     bcg = server_stats.summarize(
         [_prompt(5.7, 0.4, True, 0.0, {"not captured: 1024x1024": 1}, 8, 7, reserved=4096.0), _prompt(0.5, 0.4, True, 0.0, {}, 8, 8),
@@ -85,14 +92,26 @@ def _job():
     prompts = [dict(_prompt(1.0, 0.8), size="512x512", variant="eager", index=0, seed=1000),
                dict(_prompt(0.5, 0.4, True, 0.0, {"disabled: no CUDA": 2}, 2, 0), size="512x512", variant="bcg", index=0, seed=1000),
                dict(_prompt(0.4, 0.3, False, 0.01, {}, 2, 2), size="512x512", variant="fast", index=0, seed=1000)]  # fmt: skip
-    summaries = [{"size": "512x512", "variant": p["variant"], **server_stats.summarize([p], 1.0 if p["variant"] != "eager" else None)} for p in prompts]
+    summaries = [
+        {
+            "size": "512x512",
+            "variant": p["variant"],
+            **server_stats.summarize([p], 1.0 if p["variant"] != "eager" else None),
+        }
+        for p in prompts
+    ]
     return {"family": "flux", "weights": "fp8_scaled", "depth": None, "prompts": prompts, "summaries": summaries}
 
 
 def test_markdown_table():
-    table = server_report.format_table([_job(), {"family": "qwen_image", "weights": "bf16", "depth": 2, "error": "RuntimeError: boom"}])
+    table = server_report.format_table(
+        [_job(), {"family": "qwen_image", "weights": "bf16", "depth": 2, "error": "RuntimeError: boom"}]
+    )
     lines = table.splitlines()
-    assert lines[0].startswith("| model | res | variant |") and lines[1] == "| " + " | ".join(["---"] * len(server_report.HEAD)) + " |"
+    assert (
+        lines[0].startswith("| model | res | variant |")
+        and lines[1] == "| " + " | ".join(["---"] * len(server_report.HEAD)) + " |"
+    )
     assert all(line.count("|") == len(server_report.HEAD) + 1 for line in lines)
     eager, bcg, fast, error = lines[2:]
     assert eager.startswith("| flux fp8_scaled | 512x512 | eager | 1 | 1.000 |") and "| 1.0/0.5 | 2.0 |" in eager
@@ -119,7 +138,9 @@ def test_a_quantised_model_stands_against_bf16_eager():
     fp8 = _job()
     for p, psnr in zip(fp8["prompts"], (41.0, 38.5, 30.25)):
         p["vs_bf16_eager"] = {"max_abs": 0.5 if psnr < 31 else 0.1, "psnr_db": psnr}
-    fp8["summaries"] = [{"size": "512x512", "variant": p["variant"], **server_stats.summarize([p])} for p in fp8["prompts"]]
+    fp8["summaries"] = [
+        {"size": "512x512", "variant": p["variant"], **server_stats.summarize([p])} for p in fp8["prompts"]
+    ]
     s = fp8["summaries"][2]
     assert (s["vs_bf16_compared"], s["vs_bf16_max_abs"], s["vs_bf16_min_psnr_db"]) == (1, 0.5, 30.25)
     lines = server_report.format_bf16_table([bf16, fp8]).splitlines()
@@ -128,13 +149,18 @@ def test_a_quantised_model_stands_against_bf16_eager():
     assert server_report.format_bf16_table([bf16]) == ""  # nothing measured against bf16: no table
     identical = _job()
     identical["prompts"][0]["vs_bf16_eager"] = {"max_abs": 0.0, "psnr_db": None}
-    identical["summaries"] = [{"size": "512x512", "variant": "eager", **server_stats.summarize(identical["prompts"][:1])}]
+    identical["summaries"] = [
+        {"size": "512x512", "variant": "eager", **server_stats.summarize(identical["prompts"][:1])}
+    ]
     assert server_report.format_bf16_table([bf16, identical]).splitlines()[2].endswith("| 1 | 0 | identical |")
 
 
 def test_prompt_lines_name_eager_reasons():
     lines = server_report.format_prompts(_job())
-    assert "bcg #0 seed 1000: wall 0.500 s, denoise 0.400 s" in lines[1] and "bit-equal True; eager: 2x disabled: no CUDA" in lines[1]
+    assert (
+        "bcg #0 seed 1000: wall 0.500 s, denoise 0.400 s" in lines[1]
+        and "bit-equal True; eager: 2x disabled: no CUDA" in lines[1]
+    )
 
 
 def test_command_line():
@@ -156,22 +182,39 @@ def test_no_cuda_says_what_it_needs(monkeypatch, capsys):
 
 
 def test_variant_workflows():
-    base = comfy_workflow.latent_workflow("m.safetensors", "cond", (512, 512), 8, 5, prefix="x", capture="on first call")
+    base = comfy_workflow.latent_workflow(
+        "m.safetensors", "cond", (512, 512), 8, 5, prefix="x", capture="on first call"
+    )
     eager = server.variant_prompt(base, "eager", "p/e")
     assert comfy_workflow.APPLY_ID not in eager and comfy_workflow.WARMUP_ID not in eager
     assert eager[KS]["inputs"]["model"] == base[comfy_workflow.APPLY_ID]["inputs"]["model"]
     bcg = server.variant_prompt(base, "bcg", "p/b")
     assert comfy_workflow.WARMUP_ID not in bcg and bcg[KS]["inputs"]["model"] == [comfy_workflow.APPLY_ID, 0]
-    assert bcg[comfy_workflow.APPLY_ID]["inputs"]["mode"] == "auto" and bcg[comfy_workflow.APPLY_ID]["inputs"]["capture"] == "on first call"
+    assert (
+        bcg[comfy_workflow.APPLY_ID]["inputs"]["mode"] == "auto"
+        and bcg[comfy_workflow.APPLY_ID]["inputs"]["capture"] == "on first call"
+    )
     warm = server.variant_prompt(base, "warmup", "p/w")
-    assert warm[KS]["inputs"]["model"] == [comfy_workflow.WARMUP_ID, 0] and warm[comfy_workflow.APPLY_ID]["inputs"]["capture"] == "warm-up only"
+    assert (
+        warm[KS]["inputs"]["model"] == [comfy_workflow.WARMUP_ID, 0]
+        and warm[comfy_workflow.APPLY_ID]["inputs"]["capture"] == "warm-up only"
+    )
     assert warm[comfy_workflow.WARMUP_ID]["inputs"]["resolutions"] == "512x512"
     fast = server.variant_prompt(base, "fast", "p/f")
     assert fast[comfy_workflow.APPLY_ID]["inputs"]["mode"] == "fast"
-    assert [p[comfy_workflow.SAVE_LATENT_ID]["inputs"]["filename_prefix"] for p in (eager, bcg, warm, fast)] == ["p/e", "p/b", "p/w", "p/f"]
-    assert base[comfy_workflow.APPLY_ID]["inputs"]["capture"] == "on first call" and comfy_workflow.WARMUP_ID in base  # untouched
+    assert [p[comfy_workflow.SAVE_LATENT_ID]["inputs"]["filename_prefix"] for p in (eager, bcg, warm, fast)] == [
+        "p/e",
+        "p/b",
+        "p/w",
+        "p/f",
+    ]
+    assert (
+        base[comfy_workflow.APPLY_ID]["inputs"]["capture"] == "on first call" and comfy_workflow.WARMUP_ID in base
+    )  # untouched
     for prompt in (eager, bcg, warm, fast):  # same seed, sampler and conditioning as the base
-        assert {k: v for k, v in prompt[KS]["inputs"].items() if k != "model"} == {k: v for k, v in base[KS]["inputs"].items() if k != "model"}
+        assert {k: v for k, v in prompt[KS]["inputs"].items() if k != "model"} == {
+            k: v for k, v in base[KS]["inputs"].items() if k != "model"
+        }
 
 
 def test_a_bcg_latent_equal_to_the_eager_repeat_is_no_exactness_failure():
@@ -183,9 +226,17 @@ def test_a_bcg_latent_equal_to_the_eager_repeat_is_no_exactness_failure():
     def job(prompts):
         return {"jobs": [{"family": "zimage", "weights": "bf16", "prompts": prompts}]}
 
-    odd_reference = {"variant": "bcg", "size": "512x512", "index": 0, "bit_equal": False, "bit_equal_to_eager_repeat": True}
+    odd_reference = {
+        "variant": "bcg",
+        "size": "512x512",
+        "index": 0,
+        "bit_equal": False,
+        "bit_equal_to_eager_repeat": True,
+    }
     wrong = {"variant": "warmup", "size": "512x512", "index": 0, "bit_equal": False, "bit_equal_to_eager_repeat": False}
     assert server.exact_failures(job([odd_reference])) == []
     assert server.exact_failures(job([odd_reference, wrong])) == ["zimage bf16 512x512 warmup #0"]
-    cell = server_report.equality_cell({"bit_equal": 2, "compared": 3, "max_abs_diff": 0.131, "equal_to_eager_repeat": 1}, "bcg")
+    cell = server_report.equality_cell(
+        {"bit_equal": 2, "compared": 3, "max_abs_diff": 0.131, "equal_to_eager_repeat": 1}, "bcg"
+    )
     assert cell == "2/3 (max diff 0.131); 1 equal to eager run again (eager's first run differed)"

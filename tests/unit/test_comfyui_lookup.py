@@ -67,7 +67,9 @@ def test_this_checkout_linked_into_a_comfyui_finds_it(tmp_path):
     link.symlink_to(PACK_ROOT, target_is_directory=True)
     code = "import sys; sys.path.insert(0, sys.argv[1]); from comfyui_path import find_comfyui; print(find_comfyui({}))"
     env = {k: v for k, v in os.environ.items() if k != "COMFYUI_PATH"}
-    out = subprocess.run([sys.executable, "-c", code, str(link / "tests")], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(link / "tests")], env=env, capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == str(comfy)
 
 

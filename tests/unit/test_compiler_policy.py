@@ -43,7 +43,9 @@ def test_a_users_disable_comfy_compiler_and_an_off_compiler_are_left_alone():
 def test_policy_reads_the_variable_and_names_it_when_it_is_wrong():
     assert compiler.policy({}) == compiler.ASIDE
     assert compiler.policy({compiler.POLICY_VAR: " Inside "}) == compiler.INSIDE
-    with pytest.raises(ValueError, match=r"BCG_COMFY_COMPILER: 'off' is not a policy; accepted: aside, inside \(default aside\)"):
+    with pytest.raises(
+        ValueError, match=r"BCG_COMFY_COMPILER: 'off' is not a policy; accepted: aside, inside \(default aside\)"
+    ):
         compiler.policy({compiler.POLICY_VAR: "off"})
 
 
@@ -85,7 +87,9 @@ def test_the_hook_steps_aside_for_the_run_and_says_so_once(host, caplog):
 
 
 @pytest.mark.parametrize("case", ["inside", "refused", "no compiler"])
-def test_the_hook_passes_through_under_inside_for_a_refused_model_and_without_a_compiler(host, monkeypatch, caplog, case):
+def test_the_hook_passes_through_under_inside_for_a_refused_model_and_without_a_compiler(
+    host, monkeypatch, caplog, case
+):
     caplog.set_level(logging.INFO, logger="bcg_runtime.comfy.compiler")
     session = _session("no CUDA" if case == "refused" else None)
     if case == "inside":

@@ -52,7 +52,9 @@ def test_inplace_ops_replay_in_place():
 
 
 @pytest.mark.parametrize(
-    "sync", [lambda t: t.sum().item(), lambda t: torch.nonzero(t), lambda t: bool(t.sum() > 0)], ids=["item", "nonzero", "bool"]
+    "sync",
+    [lambda t: t.sum().item(), lambda t: torch.nonzero(t), lambda t: bool(t.sum() > 0)],
+    ids=["item", "nonzero", "bool"],
 )
 def test_host_syncs_are_rejected_like_a_real_capture(sync):
     with pytest.raises(CaptureUnsupportedError, match="not permitted when stream is capturing"):

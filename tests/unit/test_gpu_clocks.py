@@ -26,7 +26,7 @@ def fake_nvidia_smi(folder, lines):
     the lines are in the pipe) and keeps sampling until stopped."""
     exe = folder / "nvidia-smi"
     printed = "".join(f"echo '{line}'\n" for line in lines)
-    exe.write_text("#!/bin/sh\n" + printed + "echo \"$@\" > \"$(dirname \"$0\")/args\"\nexec sleep 30\n")
+    exe.write_text("#!/bin/sh\n" + printed + 'echo "$@" > "$(dirname "$0")/args"\nexec sleep 30\n')
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
     return folder / "args"
 
@@ -35,7 +35,9 @@ def test_the_sampler_reads_the_gpu_it_is_given_until_the_block_ends(tmp_path, mo
     args = fake_nvidia_smi(tmp_path, ["GPU-8c1f, 1500, 400", "GPU-other, 100, 50", "GPU-8c1f, 1700, 600"])
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     with ClockSampler("8c1f") as sampler:
-        assert sampler._lines, "the block began before nvidia-smi's first sample (its start would overlap the timed runs)"
+        assert sampler._lines, (
+            "the block began before nvidia-smi's first sample (its start would overlap the timed runs)"
+        )
         for _ in range(1000):  # until the fake has printed (it starts asynchronously)
             if args.exists() and args.read_text():
                 break

@@ -30,7 +30,9 @@ CHANGES = {
     "a new attribute": lambda m: setattr(m[1][1], "approximate_scale", 2.0),
     "a forward hook": lambda m: m[1][0].register_forward_hook(lambda mod, a, out: out),
     "a forward pre-hook": lambda m: m[1].register_forward_pre_hook(lambda mod, a: a),
-    "a global forward hook": lambda m: torch.nn.modules.module.register_module_forward_hook(lambda mod, a, out: out).remove(),
+    "a global forward hook": lambda m: torch.nn.modules.module.register_module_forward_hook(
+        lambda mod, a, out: out
+    ).remove(),
 }
 
 

@@ -38,7 +38,9 @@ def _nodes() -> dict[str, dict[str, object]]:
             for item in kwargs["inputs"].elts:
                 name = item.args[0].value
                 default = next((k.value for k in item.keywords if k.arg == "default"), None)
-                inputs[name] = None if default is None else default.value if isinstance(default, ast.Constant) else NOT_LITERAL
+                inputs[name] = (
+                    None if default is None else default.value if isinstance(default, ast.Constant) else NOT_LITERAL
+                )
             out[kwargs["node_id"].value] = inputs
     return out
 
@@ -74,7 +76,9 @@ def test_a_node_page_documents_every_input_with_its_default(node_id):
     page = DOCS / f"{node_id}.md"
     assert page.is_file(), f"no {page.relative_to(ROOT)}: ComfyUI's node-docs panel would show nothing"
     entries = _entries(page.read_text())
-    assert set(entries) == set(NODES[node_id]), f"{node_id}: the page documents {sorted(entries)}, the node has {sorted(NODES[node_id])}"
+    assert set(entries) == set(NODES[node_id]), (
+        f"{node_id}: the page documents {sorted(entries)}, the node has {sorted(NODES[node_id])}"
+    )
     for name, default in NODES[node_id].items():
         if default is NOT_LITERAL:
             assert entries[name], f"{node_id}.{name}: the page states no default"

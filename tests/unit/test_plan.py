@@ -57,7 +57,9 @@ def test_bad_text_buckets(text, message):
     assert message in str(e.value)
 
 
-@pytest.mark.parametrize("text,message", [("0", "batch_sizes: 0 is out of range"), ("x", "batch_sizes: 'x' is not a whole number")])
+@pytest.mark.parametrize(
+    "text,message", [("0", "batch_sizes: 0 is out of range"), ("x", "batch_sizes: 'x' is not a whole number")]
+)
 def test_bad_batch_sizes(text, message):
     with pytest.raises(PlanError, match=message):
         parse_batch_sizes(text)
@@ -80,7 +82,11 @@ def test_sizes_take_an_optional_frame_count():
     from bcg_runtime.plan import parse_sizes
 
     notes = []
-    assert parse_sizes("832x480x33, 832X480 x 17\n512x512; 832x480x33", notes) == [(832, 480, 33), (832, 480, 17), (512, 512, None)]
+    assert parse_sizes("832x480x33, 832X480 x 17\n512x512; 832x480x33", notes) == [
+        (832, 480, 33),
+        (832, 480, 17),
+        (512, 512, None),
+    ]
     assert notes == ["resolutions: duplicate 832x480x33 dropped"]
     assert parse_sizes("512", []) == [(512, 512, None)]
     plan = parse_plan("832x480x33, 512x512", "64", "1,2", 1024)
@@ -92,10 +98,16 @@ def test_sizes_take_an_optional_frame_count():
     [
         ("832x480x0", "resolutions: '832x480x0' has 0 frames; frame counts must be 1 to 16384, e.g. 832x480x33"),
         ("832x480x-3", "resolutions: '832x480x-3' has -3 frames"),
-        ("832x480x", "resolutions: '832x480x' is not WIDTHxHEIGHT (e.g. 1024x1024) or WIDTHxHEIGHTxFRAMES (e.g. 832x480x33)"),
+        (
+            "832x480x",
+            "resolutions: '832x480x' is not WIDTHxHEIGHT (e.g. 1024x1024) or WIDTHxHEIGHTxFRAMES (e.g. 832x480x33)",
+        ),
         ("832x480x33x2", "is not WIDTHxHEIGHT"),
         ("830x480x33", "width 830, not a multiple of 8 (the latent grid); use 824 or 832"),
-        ("", "resolutions: empty; give at least one WIDTHxHEIGHT, e.g. 1024x1024 (video: WIDTHxHEIGHTxFRAMES, e.g. 832x480x33)"),
+        (
+            "",
+            "resolutions: empty; give at least one WIDTHxHEIGHT, e.g. 1024x1024 (video: WIDTHxHEIGHTxFRAMES, e.g. 832x480x33)",
+        ),
     ],
 )
 def test_bad_sizes_name_field_value_and_fix(text, message):
@@ -107,7 +119,10 @@ def test_bad_sizes_name_field_value_and_fix(text, message):
 
 
 def test_image_only_resolutions_say_where_frames_belong():
-    with pytest.raises(PlanError, match="resolutions: '832x480x33' is not WIDTHxHEIGHT .*frame counts are for the warm-up of video models"):
+    with pytest.raises(
+        PlanError,
+        match="resolutions: '832x480x33' is not WIDTHxHEIGHT .*frame counts are for the warm-up of video models",
+    ):
         parse_resolutions("512x512, 832x480x33")
 
 
@@ -116,7 +131,11 @@ def test_frame_counts_are_held_to_the_models_temporal_grid():
 
     check_frames([(832, 480, 33), (832, 480, 1), (512, 512, None)], 4, "Wan")
     check_frames([(512, 512, None)], None, "FLUX.1")
-    with pytest.raises(PlanError, match=r"resolutions: '832x480x34' has 34 frames; Wan takes 4k\+1 frames .*; use 33 or 37"):
+    with pytest.raises(
+        PlanError, match=r"resolutions: '832x480x34' has 34 frames; Wan takes 4k\+1 frames .*; use 33 or 37"
+    ):
         check_frames([(832, 480, 34)], 4, "Wan")
-    with pytest.raises(PlanError, match="resolutions: '512x512x5' gives a frame count, but FLUX.1 makes images; write 512x512"):
+    with pytest.raises(
+        PlanError, match="resolutions: '512x512x5' gives a frame count, but FLUX.1 makes images; write 512x512"
+    ):
         check_frames([(512, 512, 5)], None, "FLUX.1")

@@ -90,7 +90,9 @@ def test_comfyignore_uses_the_emulated_subset():
 
 def test_pyproject_has_the_registry_fields():
     project = PYPROJECT["project"]
-    assert re.fullmatch(r"[a-z][a-z0-9]*([-_.][a-z0-9]+)*", project["name"]) and "comfyui" not in project["name"].lower()
+    assert (
+        re.fullmatch(r"[a-z][a-z0-9]*([-_.][a-z0-9]+)*", project["name"]) and "comfyui" not in project["name"].lower()
+    )
     assert re.fullmatch(r"\d+\.\d+\.\d+", project["version"])
     assert COMFY["PublisherId"] and COMFY["DisplayName"]
     assert "Environment :: GPU :: NVIDIA CUDA" in project["classifiers"]
@@ -123,7 +125,10 @@ def test_the_archive_holds_what_the_pack_imports_and_no_lab_files(tmp_path):
     assert not [n for n in REQUIRED if n not in names]
     assert not [n for n in names if n.startswith(LAB)], "lab files in the archive"
     templates = [n for n in names if n.startswith("example_workflows/")]
-    assert any(n.endswith(".json") for n in templates) and all(n.rsplit(".", 1)[0] + ".jpg" in names for n in templates if n.endswith(".json"))
+    assert any(n.endswith(".json") for n in templates) and all(
+        n.rsplit(".", 1)[0] + ".jpg" in names for n in templates if n.endswith(".json")
+    )
+
     # Every import of the pack's own modules, from every module in the archive, resolves in it
     # (the archive's root is the pack's package: ComfyUI imports it from custom_nodes/<folder>).
     def module_name(path: str) -> str:

@@ -19,7 +19,9 @@ def _tool():
 
 def test_docs_models_md_is_generated_from_the_adapters():
     tool = _tool()
-    assert (ROOT / "docs" / "models.md").read_text() == tool.table(), "docs/models.md is stale: run python scripts/gen_support_table.py"
+    assert (ROOT / "docs" / "models.md").read_text() == tool.table(), (
+        "docs/models.md is stale: run python scripts/gen_support_table.py"
+    )
 
 
 def test_every_adapter_has_a_row():

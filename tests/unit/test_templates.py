@@ -19,7 +19,12 @@ ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = sorted((ROOT / "example_workflows").glob("*.json"))
 API_TWIN = ROOT / "scripts" / "bcg_api_example.json"
 #: Loader node type -> the models folder its first widget names a file in.
-LOADERS = {"UNETLoader": "diffusion_models", "CLIPLoader": "text_encoders", "VAELoader": "vae", "CheckpointLoaderSimple": "checkpoints"}
+LOADERS = {
+    "UNETLoader": "diffusion_models",
+    "CLIPLoader": "text_encoders",
+    "VAELoader": "vae",
+    "CheckpointLoaderSimple": "checkpoints",
+}
 
 
 def test_there_is_a_template():

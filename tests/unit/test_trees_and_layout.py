@@ -12,7 +12,14 @@ import torch
 from bcg_runtime.core.runner import GraphRunner
 from bcg_runtime.core.stats import summarize_run
 from bcg_runtime.core.graph import borrowed_view
-from bcg_runtime.core.trees import ReplayDivergence, clone_tree, copy_tree_into, flatten_inputs, map_tensors, unflatten_inputs
+from bcg_runtime.core.trees import (
+    ReplayDivergence,
+    clone_tree,
+    copy_tree_into,
+    flatten_inputs,
+    map_tensors,
+    unflatten_inputs,
+)
 
 pytestmark = pytest.mark.unit
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -73,7 +80,10 @@ def test_summary_line():
     from collections import Counter
 
     assert summarize_run(3, Counter()) == "replayed 3/3 calls"
-    assert summarize_run(14, Counter({"not captured: 640x512": 2})) == "replayed 14/16 calls; eager: 2x not captured: 640x512"
+    assert (
+        summarize_run(14, Counter({"not captured: 640x512": 2}))
+        == "replayed 14/16 calls; eager: 2x not captured: 640x512"
+    )
 
 
 def test_core_never_imports_comfy():
@@ -86,11 +96,15 @@ def test_core_never_imports_comfy():
                 names = [node.module]
             for name in names:
                 top = name.split(".")[0]
-                assert top not in {"comfy", "comfy_api", "comfy_extras", "nodes", "folder_paths", "server"}, f"{path.name} imports {name}"
+                assert top not in {"comfy", "comfy_api", "comfy_extras", "nodes", "folder_paths", "server"}, (
+                    f"{path.name} imports {name}"
+                )
 
 
 def test_pack_init_imports_without_comfyui_and_exports_only_the_entrypoint():
-    spec = importlib.util.spec_from_file_location("bcg_pack_under_test", ROOT / "__init__.py", submodule_search_locations=[str(ROOT)])
+    spec = importlib.util.spec_from_file_location(
+        "bcg_pack_under_test", ROOT / "__init__.py", submodule_search_locations=[str(ROOT)]
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     try:
@@ -114,7 +128,10 @@ def test_status_json_never_holds_non_finite_floats():
     from bcg_runtime.comfy.events import jsonable
 
     payload = jsonable({"records": [{"max_abs_diff": float("inf")}, {"max_abs_diff": float("nan")}], "t": (1.5,)})
-    assert json.loads(json.dumps(payload, allow_nan=False)) == {"records": [{"max_abs_diff": "inf"}, {"max_abs_diff": "nan"}], "t": [1.5]}
+    assert json.loads(json.dumps(payload, allow_nan=False)) == {
+        "records": [{"max_abs_diff": "inf"}, {"max_abs_diff": "nan"}],
+        "t": [1.5],
+    }
 
 
 def test_map_tensors_rebuilds_containers_and_only_maps_objects_when_asked():
@@ -204,7 +221,9 @@ def test_the_nodes_reach_the_runtime_only_through_api():
         f"{path.relative_to(ROOT)} imports {module}"
         for path in _python_files("nodes")
         for level, module in _imports(path)
-        if level == 0 and module.split(".")[0] == "bcg_runtime" and module != "bcg_runtime.comfy.api"
+        if level == 0
+        and module.split(".")[0] == "bcg_runtime"
+        and module != "bcg_runtime.comfy.api"
         and module != "bcg_runtime.comfy"  # `from bcg_runtime.comfy import api`
     ]
     assert not offending, offending

@@ -30,12 +30,19 @@ FAMILY_MODULES = tuple(m for m in _MODULES if hasattr(m, "ADAPTER") and hasattr(
 #: and ``UNSUPPORTED_REASON`` instead of an adapter (e.g. HiDream's MoE), or a module grouping
 #: several classes with a reason each in ``UNSUPPORTED_REASONS`` (``wan_unsupported``, ``dit_pending``).
 UNSUPPORTED: dict[str, str] = {
-    **{name: module.UNSUPPORTED_REASON for module in _MODULES if hasattr(module, "UNSUPPORTED_REASON") for name in module.CONFIG_CLASSES},
+    **{
+        name: module.UNSUPPORTED_REASON
+        for module in _MODULES
+        if hasattr(module, "UNSUPPORTED_REASON")
+        for name in module.CONFIG_CLASSES
+    },
     **{name: reason for module in _MODULES for name, reason in getattr(module, "UNSUPPORTED_REASONS", {}).items()},
 }
 #: ``comfy.supported_models`` classes outside BCG's scope (UNets, audio, 3-D and vision models),
 #: with what each is (``out_of_scope``): listed so the support table names every class.
-OUT_OF_SCOPE: dict[str, str] = {name: what for module in _MODULES for name, what in getattr(module, "OUT_OF_SCOPE", {}).items()}
+OUT_OF_SCOPE: dict[str, str] = {
+    name: what for module in _MODULES for name, what in getattr(module, "OUT_OF_SCOPE", {}).items()
+}
 #: Each adapter once: a family may have more than one recipe (FLUX.2 klein and dev), each in its
 #: own module naming the same adapter.
 ADAPTERS: tuple[ModelAdapter, ...] = tuple(dict.fromkeys(m.ADAPTER for m in FAMILY_MODULES))
@@ -72,4 +79,15 @@ def by_family(family: str) -> ModelAdapter:
     raise ValueError(f"model family '{family}' is not supported; accepted: {', '.join(a.family for a in ADAPTERS)}")
 
 
-__all__ = ["ADAPTERS", "FamilyInfo", "ModelAdapter", "OUT_OF_SCOPE", "RECIPES", "SUPPORTED", "UNSUPPORTED", "adapter_for", "by_family", "config_class_name"]
+__all__ = [
+    "ADAPTERS",
+    "FamilyInfo",
+    "ModelAdapter",
+    "OUT_OF_SCOPE",
+    "RECIPES",
+    "SUPPORTED",
+    "UNSUPPORTED",
+    "adapter_for",
+    "by_family",
+    "config_class_name",
+]

@@ -52,6 +52,7 @@ ADAPTER = AuraFlowAdapter(
     stage_host_copies=True,
 )
 
+
 @dataclass(frozen=True)
 class AuraFlowFamilyInfo(FamilyInfo):
     """AuraFlow's detection counts every block in ``n_layers`` (double + single,

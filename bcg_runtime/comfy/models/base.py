@@ -77,5 +77,9 @@ class ModelAdapter:
             return f"{self.display_name} call"
         h, w = x.shape[-2] * self.latent_scale, x.shape[-1] * self.latent_scale
         frames = f"x{(x.shape[-3] - 1) * self.temporal_scale + 1}f" if self.temporal_scale and x.dim() == 5 else ""
-        text = f" txt{context.shape[1]}" if context is not None and hasattr(context, "shape") and context.dim() >= 2 else ""
+        text = (
+            f" txt{context.shape[1]}"
+            if context is not None and hasattr(context, "shape") and context.dim() >= 2
+            else ""
+        )
         return f"{w}x{h}{frames}{text} b{x.shape[0]}"

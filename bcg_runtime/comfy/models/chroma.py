@@ -42,7 +42,9 @@ from .base import ModelAdapter
 from .recipe import FamilyInfo, frozen_config
 
 #: Text facts shared with Chroma Radiance (same encoder, same conditioning path).
-T5_TEXT_POLICY = "exact length: T5 prompts arrive unpadded and unmasked (min_length=1), each prompt length is its own graph"
+T5_TEXT_POLICY = (
+    "exact length: T5 prompts arrive unpadded and unmasked (min_length=1), each prompt length is its own graph"
+)
 T5_MAX_TEXT_LENGTH = 512
 T5_ENCODER = "T5-XXL (PixArt tokenizer: no padding, no attention mask)"
 
@@ -117,4 +119,3 @@ RECIPE = FamilyInfo(
     # approximator's per-block offsets at the real sizes, and sample 512² and 1024² quickly.
     gpu_test_depth=(2, 4),
 )
-

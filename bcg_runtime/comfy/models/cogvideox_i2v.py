@@ -22,5 +22,12 @@ RECIPE = dataclasses.replace(
     name="cogvideox_i2v",
     title="CogVideoX-5B-I2V",
     supported_model="CogVideoX_I2V",
-    config=frozen_config({**cogvideox.RECIPE.config, "in_channels": 32, "use_learned_positional_embeddings": True, "use_rotary_positional_embeddings": False}),
+    config=frozen_config(
+        {
+            **cogvideox.RECIPE.config,
+            "in_channels": 32,
+            "use_learned_positional_embeddings": True,
+            "use_rotary_positional_embeddings": False,
+        }
+    ),
 )

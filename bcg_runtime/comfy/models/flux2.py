@@ -26,7 +26,9 @@ class Flux2Adapter(ModelAdapter):
         """FLUX.2's sizes differ in their text encoder, so in the context width (``context_in_dim``
         of the detected config: klein 4B 7680, klein 9B 12288, dev 15360): this model's, for the
         prompts a zero-config warm-up builds."""
-        config = getattr(getattr(getattr(model_patcher, "model", None), "model_config", None), "unet_config", None) or {}
+        config = (
+            getattr(getattr(getattr(model_patcher, "model", None), "model_config", None), "unet_config", None) or {}
+        )
         width = config.get("context_in_dim")
         return self if width is None or width == self.text_dim else dataclasses.replace(self, text_dim=width)
 

@@ -49,7 +49,11 @@ ADAPTER = ModelAdapter(
 def _lens_extras(recipe, batch, length, generator, guidance):
     """``LensGptOssClipModel.encode_token_weights``: no pooled output, an all-ones mask over the
     prompt and the number of stacked layers (which ``model_base.Lens`` does not pass on)."""
-    return {"pooled_output": None, "attention_mask": torch.ones(batch, length, dtype=torch.long), "num_layers_stacked": ENCODER_LAYERS}
+    return {
+        "pooled_output": None,
+        "attention_mask": torch.ones(batch, length, dtype=torch.long),
+        "num_layers_stacked": ENCODER_LAYERS,
+    }
 
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like Lens as ComfyUI 0.33.0 detects it

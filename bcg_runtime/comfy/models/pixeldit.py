@@ -78,7 +78,9 @@ def released_layout(prefix: str):
                 mlp = sd[f"{base}.adaLN_modulation_mlp.{suffix}"]
                 p2, trail = value.shape[0] // (3 * pixel_dim), value.shape[1:]
                 fused = torch.cat([value.view(p2, 3, pixel_dim, *trail), mlp.view(p2, 3, pixel_dim, *trail)], dim=1)
-                out[f"{prefix}{base}.adaLN_modulation.0.{suffix}"] = fused.reshape(6 * p2 * pixel_dim, *trail).contiguous()
+                out[f"{prefix}{base}.adaLN_modulation.0.{suffix}"] = fused.reshape(
+                    6 * p2 * pixel_dim, *trail
+                ).contiguous()
             else:
                 out[prefix + key] = value
         return out

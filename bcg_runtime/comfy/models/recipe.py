@@ -104,7 +104,9 @@ class FamilyInfo:
             if given is None:
                 object.__setattr__(self, name, fact)
             elif self.adapter is not None and given != fact:
-                raise ValueError(f"recipe {self.name!r}: {name}={given} but its adapter says {fact}; give only adapter=")
+                raise ValueError(
+                    f"recipe {self.name!r}: {name}={given} but its adapter says {fact}; give only adapter="
+                )
 
     def unet_config(self, depth=None) -> dict:
         """The detection config with block counts set by :meth:`depth_counts`."""

@@ -103,7 +103,10 @@ RECIPE = MMDiTFamilyInfo(
             "depth": 38,
             "input_size": None,
             "adm_in_channels": 2048,
-            "context_embedder_config": {"target": "torch.nn.Linear", "params": {"in_features": T5_DIM, "out_features": 2432}},
+            "context_embedder_config": {
+                "target": "torch.nn.Linear",
+                "params": {"in_features": T5_DIM, "out_features": 2432},
+            },
             "num_patches": 36864,
             "pos_embed_max_size": 192,
             "qk_norm": "rms",

@@ -60,7 +60,9 @@ class WanAdapter(ModelAdapter):
         fmt = getattr(getattr(model_patcher, "model", None), "latent_format", None)
         if fmt is None:
             return self
-        scale = getattr(fmt, "spacial_downscale_ratio", None) or (16 if getattr(fmt, "latent_channels", None) == 48 else self.latent_scale)
+        scale = getattr(fmt, "spacial_downscale_ratio", None) or (
+            16 if getattr(fmt, "latent_channels", None) == 48 else self.latent_scale
+        )
         return self if scale == self.latent_scale else dataclasses.replace(self, latent_scale=scale)
 
 
@@ -132,14 +134,24 @@ def variant(family: str, display_name: str, config_classes: tuple[str, ...], **f
     full size, both modes, ComfyUI 0.33.0); a new variant passes ``gpu_verified=False`` until its
     own do. The variant's module docstring names what its forward adds and how each input reaches
     the key."""
-    return dataclasses.replace(ADAPTER, family=family, display_name=display_name, config_classes=tuple(config_classes), **fields)
+    return dataclasses.replace(
+        ADAPTER, family=family, display_name=display_name, config_classes=tuple(config_classes), **fields
+    )
 
 
-def variant_recipe(adapter: WanAdapter, name: str, title: str, supported_model: str, model_base: str, config: dict, **fields) -> FamilyInfo:
+def variant_recipe(
+    adapter: WanAdapter, name: str, title: str, supported_model: str, model_base: str, config: dict, **fields
+) -> FamilyInfo:
     """A Wan 2.x variant's recipe for its own ``adapter`` (the one its module names: one fact in one
     place): the 14B T2V recipe (dim 5120, 40 heads, umT5-XXL) with the variant's detection config
     keys over it (``config``) and any other recipe field."""
     return dataclasses.replace(
-        RECIPE, adapter=adapter, name=name, title=title, supported_model=supported_model, model_base=model_base,
-        config=frozen_config({**RECIPE.config, **config}), **fields,
+        RECIPE,
+        adapter=adapter,
+        name=name,
+        title=title,
+        supported_model=supported_model,
+        model_base=model_base,
+        config=frozen_config({**RECIPE.config, **config}),
+        **fields,
     )

@@ -5,4 +5,12 @@ from .wan import variant_recipe
 from .wan_camera import ADAPTER  # this recipe's family
 
 #: Wan2.2-Fun-A14B-Control-Camera: T2V layout (no CLIP image embedding), ``in_dim`` 36.
-RECIPE = variant_recipe(ADAPTER, "wan22_camera", "Wan 2.2 Fun A14B Camera", "WAN22_Camera", "WAN21_Camera", {"model_type": "camera_2.2", "in_dim": 36}, ldm_class="comfy.ldm.wan.model:CameraWanModel")
+RECIPE = variant_recipe(
+    ADAPTER,
+    "wan22_camera",
+    "Wan 2.2 Fun A14B Camera",
+    "WAN22_Camera",
+    "WAN21_Camera",
+    {"model_type": "camera_2.2", "in_dim": 36},
+    ldm_class="comfy.ldm.wan.model:CameraWanModel",
+)

@@ -34,7 +34,8 @@ ADAPTER = variant("wan_animate", "Wan Animate", ("WAN22_Animate",))
 #: Wan 2.2 Animate 14B: the I2V layout (``in_dim`` 36, CLIP image embedding), the pose embedding,
 #: motion and face encoders and 8 face-adapter blocks (40 // 5).
 RECIPE = variant_recipe(
-    ADAPTER, "wan_animate",
+    ADAPTER,
+    "wan_animate",
     "Wan 2.2 Animate 14B",
     "WAN22_Animate",
     "WAN22_Animate",

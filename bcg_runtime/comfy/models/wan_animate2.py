@@ -25,7 +25,8 @@ ADAPTER = variant("wan_animate2", "Wan Animate 2", ("WAN_Animate2",))
 
 #: Wan Animate 2 14B: the I2V layout (``in_dim`` 36, CLIP image embedding), detected from metadata.
 RECIPE = variant_recipe(
-    ADAPTER, "wan_animate2",
+    ADAPTER,
+    "wan_animate2",
     "Wan Animate 2 14B",
     "WAN_Animate2",
     "WAN_Animate2",

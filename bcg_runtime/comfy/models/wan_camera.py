@@ -16,4 +16,12 @@ from .wan import variant, variant_recipe
 ADAPTER = variant("wan_camera", "Wan Fun Camera", ("WAN21_Camera", "WAN22_Camera"))
 
 #: Wan2.1-Fun-14B-Control-Camera: I2V layout, ``in_dim`` 32, camera adapter from 24 channels.
-RECIPE = variant_recipe(ADAPTER, "wan_camera", "Wan 2.1 Fun 14B Camera", "WAN21_Camera", "WAN21_Camera", {"model_type": "camera", "in_dim": 32}, ldm_class="comfy.ldm.wan.model:CameraWanModel")
+RECIPE = variant_recipe(
+    ADAPTER,
+    "wan_camera",
+    "Wan 2.1 Fun 14B Camera",
+    "WAN21_Camera",
+    "WAN21_Camera",
+    {"model_type": "camera", "in_dim": 32},
+    ldm_class="comfy.ldm.wan.model:CameraWanModel",
+)

@@ -22,4 +22,12 @@ ADAPTER = variant("wan_dancer", "WanDancer", ("WAN22_WanDancer",))
 #: patch embedding and head for other frame rates. The checkpoint's unused ``ref_conv`` is left
 #: out (``in_dim_ref_conv`` unset: the forward reads it only with a ``reference_latent``, which
 #: no WanDancer node sends).
-RECIPE = variant_recipe(ADAPTER, "wan_dancer", "Wan 2.2 WanDancer 14B", "WAN22_WanDancer", "WAN22_WanDancer", {"model_type": "wandancer", "in_dim": 36}, ldm_class="comfy.ldm.wan.model_wandancer:WanDancerModel")
+RECIPE = variant_recipe(
+    ADAPTER,
+    "wan_dancer",
+    "Wan 2.2 WanDancer 14B",
+    "WAN22_WanDancer",
+    "WAN22_WanDancer",
+    {"model_type": "wandancer", "in_dim": 36},
+    ldm_class="comfy.ldm.wan.model_wandancer:WanDancerModel",
+)

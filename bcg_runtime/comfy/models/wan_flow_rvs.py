@@ -12,7 +12,8 @@ from .wan import variant, variant_recipe
 ADAPTER = variant("wan_flow_rvs", "Wan FlowRVS", ("WAN21_FlowRVS",))
 
 RECIPE = variant_recipe(
-    ADAPTER, "wan_flow_rvs",
+    ADAPTER,
+    "wan_flow_rvs",
     "Wan 2.1 FlowRVS (14B T2V layout)",
     "WAN21_FlowRVS",
     "WAN21_FlowRVS",

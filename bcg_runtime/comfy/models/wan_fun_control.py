@@ -11,4 +11,11 @@ from .wan import variant, variant_recipe
 ADAPTER = variant("wan_fun_control", "Wan Fun Control", ("WAN21_FunControl2V",))
 
 #: Wan2.1-Fun-14B-Control: the I2V layout (CLIP image embedding) with ``in_dim`` 48.
-RECIPE = variant_recipe(ADAPTER, "wan_fun_control", "Wan 2.1 Fun 14B Control", "WAN21_FunControl2V", "WAN21", {"model_type": "i2v", "in_dim": 48})
+RECIPE = variant_recipe(
+    ADAPTER,
+    "wan_fun_control",
+    "Wan 2.1 Fun 14B Control",
+    "WAN21_FunControl2V",
+    "WAN21",
+    {"model_type": "i2v", "in_dim": 48},
+)

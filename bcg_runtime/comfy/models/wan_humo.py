@@ -18,4 +18,12 @@ from .wan import variant, variant_recipe
 ADAPTER = variant("wan_humo", "Wan HuMo", ("WAN21_HuMo",))
 
 #: HuMo 17B: Wan 2.1 14B's width with audio cross-attention in every block, ``in_dim`` 36.
-RECIPE = variant_recipe(ADAPTER, "wan_humo", "Wan 2.1 HuMo 17B", "WAN21_HuMo", "WAN21_HuMo", {"model_type": "humo", "in_dim": 36}, ldm_class="comfy.ldm.wan.model:HumoWanModel")
+RECIPE = variant_recipe(
+    ADAPTER,
+    "wan_humo",
+    "Wan 2.1 HuMo 17B",
+    "WAN21_HuMo",
+    "WAN21_HuMo",
+    {"model_type": "humo", "in_dim": 36},
+    ldm_class="comfy.ldm.wan.model:HumoWanModel",
+)

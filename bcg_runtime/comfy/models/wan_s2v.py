@@ -21,4 +21,12 @@ ADAPTER = variant("wan_s2v", "Wan S2V", ("WAN22_S2V",))
 
 #: Wan2.2-S2V-14B: the T2V layout with the audio encoder and injectors (every 3rd-4th block), the
 #: motion frame packer and a control-video encoder.
-RECIPE = variant_recipe(ADAPTER, "wan_s2v", "Wan 2.2 S2V 14B", "WAN22_S2V", "WAN22_S2V", {"model_type": "s2v"}, ldm_class="comfy.ldm.wan.model:WanModel_S2V")
+RECIPE = variant_recipe(
+    ADAPTER,
+    "wan_s2v",
+    "Wan 2.2 S2V 14B",
+    "WAN22_S2V",
+    "WAN22_S2V",
+    {"model_type": "s2v"},
+    ldm_class="comfy.ldm.wan.model:WanModel_S2V",
+)

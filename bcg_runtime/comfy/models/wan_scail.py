@@ -22,4 +22,12 @@ ADAPTER = variant("wan_scail", "Wan SCAIL", ("WAN21_SCAIL", "WAN21_SCAIL2"))
 
 #: SCAIL-Preview 14B: the I2V layout with ``in_dim`` 20 (latent and a 4-channel mask) and a pose
 #: patch embedding.
-RECIPE = variant_recipe(ADAPTER, "wan_scail", "Wan 2.1 SCAIL 14B", "WAN21_SCAIL", "WAN21_SCAIL", {"model_type": "scail", "in_dim": 20}, ldm_class="comfy.ldm.wan.model:SCAILWanModel")
+RECIPE = variant_recipe(
+    ADAPTER,
+    "wan_scail",
+    "Wan 2.1 SCAIL 14B",
+    "WAN21_SCAIL",
+    "WAN21_SCAIL",
+    {"model_type": "scail", "in_dim": 20},
+    ldm_class="comfy.ldm.wan.model:SCAILWanModel",
+)

@@ -20,7 +20,8 @@ ADAPTER = variant("wan_vace", "Wan VACE", ("WAN21_Vace",))
 #: Wan2.1-VACE-14B: 40 blocks with 8 VACE blocks (one every 5th), ``vace_in_dim`` 96 (32-channel
 #: control latent and a 64-channel mask).
 RECIPE = variant_recipe(
-    ADAPTER, "wan_vace",
+    ADAPTER,
+    "wan_vace",
     "Wan 2.1 VACE 14B",
     "WAN21_Vace",
     "WAN21_Vace",
