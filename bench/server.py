@@ -28,7 +28,8 @@ Per prompt (JSON ``jobs[].prompts``): wall seconds (queue to the websocket's end
 server's own execution seconds (history timestamps), the denoise at the steady rate and the time
 outside it, the sampler's one-off setup (model load, fixed-address twin, capture) and each node's
 seconds (``bench.server_stats``); after it, torch reserved / allocated memory (``/system_stats``)
-and the server's resident memory (VmRSS); BCG's replayed/calls and eager reasons (its
+and the server's resident memory (VmRSS); the GPU's mean SM clock and power draw while it ran
+(``nvidia-smi``, where there is one: a prompt slow at a lower clock is the GPU's pace); BCG's replayed/calls and eager reasons (its
 ``bcg.status`` event); whether its latent equals its eager twin's (same seed) bit for bit. Per
 variant and size (``jobs[].summaries``, the markdown table printed last): the first prompt apart
 (its cost over the median of the others), the others' median and spread (max / median over
@@ -67,6 +68,7 @@ from bcg_runtime.plan import PlanError, parse_resolutions
 from . import comfy_base, comfy_workflow, server_report, server_stats
 from .comfy_server import TEST_ONLY_ENV, ComfyServer, cuda_available, free_port, gpu_memory, post, rss_mib
 from .comfy_ws import run_prompt
+from .gpu_clocks import ClockSampler
 
 log = logging.getLogger("bench.server")
 
@@ -243,7 +245,8 @@ def measure_prompt(server: ComfyServer, prompt: dict, timeout: float) -> tuple[d
     """Run one prompt; its record (timings, memory, BCG's report) and its latent."""
     from bcg_client import comfy_http
 
-    run = run_prompt(server, prompt, timeout=timeout)
+    with ClockSampler() as clocks:  # the GPU's own pace: a slow prompt at a lower SM clock is the GPU's, not ours
+        run = run_prompt(server, prompt, timeout=timeout)
     entry = comfy_http.wait(server.url, run.prompt_id, timeout=120)
     mem = gpu_memory(server)
     rec = server_stats.prompt_timings(run.messages, run.seconds, comfy_workflow.SAMPLER_ID)
@@ -254,6 +257,8 @@ def measure_prompt(server: ComfyServer, prompt: dict, timeout: float) -> tuple[d
         reserved_mib=mem["reserved"] / 2**20, allocated_mib=mem["allocated"] / 2**20, vram_free_mib=mem["vram_free"] / 2**20,
         rss_mib=rss_mib(server.proc.pid),
     )  # fmt: skip
+    if clocks.reading is not None:
+        rec.update(sm_clock_mhz=clocks.reading.sm_clock_mhz, power_w=clocks.reading.power_w)
     last = run.events[-1].get("last_run") if run.events else None
     if last is not None and comfy_workflow.APPLY_ID in prompt:
         rec.update(

@@ -12,7 +12,7 @@ from typing import Any
 
 HEAD = [
     "model", "res", "variant", "prompts", "first s", "median s", "max/median", "denoise s", "outside s",
-    "vs eager", "first extra s", "VRAM res/alloc GiB", "RSS GiB", "bit-equal", "replayed",
+    "vs eager", "first extra s", "VRAM res/alloc GiB", "RSS GiB", "bit-equal", "replayed", "SM MHz (slowest)",
 ]  # fmt: skip
 
 
@@ -50,6 +50,12 @@ def equality_cell(summary: dict, variant: str) -> str:
     )
 
 
+def clock_cell(summary: dict) -> str:
+    """``1980 (1755)``: the median SM clock of prompts 2..N and that of the slowest of them."""
+    median, slowest = summary.get("median_sm_clock_mhz"), summary.get("slowest_sm_clock_mhz")
+    return "-" if median is None else f"{median:.0f} ({'-' if slowest is None else f'{slowest:.0f}'})"
+
+
 def table_lines(jobs: list[dict]) -> list[list[Any]]:
     lines: list[list[Any]] = [HEAD]
     for job in jobs:
@@ -63,7 +69,7 @@ def table_lines(jobs: list[dict]) -> list[list[Any]]:
                 _s(s["spread"], 2), _s(s["median_denoise_s"]), _s(s["median_outside_s"]),
                 f"{s['vs_eager']:.2f}x" if s.get("vs_eager") else "-", _s(s["first_cost_s"], 2),
                 f"{_gib(s['peak_reserved_mib'])}/{_gib(s['peak_allocated_mib'])}", _gib(s["peak_rss_mib"]),
-                equality_cell(s, s["variant"]) if s["variant"] != "eager" else "-", replayed,
+                equality_cell(s, s["variant"]) if s["variant"] != "eager" else "-", replayed, clock_cell(s),
             ])  # fmt: skip
     return lines
 
@@ -120,15 +126,16 @@ def env_line(env: dict) -> str:
 
 
 def format_prompts(job: dict) -> list[str]:
-    """One line per prompt: wall, denoise, outside, sampler setup, memory, equality, eager reasons."""
+    """One line per prompt: wall, denoise, outside, sampler setup, memory, GPU clock, equality, eager reasons."""
     out = []
     for p in job.get("prompts", []):
         eager = "; eager: " + ", ".join(f"{n}x {r}" for r, n in p["eager"].items()) if p.get("eager") else ""
         equal = "" if p.get("bit_equal") is None else f", bit-equal {p['bit_equal']}"
+        clock = "" if p.get("sm_clock_mhz") is None else f", SM {p['sm_clock_mhz']:.0f} MHz {p['power_w']:.0f} W"
         out.append(
             f"{model_label(job)} {p['size']} {p['variant']} #{p['index']} seed {p['seed']}: wall {_s(p['wall_s'])} s, denoise "
             f"{_s(p['denoise_s'])} s, outside {_s(p['outside_s'])} s, sampler setup {_s(p['sampler_setup_s'])} s, reserved "
-            f"{_gib(p.get('reserved_mib'))} GiB, RSS {_gib(p.get('rss_mib'))} GiB{equal}{eager}"
+            f"{_gib(p.get('reserved_mib'))} GiB, RSS {_gib(p.get('rss_mib'))} GiB{clock}{equal}{eager}"
         )
     return out
 

@@ -109,7 +109,8 @@ def summarize(prompts: list[dict], eager_median_wall: float | None = None) -> di
     max / median), ``vs_eager`` (the eager variant's median wall over this one's), the bit-equality
     count, BCG's replayed/calls totals and eager reasons, the largest memory figures; against the
     bf16 eager latents where the prompts were measured so (``vs_bf16_eager``): how many, the
-    largest max abs difference and the lowest PSNR."""
+    largest max abs difference and the lowest PSNR; the median SM clock of prompts 2..N and the
+    clock of the slowest of them (is the spread the GPU's pace?)."""
     steady = prompts[1:] if len(prompts) > 1 else prompts
     walls = [p["wall_s"] for p in steady]
     median_wall = _median(walls)
@@ -149,4 +150,6 @@ def summarize(prompts: list[dict], eager_median_wall: float | None = None) -> di
         "peak_reserved_mib": peak("reserved_mib"),
         "peak_allocated_mib": peak("allocated_mib"),
         "peak_rss_mib": peak("rss_mib"),
+        "median_sm_clock_mhz": _median(p.get("sm_clock_mhz") for p in steady),
+        "slowest_sm_clock_mhz": max(steady, key=lambda p: p["wall_s"]).get("sm_clock_mhz") if steady else None,
     }

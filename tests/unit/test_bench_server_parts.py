@@ -155,6 +155,22 @@ def test_a_quantised_model_stands_against_bf16_eager():
     assert server_report.format_bf16_table([bf16, identical]).splitlines()[2].endswith("| 1 | 0 | identical |")
 
 
+def test_the_gpu_clock_is_read_beside_the_slowest_prompt():
+    prompts = [
+        dict(_prompt(w), sm_clock_mhz=c, power_w=600.0) for w, c in ((5.0, 1980), (1.0, 1980), (1.5, 1755), (1.0, 1970))
+    ]
+    s = server_stats.summarize(prompts)
+    assert (s["median_sm_clock_mhz"], s["slowest_sm_clock_mhz"]) == (1970, 1755)
+    assert (
+        server_report.clock_cell(s) == "1970 (1755)"
+        and server_report.clock_cell(server_stats.summarize([_prompt(1.0)])) == "-"
+    )
+    job = _job()
+    job["prompts"][0].update(sm_clock_mhz=1980.4, power_w=612.0)
+    assert server_report.format_prompts(job)[0].endswith(", RSS 2.0 GiB, SM 1980 MHz 612 W")  # eager: no equality
+    assert " SM " not in server_report.format_prompts(job)[1]  # no nvidia-smi reading: no clock
+
+
 def test_prompt_lines_name_eager_reasons():
     lines = server_report.format_prompts(_job())
     assert (
