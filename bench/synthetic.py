@@ -25,6 +25,7 @@ import contextlib
 import hashlib
 import importlib
 import logging
+import math
 import time
 from typing import Mapping
 
@@ -534,11 +535,18 @@ def output_latent_shape(
     family: str, width: int, height: int, batch: int = 1, frames: int | None = None
 ) -> tuple[int, ...]:
     """Shape of what :func:`sample` returns (Qwen-Image adds a time axis of 1; video families
-    have T = (frames-1)//temporal_downscale + 1)."""
+    have T = (frames-1)//temporal_downscale + 1; a family with a second stream (LTX-2's audio)
+    returns both packed into ``[B, 1, N]``; ``sampled_channels`` where the latent format repacks)."""
     info = family_info(family)
+    channels = info.sampled_channels or info.latent_channels
     spatial = (height // info.latent_downscale, width // info.latent_downscale)
     if info.temporal_downscale is not None:
-        return (batch, info.latent_channels, ((frames or 1) - 1) // info.temporal_downscale + 1) + spatial
-    if info.latent_dimensions == 3:
-        return (batch, info.latent_channels, 1) + spatial
-    return (batch, info.latent_channels) + spatial
+        shape = (batch, channels, ((frames or 1) - 1) // info.temporal_downscale + 1) + spatial
+    elif info.latent_dimensions == 3:
+        shape = (batch, channels, 1) + spatial
+    else:
+        shape = (batch, channels) + spatial
+    if info.second_stream_shape is None:
+        return shape
+    second = info.second_stream_shape(info, batch, frames)
+    return (batch, 1, math.prod(shape[1:]) + math.prod(second[1:]))

@@ -51,6 +51,7 @@ RECIPE = dataclasses.replace(
     num_heads=26,
     latent_dimensions=3,
     latent_downscale=None,  # the adapter's (16), not the base recipe's 32
+    sampled_channels=32,  # process_out unpacks the 64 model channels into two frames of the VAE's 32
     text_encoder="Qwen2.5-VL-7B (template tokens dropped)",
     default_steps=4,
     default_cfg=1.0,

@@ -86,6 +86,10 @@ class FamilyInfo:
     #: Sampling then runs the joint latent (``comfy.nested_tensor.NestedTensor``), as the
     #: family's concat node makes it. None: one stream.
     second_stream_shape: Callable[..., tuple] | None = None
+    #: Channels of the latent the sampler returns where the family's latent format repacks the
+    #: model's (the HunyuanImage 2.1 refiner's ``process_out``: 64 model channels are two frames of
+    #: its VAE's 32). None: ``latent_channels``.
+    sampled_channels: int | None = None
     #: ``(recipe, state_dict) -> state_dict``: the released checkpoint's keys made from the module
     #: tree ComfyUI builds, where they differ (the class's ``process_unet_state_dict`` undoes it at
     #: load: PixelDiT's ``core.`` prefix and fused pixel-block modulation). None: the same keys.
