@@ -41,8 +41,11 @@ def free_port() -> int:
 
 def port_taken(port: int) -> bool:
     """Whether something already listens on 127.0.0.1:``port`` (a second ComfyUI would fail to
-    bind, and the readiness check would talk to the first)."""
+    bind, and the readiness check would talk to the first). Bound with ``SO_REUSEADDR`` as
+    ComfyUI's aiohttp server binds: a port left in TIME_WAIT by a server just stopped (the next
+    model's server of ``bench.server``) is free to it, and so to this check."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:

@@ -380,6 +380,7 @@ def run_job(
                         **server_stats.summarize(prompts, None if variant == "eager" else eager),
                     }
                 )
+                save()  # a run cut by its time limit keeps every variant that finished
             job["eager_repeats"] = job.get("eager_repeats", []) + repeat_eager(
                 server, base, differing, twins, args, f"{family}_{weights}_{size_text}"
             )

@@ -256,3 +256,24 @@ def test_a_bcg_latent_equal_to_the_eager_repeat_is_no_exactness_failure():
         {"bit_equal": 2, "compared": 3, "max_abs_diff": 0.131, "equal_to_eager_repeat": 1}, "bcg"
     )
     assert cell == "2/3 (max diff 0.131); 1 equal to eager run again (eager's first run differed)"
+
+
+def test_a_port_left_in_time_wait_is_free_and_a_listening_one_is_not():
+    """The second model's server binds the port the first just left (TIME_WAIT after its
+    connections): ComfyUI binds with SO_REUSEADDR, so the check does too."""
+    import socket
+
+    from bench.comfy_server import port_taken
+
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    assert port_taken(port)
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _ = listener.accept()
+    accepted.close()  # the server side closes first: its end of the port waits in TIME_WAIT
+    client.close()
+    listener.close()
+    assert not port_taken(port)
