@@ -29,8 +29,9 @@ server's own execution seconds (history timestamps), the denoise at the steady r
 outside it, the sampler's one-off setup (model load, fixed-address twin, capture) and each node's
 seconds (``bench.server_stats``); after it, torch reserved / allocated memory (``/system_stats``)
 and the server's resident memory (VmRSS); the GPU's mean SM clock and power draw while it ran
-(``nvidia-smi``, where there is one: a prompt slow at a lower clock is the GPU's pace); BCG's replayed/calls and eager reasons (its
-``bcg.status`` event); whether its latent equals its eager twin's (same seed) bit for bit. Per
+(``nvidia-smi``, where there is one, averaged over every GPU it lists: a prompt slow at a lower
+clock is the GPU's pace); BCG's replayed/calls and eager reasons (its ``bcg.status`` event);
+whether its latent equals its eager twin's (same seed) bit for bit. Per
 variant and size (``jobs[].summaries``, the markdown table printed last): the first prompt apart
 (its cost over the median of the others), the others' median and spread (max / median over
 prompts 2..N), speed against eager (its median over eager's).
