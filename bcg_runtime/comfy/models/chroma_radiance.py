@@ -33,14 +33,16 @@ ComfyUI 0.8.0's Radiance predates ``use_sequential_txt_ids``; the recipe's value
 0.8.0 does, so the recipe builds there without it (``FamilyInfo.added_later``).
 """
 
+import dataclasses
 import sys
 from typing import Any
 
 import torch
 
+from . import chroma
 from .base import ModelAdapter
-from .chroma import APPROXIMATOR, T5_ENCODER, T5_MAX_TEXT_LENGTH, T5_TEXT_POLICY, chroma_extras
-from .recipe import FamilyInfo, frozen_config
+from .chroma import T5_MAX_TEXT_LENGTH, T5_TEXT_POLICY
+from .recipe import frozen_config
 
 NERF_CACHE_EVICTED = (
     "Chroma Radiance's cached NeRF DCT table was evicted (NerfEmbedder.fetch_pos keeps 4 entries; more "
@@ -82,47 +84,28 @@ ADAPTER = ChromaRadianceAdapter(
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), Chroma1-Radiance as ComfyUI 0.33.0 detects it:
-#: Chroma's DiT at full depth, 16-pixel patches, the conv final head, no x0 prediction, zero text ids.
-RECIPE = FamilyInfo(
-    name="chroma_radiance",
+#: Chroma's recipe (its DiT at full depth, T5 text, the approximator) with 16-pixel patches over
+#: 3 pixel channels, the conv NeRF head, no x0 prediction, zero text ids. Its GPU test depth is
+#: Chroma's (two double, four single blocks): 1024² is 4096 tokens, as Chroma's at 1024², plus the
+#: NeRF head over 8 tiles of 512 patches, so both sizes stay quick.
+RECIPE = dataclasses.replace(
+    chroma.RECIPE,
     adapter=ADAPTER,
+    name="chroma_radiance",
     title="Chroma1-Radiance",
     ldm_class="comfy.ldm.chroma_radiance.model:ChromaRadiance",
     supported_model="ChromaRadiance",
     model_base="ChromaRadiance",
     latent_format="ChromaRadiance",
-    hidden_size=3072,
-    num_heads=24,
-    text_dim=4096,
-    text_encoder=T5_ENCODER,
-    pooled_dim=None,
     latent_channels=3,
-    latent_dimensions=2,
-    depth_keys=("depth", "depth_single_blocks"),
-    real_depth=(19, 38),
-    block_attrs=("double_blocks", "single_blocks"),
-    default_steps=26,
-    default_cfg=4.0,
-    default_cond_length=64,
-    default_guidance=None,
+    latent_downscale=None,  # the adapter's (1: pixel space), not Chroma's 8
     config=frozen_config(
         {
+            **chroma.RECIPE.config,
             "image_model": "chroma_radiance",
-            "axes_dim": [16, 56, 56],
-            "num_heads": 24,
-            "mlp_ratio": 4.0,
-            "theta": 10000,
             "out_channels": 3,
-            "qkv_bias": True,
-            "txt_ids_dims": [],
             "in_channels": 3,
-            "hidden_size": 3072,
-            "context_in_dim": 4096,
             "patch_size": 16,
-            "vec_in_dim": None,
-            "depth": 19,
-            "depth_single_blocks": 38,
-            **APPROXIMATOR,
             "nerf_hidden_size": 64,
             "nerf_mlp_ratio": 4,
             "nerf_depth": 4,
@@ -136,8 +119,4 @@ RECIPE = FamilyInfo(
     ),
     # 0.8.0's Radiance predates it (its text ids are the non-sequential ones: the same model).
     added_later=frozen_config({"use_sequential_txt_ids": False}),
-    conditioning_extras=chroma_extras,
-    # As Chroma: two double and four single blocks at the real width. 1024² is 4096 tokens (Chroma's
-    # count at 1024²) plus the NeRF head over 8 tiles of 512 patches, so both sizes stay quick.
-    gpu_test_depth=(2, 4),
 )
