@@ -104,6 +104,13 @@ def skip_unless_host_builds(family):
         pytest.skip(f"this ComfyUI's {family} model class does not take the recipe's config: {error}")
     except (ImportError, AttributeError) as error:  # a family newer than this ComfyUI (0.8.0 has no Ideogram 4)
         pytest.skip(f"this ComfyUI has no {synthetic.family_info(family).ldm_class}: {error}")
+    absent = [
+        attr
+        for attr, count in zip(info.block_attrs, info.depth_counts(depth))
+        if count and not any(key.startswith(attr + ".") for key in shapes)
+    ]
+    if absent:  # 0.8.0's LTXAVModel has no video_embeddings_connector: a later ComfyUI's block path
+        pytest.skip(f"this ComfyUI's {info.ldm_class} has no {', '.join(absent)} (the {family} recipe's blocks)")
     sd = {k: torch.empty(shape, device="meta") for k, shape in shapes.items()}
     if info.checkpoint_layout is not None:  # the released file's keys, which detection reads
         sd = info.checkpoint_layout(info, sd)
