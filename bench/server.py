@@ -494,10 +494,7 @@ def main(argv: list[str] | None = None) -> int:
         out.write("\n".join(server_report.format_prompts(job)) + "\n")
     if not cuda:
         out.write("CPU smoke run (--cpu): no CUDA, so BCG ran every call eager; these are not benchmark numbers.\n")
-    out.write(f"\n{server_report.env_line(record['env'])}\n\n{server_report.format_table(record['jobs'])}\n")
-    against_bf16 = server_report.format_bf16_table(record["jobs"])
-    if against_bf16:
-        out.write(f"\n{server_report.BF16_TITLE}\n\n{against_bf16}\n")
+    out.write("\n" + server_report.format_report(record["env"], record["jobs"]))
     failed = exact_failures(record)
     if failed:
         out.write(f"NOT bit-equal to eager: {', '.join(failed)}\n")

@@ -125,6 +125,14 @@ def env_line(env: dict) -> str:
             f"Dynamic VRAM {'on' if env.get('dynamic_vram') else 'off'}, {env.get('date')}")  # fmt: skip
 
 
+def format_report(env: dict, jobs: list[dict]) -> str:
+    """The environment line, the table and, where a model was measured against bf16 eager, that
+    table under its title: what ``bench.server`` prints last and ``python -m bench.server_report`` prints."""
+    report = f"{env_line(env)}\n\n{format_table(jobs)}\n"
+    against_bf16 = format_bf16_table(jobs)
+    return report + (f"\n{BF16_TITLE}\n\n{against_bf16}\n" if against_bf16 else "")
+
+
 def format_prompts(job: dict) -> list[str]:
     """One line per prompt: wall, denoise, outside, sampler setup, memory, GPU clock, equality, eager reasons."""
     out = []
@@ -149,10 +157,7 @@ def main(paths: list[str]) -> int:
         jobs += data["jobs"]
     if not jobs:
         return 1
-    sys.stdout.write(env_line(envs[0]) + "\n\n" + format_table(jobs) + "\n")
-    against_bf16 = format_bf16_table(jobs)
-    if against_bf16:
-        sys.stdout.write(f"\n{BF16_TITLE}\n\n{against_bf16}\n")
+    sys.stdout.write(format_report(envs[0], jobs))
     return 0
 
 

@@ -147,6 +147,8 @@ def test_a_quantised_model_stands_against_bf16_eager():
     assert lines[0].startswith("| model | res | variant | median s | bf16 eager median s |") and len(lines) == 5
     assert lines[4] == "| flux fp8_scaled | 512x512 | fast | 0.400 | 3.500 | 8.75x | 1 | 0.5 | 30.2 |"
     assert server_report.format_bf16_table([bf16]) == ""  # nothing measured against bf16: no table
+    assert server_report.BF16_TITLE in server_report.format_report({}, [bf16, fp8])
+    assert server_report.BF16_TITLE not in server_report.format_report({}, [bf16])
     identical = _job()
     identical["prompts"][0]["vs_bf16_eager"] = {"max_abs": 0.0, "psnr_db": None}
     identical["summaries"] = [
