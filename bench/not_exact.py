@@ -1,0 +1,212 @@
+"""Why a capture is not bit-equal: ``python -m bench.not_exact --family ltxav --size 512x512x1 --batch 2``.
+
+The runner drops a graph whose proof replay differs from eager (``replay not exact``) and the call
+runs eager: safe, but the family cannot be called verified until the cause is known. This tool
+takes one real DiT call of a synthetic model (the first call of a KSampler-path run, recorded by a
+DIFFUSION_MODEL wrapper) and answers, in order:
+
+1. **Is eager itself deterministic?** The forward twice on the same inputs: if the two differ,
+   no graph can be proven and the cause is a non-deterministic kernel, not the capture.
+2. **Does the capture freeze a value?** The runner captures on shifted inputs so that a frozen
+   value shows up in the proof; a capture on the live inputs themselves that is exact, where the
+   shifted one is not, means the graph holds something computed from the capture's inputs.
+3. **Where does the replay leave eager?** Every block's outputs are cloned inside the capture
+   (graph-pool tensors the replay rewrites) and compared with eager's: the first block that
+   differs, and by how much, per block.
+
+Prints one line per finding (``not_exact: ...``) and writes them to ``--json``. Needs CUDA.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import operator
+import sys
+from typing import Any
+
+import torch
+
+log = logging.getLogger("bcg.not_exact")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.not_exact", description=__doc__.split("\n\n")[0])
+    p.add_argument("--family", required=True, help="a synthetic family (bench.synthetic.FAMILIES)")
+    p.add_argument("--size", default="512x512", help="WIDTHxHEIGHT or WIDTHxHEIGHTxFRAMES (video families)")
+    p.add_argument("--batch", type=int, default=2, help="DiT batch: 2 = cond and uncond batched (cfg > 1)")
+    p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: the family's GPU test depth)")
+    p.add_argument("--json", default="bench_out/not_exact.json", help="write the findings here")
+    return p.parse_args(argv)
+
+
+def record_first_call(model, family: str, width: int, height: int, frames: int | None, batch: int):
+    """``(diffusion_model, args, kwargs)`` of the first DiT call of a KSampler-path run (cfg 2.5
+    when ``batch`` is 2, so cond and uncond reach the DiT together), its tensors cloned."""
+    import comfy.patcher_extension as pe
+
+    from bcg_runtime.comfy import sampling
+    from bcg_runtime.core.trees import map_tensors
+
+    calls: list[tuple] = []
+
+    def wrapper(executor, *args, **kwargs):
+        if not calls:
+            calls.append(map_tensors((args, kwargs), lambda t: t.clone()))
+        return executor(*args, **kwargs)
+
+    patched = model.clone()
+    pe.add_wrapper_with_key(
+        pe.WrappersMP.DIFFUSION_MODEL, "bcg_not_exact", wrapper, patched.model_options, is_model_options=True
+    )
+    info = sampling.family_info(family)
+    positive = sampling.make_conditioning(family, info.prompt_lengths[0], seed=1)
+    negative = sampling.make_conditioning(family, info.prompt_lengths[0], seed=2)  # one length: one batch
+    cfg = 2.5 if batch == 2 else 1.0
+    sampling.sample(patched, family, width, height, 1, cfg, positive, negative, seed=7, frames=frames)
+    ((args, kwargs),) = calls
+    return patched.model.diffusion_model, args, kwargs
+
+
+def outputs_diff(a: Any, b: Any) -> float | None:
+    """Largest absolute difference over two outputs' tensors, 0.0 when equal, None when the
+    structures differ."""
+    from bcg_runtime.core.trees import flatten_inputs
+
+    la, sa = flatten_inputs(a)
+    lb, sb = flatten_inputs(b)
+    if sa != sb:
+        return None
+    return max(
+        ((x.float() - y.float()).abs().max().item() for x, y in zip(la, lb) if not torch.equal(x, y)), default=0.0
+    )
+
+
+class BlockTap:
+    """Clones every block's output into :attr:`eager` (outside a capture) or :attr:`captured`
+    (inside one: graph-pool tensors that each replay rewrites)."""
+
+    def __init__(self, blocks: list[torch.nn.Module]):
+        from bcg_runtime.core.trees import map_tensors
+
+        self.eager: list[Any] = []
+        self.captured: list[Any] = []
+        self.recording = False
+
+        def hook(module, inputs, output):
+            if not self.recording:
+                return
+            capturing = torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing()
+            target = self.captured if capturing else self.eager
+            target.append(map_tensors(output, lambda t: t.clone()))
+
+        self.handles = [b.register_forward_hook(hook) for b in blocks]
+
+    def close(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+
+def capture_once(dm, args, kwargs, shift: bool, tap: BlockTap | None = None) -> tuple[str, float | None]:
+    """One runner capture of ``dm._forward`` on these inputs: ``(status, max_abs_diff)``.
+    ``shift=False`` captures on the live values (the runner's shift off)."""
+    from bcg_runtime.core import runner as runner_module
+    from bcg_runtime.core.runner import GraphRunner
+
+    runner = GraphRunner(name="not_exact", stage_host_copies=True)
+    undo = contextlib.nullcontext()
+    if not shift:
+        saved = runner_module._shift_floats
+        runner_module._shift_floats = lambda tensors: None
+
+        @contextlib.contextmanager
+        def restore():
+            try:
+                yield
+            finally:
+                runner_module._shift_floats = saved
+
+        undo = restore()
+    with undo:
+        if tap is not None:
+            tap.recording = True
+        try:
+            result = runner.capture(dm._forward, args, kwargs, opaque=("transformer_options",))
+        finally:
+            if tap is not None:
+                tap.recording = False
+    status = result.status.name
+    diff = result.max_abs_diff
+    if result.reason:
+        status = f"{status} ({result.reason})"
+    runner.reset()
+    return status, diff
+
+
+def run(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if not torch.cuda.is_available():
+        print("not_exact: needs a CUDA GPU (the question is about CUDA graphs)")
+        return 2
+    import os
+
+    from .setup import setup_comfyui
+
+    setup_comfyui(os.environ.get("COMFYUI_PATH"))
+    from . import synthetic
+
+    parts = [int(p) for p in args.size.lower().split("x")]
+    width, height = parts[0], parts[1]
+    frames = parts[2] if len(parts) > 2 else None
+    info = synthetic.family_info(args.family)
+    depth = args.depth if args.depth is not None else info.gpu_test_depth
+    model = synthetic.load_model(args.family, depth=depth, seed=0, device="cuda")
+    dm, call_args, call_kwargs = record_first_call(model, args.family, width, height, frames, args.batch)
+    findings: dict[str, Any] = {"family": args.family, "size": args.size, "batch": args.batch, "depth": depth}
+
+    with torch.no_grad():
+        first = dm._forward(*call_args, **call_kwargs)
+        second = dm._forward(*call_args, **call_kwargs)
+        findings["eager_twice_max_abs"] = outputs_diff(first, second)
+        print(f"not_exact: eager twice on the same inputs: max abs {findings['eager_twice_max_abs']}")
+
+        for shift in (True, False):
+            status, diff = capture_once(dm, call_args, call_kwargs, shift)
+            name = "shifted" if shift else "live"
+            findings[f"capture_{name}"] = {"status": status, "max_abs": diff}
+            print(f"not_exact: capture on {name} inputs: {status}, max abs {diff}")
+
+        blocks = []
+        for attr in info.block_attrs:
+            try:
+                blocks.extend(operator.attrgetter(attr)(dm))
+            except AttributeError:
+                continue
+        tap = BlockTap(blocks)
+        try:
+            capture_once(dm, call_args, call_kwargs, True, tap)
+            # the proof's last replay ran on the live inputs: the captured clones hold its values
+            tap.eager.clear()
+            tap.recording = True
+            dm._forward(*call_args, **call_kwargs)
+            tap.recording = False
+            per_block = [outputs_diff(r, e) for r, e in zip(tap.captured, tap.eager)]
+        finally:
+            tap.close()
+        first_bad = next((i for i, d in enumerate(per_block) if d), None)
+        findings["per_block_max_abs"] = per_block
+        findings["first_block_differing"] = first_bad
+        print(f"not_exact: blocks compared {len(per_block)} (captured {len(tap.captured)}, eager {len(tap.eager)}); "
+              f"first differing: {first_bad}; per block: {per_block}")  # fmt: skip
+
+    os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(findings, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run())
