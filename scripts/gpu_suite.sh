@@ -27,6 +27,8 @@
 #            (default: Z-Image-Turbo at 512x512,1024x1024, 3 prompts; e.g. SERVER_ARGS="--models
 #            flux,flux:fp8_scaled --sizes 1024x1024 --prompts 10"): server.json, its markdown table
 #            into the summary;
+#   not_exact why a capture is not bit-equal (python -m bench.not_exact): NOT_EXACT_ARGS, one argument
+#            list per run separated by ';' (default "--family ltxav --size 512x512x1 --batch 2");
 #   compiler BCG's two policies for ComfyUI's model compiler (0.34+) against eager, with the real
 #            comfy-aimdo 0.6.0 malloc graph around the DiT (bench.compiler; COMPILER_ARGS
 #            adds its arguments, default "--family flux --depth 2 --steps 8"): its table goes into
@@ -82,7 +84,7 @@ case "$what" in
   *) stages=${what//,/ } ;;
 esac
 for s in $stages; do
-  case "$s" in tests | noflags | e2e | bench | batch | ray | server | compiler) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch, ray, server, compiler; all; full)" >&2; exit 2 ;; esac
+  case "$s" in tests | noflags | e2e | bench | batch | ray | server | compiler | not_exact) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch, ray, server, compiler, not_exact; all; full)" >&2; exit 2 ;; esac
 done
 
 # ------------------------------------------------------------------ packages every host shares
@@ -292,6 +294,19 @@ stage_compiler() {
     --json "$OUT_H/compiler.json"
   case "$RC" in 0) row compiler "ok (compiler.json)" "$SECS" ;; *) row compiler "FAILED (exit ${RC/124/timeout}, see compiler.log)" "$SECS"; status=1 ;; esac
   grep -E "^[a-z0-9_]+ depth=|^\|" "$OUT_H/compiler.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
+}
+
+stage_not_exact() { # one bench.not_exact per ';'-separated argument list of NOT_EXACT_ARGS
+  local args n=0
+  IFS=';' read -ra runs <<<"${NOT_EXACT_ARGS:---family ltxav --size 512x512x1 --batch 2}"
+  for args in "${runs[@]}"; do
+    n=$((n + 1))
+    # shellcheck disable=SC2086  # each list is words
+    timed "not_exact$n" "$OUT_H/not_exact$n.log" python3 -m bench.not_exact $args --json "$OUT_H/not_exact$n.json"
+    row "not_exact$n" "$args: exit ${RC/124/timeout}" "$SECS"
+    grep -E "^not_exact: " "$OUT_H/not_exact$n.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
+    [ "$RC" = 0 ] || { tail -6 "$OUT_H/not_exact$n.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"; status=1; }
+  done
 }
 
 run_host() { # run_host <host dir or ""> <name> <out dir>; in a subshell: its PYTHONPATH and COMFYUI_PATH stay its own
