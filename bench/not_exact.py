@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import json
 import logging
 import operator
@@ -37,7 +38,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--family", required=True, help="a synthetic family (bench.synthetic.FAMILIES)")
     p.add_argument("--size", default="512x512", help="WIDTHxHEIGHT or WIDTHxHEIGHTxFRAMES (video families)")
     p.add_argument("--batch", type=int, default=2, help="DiT batch: 2 = cond and uncond batched (cfg > 1)")
-    p.add_argument("--depth", type=int, default=None, help="blocks per stack (default: the family's GPU test depth)")
+    p.add_argument(
+        "--depth",
+        default=None,
+        help="blocks per stack, or a comma list, one per block kind (default: the family's GPU test depth)",
+    )
     p.add_argument("--json", default="bench_out/not_exact.json", help="write the findings here")
     return p.parse_args(argv)
 
@@ -67,7 +72,13 @@ def record_first_call(model, family: str, width: int, height: int, frames: int |
     cfg = 2.5 if batch == 2 else 1.0
     sampling.sample(patched, family, width, height, 1, cfg, positive, negative, seed=7, frames=frames)
     ((args, kwargs),) = calls
-    return patched.model.diffusion_model, args, kwargs
+    dm = patched.model.diffusion_model
+    # Every argument by name, so transformer_options (positional in some forwards) is the
+    # runner's opaque argument as in BCG's hook, not a part of the key.
+    bound = inspect.signature(dm._forward).bind(*args, **kwargs)
+    named = {k: v for k, v in bound.arguments.items() if k != "kwargs"}
+    named.update(bound.arguments.get("kwargs", {}))
+    return dm, (), named
 
 
 def outputs_diff(a: Any, b: Any) -> float | None:
@@ -162,7 +173,8 @@ def run(argv: list[str] | None = None) -> int:
     width, height = parts[0], parts[1]
     frames = parts[2] if len(parts) > 2 else None
     info = synthetic.family_info(args.family)
-    depth = args.depth if args.depth is not None else info.gpu_test_depth
+    depth = info.gpu_test_depth if args.depth is None else tuple(int(d) for d in args.depth.split(","))
+    depth = depth[0] if isinstance(depth, tuple) and len(depth) == 1 else depth
     model = synthetic.load_model(args.family, depth=depth, seed=0, device="cuda")
     dm, call_args, call_kwargs = record_first_call(model, args.family, width, height, frames, args.batch)
     findings: dict[str, Any] = {"family": args.family, "size": args.size, "batch": args.batch, "depth": depth}
