@@ -70,6 +70,7 @@ from . import reasons
 from .backends import GraphBackend, backend_for
 from .graph import BreakableGraph
 from .host_copies import HostCopyStaging
+from .host_reads import HostReads
 from .reasons import Reason
 from .stats import EntryStats, RunnerStats
 from .trees import (
@@ -248,15 +249,20 @@ class GraphRunner:
         name: str = "bcg",
         abort_errors: tuple[type[BaseException], ...] = (),
         stage_host_copies: bool = False,
+        replay_host_reads: bool = False,
     ):
         """``abort_errors``: exceptions that end a capture without blocking its key and propagate
         to the caller (a user's Cancel); the next warm-up retries that shape.
         ``stage_host_copies``: the callable copies constant host tensors to the device, which
         capture refuses; stage them through pinned buffers the entry holds
-        (:mod:`~bcg_runtime.core.host_copies` says when that is exact)."""
+        (:mod:`~bcg_runtime.core.host_copies` says when that is exact).
+        ``replay_host_reads``: the callable reads device values on the host, each determined by
+        the call's key (the caller's contract); captures hand it the live call's values
+        (:mod:`~bcg_runtime.core.host_reads`)."""
         self.name = name
         self.abort_errors = abort_errors
         self.stage_host_copies = stage_host_copies
+        self.replay_host_reads = replay_host_reads
         self.limits = limits
         self.stats = RunnerStats()
         self._fixed_backend = backend
@@ -540,19 +546,25 @@ class GraphRunner:
         s_kwargs.update((k, kwargs[k]) for k in call.key.opaque if k in kwargs)  # passed as they are
         graph = BreakableGraph(backend, pool, call.device, self.limits.max_segments)
         staging = HostCopyStaging(call.device.type) if self.stage_host_copies and call.device.type != "cpu" else None
+        reads = HostReads(call.device.type) if self.replay_host_reads else None
+        nothing = contextlib.nullcontext
         start = time.perf_counter()
         try:
             with _collector_paused():
+                if reads:  # the live call's values: what every call of this key reads
+                    with reads.recording():
+                        fn(*args, **kwargs)
                 runs = (
                     self.limits.warmup_runs_after_first if call.device in self._captured_on else self.limits.warmup_runs
                 )
                 runs = max(runs, 1) if staging else runs  # staging records its buffers in the last one
                 with backend.capture_stream(call.device):
                     for run in range(runs):
-                        with staging.recording() if staging and run == runs - 1 else contextlib.nullcontext():
-                            capture_fn(*s_args, **s_kwargs)
+                        with reads.replaying() if reads else nothing():
+                            with staging.recording() if staging and run == runs - 1 else nothing():
+                                capture_fn(*s_args, **s_kwargs)
                 backend.synchronize(call.device)
-                with staging.replaying() if staging else contextlib.nullcontext():
+                with reads.replaying() if reads else nothing(), staging.replaying() if staging else nothing():
                     output = graph.capture(capture_fn, s_args, s_kwargs)
                 backend.synchronize(call.device)
         except BaseException:
