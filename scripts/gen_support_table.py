@@ -60,9 +60,10 @@ def table() -> str:
             if name.endswith("_REFUSAL") and isinstance(getattr(m, name), str)
         ]
         modes = ["auto", "full", "breakable"] if adapter.full_graph_safe else ["auto", "breakable"]
-        if not adapter.stage_host_copies:
+        if not (adapter.stage_host_copies or adapter.replay_host_reads):
             modes.append("fast")
-        kind = f"video ({adapter.temporal_scale}k+1 frames)" if adapter.temporal_scale else "image"
+        frames = adapter.frame_grid or f"{adapter.temporal_scale}k+1"
+        kind = f"video ({frames} frames)" if adapter.temporal_scale else "image"
         text = f"{adapter.text_policy}; longest {adapter.max_text_length}"
         gpu = (
             "passed"

@@ -86,11 +86,13 @@ def apply(
         raise InputError(
             f"mode: '{config.mode.value}' is not safe for {adapter.display_name} (its forward syncs with the host); use 'breakable'"
         )
-    if config.mode is Mode.FAST and adapter is not None and adapter.stage_host_copies:
-        # Dynamo would trace the host-copy staging mode (core/host_copies.py) inside the compiled
-        # blocks, with the mode stack differing between warm-up, capture and proof: untested.
+    if config.mode is Mode.FAST and adapter is not None and (adapter.stage_host_copies or adapter.replay_host_reads):
+        # Dynamo would trace the host-copy staging and host-read modes (core/host_copies.py,
+        # core/host_reads.py) inside the compiled blocks, with the mode stack differing between
+        # warm-up, capture and proof: untested.
+        what = "replay host reads" if adapter.replay_host_reads else "stage host copies"
         raise InputError(
-            f"mode: 'fast' is not available for {adapter.display_name} yet (its captures stage host copies); use 'auto'"
+            f"mode: 'fast' is not available for {adapter.display_name} yet (its captures {what}); use 'auto'"
         )
     session = install(m, adapter, config, refusal)
     if node_id is not None:

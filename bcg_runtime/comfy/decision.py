@@ -93,8 +93,8 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
     if refusal:
         return eager(refusal if isinstance(refusal, Reason) else Reason(reasons.OPTIONS, refusal), call)
     dispatch = {
-        "key_extra": (extra, _attention_backend()),
-        "opaque": ("transformer_options",),
+        "key_extra": (extra, _attention_backend(), session.adapter.call_key(call)),
+        "opaque": ("transformer_options",) + session.adapter.opaque_args,
         "label": session.adapter.label(call),
     }
     if warming:

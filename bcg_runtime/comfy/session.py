@@ -213,6 +213,8 @@ class BCGSession:
     #: The sampling steps of the run in progress and the DiT calls seen per signature (:meth:`record_call`).
     run_steps: int | None = None
     run_seen: Counter = field(default_factory=Counter)
+    #: Runs each label was met in (``keys_per_step`` families: see :meth:`record_call`).
+    label_runs: Counter = field(default_factory=Counter)
     #: DiT calls the DIFFUSION_MODEL hook ran for in Python (wrappers.ApplyModelHook counts the rest).
     hook_calls: int = 0
     #: The run's compile refusal while a torch.compile'd forward serves its DiT calls, else None.
@@ -231,6 +233,7 @@ class BCGSession:
             name=f"{name}#{self.id}",
             abort_errors=_interrupt_errors(),
             stage_host_copies=bool(self.adapter and self.adapter.stage_host_copies),
+            replay_host_reads=bool(self.adapter and self.adapter.replay_host_reads),
         )
         if self.permanent_refusal:
             self.runner.disable(self.permanent_refusal)
@@ -321,10 +324,17 @@ class BCGSession:
     def record_call(self, label: str) -> int | None:
         """Count a DiT call of signature ``label``; returns how many more this run will make
         (one per step; None outside a run or when the steps are unknown). A sampler calling the
-        model twice per step makes this an underestimate, which only makes captures wait longer."""
+        model twice per step makes this an underestimate, which only makes captures wait longer.
+        A family whose labels hold the step (``ModelAdapter.keys_per_step``) meets each label once
+        per run: the count is then the earlier runs it was met in, the runner's estimate of the runs
+        to come (its capture gate multiplies by the runs it saw)."""
         if self.run_steps is None:
             return None
         self.run_seen[label] += 1
+        if self.adapter is not None and self.adapter.keys_per_step:
+            if self.run_seen[label] == 1:
+                self.label_runs[label] += 1
+            return self.label_runs[label] - 1
         return max(0, self.run_steps - self.run_seen[label])
 
     def take_fingerprint(self) -> fingerprint.Fingerprint:

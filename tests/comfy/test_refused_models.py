@@ -1,4 +1,4 @@
-"""MiniMax H3, HiDream-O1 and SeedVR2 are declared unsupported (their modules in
+"""HiDream-O1 and SeedVR2 are declared unsupported (their modules in
 bcg_runtime/comfy/models/ say why, file:line).
 
 Each test checks, in this very ComfyUI, that the host read the reason cites is still where it
@@ -12,18 +12,12 @@ import inspect
 
 import pytest
 
-from bcg_runtime.comfy.models import ADAPTERS, UNSUPPORTED, hidream_o1, minimax_h3, seedvr2
+from bcg_runtime.comfy.models import ADAPTERS, UNSUPPORTED, hidream_o1, seedvr2
 
 pytestmark = pytest.mark.comfy
 
 #: (refusal module, ldm module, function, file, {cited line: text on it})
 CITED = [
-    (
-        minimax_h3,
-        "comfy.ldm.minimax.model",
-        "MiniMaxH3Model._forward",
-        {577: "t_v = float(1.0 - sigma_v)", 578: "t_a = float(1.0 - time_shift_sigma("},
-    ),
     (
         hidream_o1,
         "comfy.ldm.hidream_o1.model",

@@ -37,6 +37,9 @@ class ModelAdapter:
     #: Video families: pixel frames per latent frame after the first (latents ``[B,C,T,H,W]``,
     #: pixel frames = (T-1) * scale + 1); labels then show frames. None: an image family.
     temporal_scale: int | None = None
+    #: How the family's latent node counts pixel frames, where it is not ``temporal_scale``'s
+    #: ``4k+1`` (MiniMax H3: ``17k+5``): the support table says it. None: ``{temporal_scale}k+1``.
+    frame_grid: str | None = None
     #: True once the family's GPU exactness test (tests/comfy/test_full_size_cuda.py) passed on the
     #: H200. Until then BCG Apply leaves the model unchanged and says so, unless the user opts in
     #: with ``BCG_UNVERIFIED_FAMILIES=1`` (every graph is still proven bit-equal before it serves).
@@ -50,6 +53,17 @@ class ModelAdapter:
     #: (``bcg_runtime.core.host_copies``). Set only where the adapter's docstring names each such
     #: copy and why its value depends on nothing but shapes and the model's config.
     stage_host_copies: bool = False
+    #: The forward reads device values on the host and steers with them (MiniMax H3's sigma):
+    #: captures hand it the live call's values (``bcg_runtime.core.host_reads``). Set only where
+    #: :meth:`call_key` keys the call on every value read, each named in the adapter's docstring.
+    replay_host_reads: bool = False
+    #: Arguments of the DiT kept out of the key and passed as they are (besides
+    #: ``transformer_options``): Python objects the tensor key cannot hold, which :meth:`call_key`
+    #: stands for, and whose tensors the graph holds as constants (the key says they are equal).
+    opaque_args: tuple[str, ...] = ()
+    #: :meth:`call_key` holds the sampling step, so a key comes back once per sampling run (a
+    #: schedule's next run), not once per step: the capture gate counts runs, not steps.
+    keys_per_step: bool = False
     #: Width of this very model's text context where a family's sizes differ in it (FLUX.2 klein
     #: 4B 7680, klein 9B 12288, dev 15360; set by ``for_model``): zero-config warm-up prompts are
     #: built this wide. None: the family recipe's ``text_dim``.
@@ -67,6 +81,11 @@ class ModelAdapter:
     def refusal(self, call: dict[str, Any]) -> str | None:
         """A reason this call must run eager, or None. ``call`` holds the DiT's bound arguments."""
         return None
+
+    def call_key(self, call: dict[str, Any]) -> Any:
+        """Key material beyond the tensors' shapes, from the bound call (hashable): the values of
+        :attr:`opaque_args` and of what the forward reads on the host. Most families: nothing."""
+        return ()
 
     def label(self, call: dict[str, Any]) -> str:
         """``WIDTHxHEIGHT txtN bB`` of a DiT call, for logs and eager reasons; video families add the

@@ -1,32 +1,224 @@
-"""MiniMax H3 (``comfy.ldm.minimax.model.MiniMaxH3Model``; ``MiniMaxH3``, ComfyUI 0.33.0 only): NOT
-supported. BCG Apply leaves the model unchanged ("unsupported model MiniMaxH3"). No ``ADAPTER``
-and no ``RECIPE`` on purpose, so it is no family.
+"""MiniMax H3 (``comfy.ldm.minimax.model.MiniMaxH3Model``; ``MiniMaxH3``, ComfyUI 0.33.0), joint
+video + audio generation, one graph per sampling step.
 
-Why. The forward reads the sampler's timestep on the host in every call and builds Python control
-structures from its value (comfy/ldm/minimax/model.py in 0.33.0):
+The sampler runs the joint latent (``EmptyMiniMaxH3LatentAV``, or ``MiniMaxH3AV.fix_empty_latent``
+of an empty 32-channel latent: a NestedTensor of the video ``[1, 24, T, H/16, W/16]`` and the audio
+``[1, 32, 2, A]``); ``BaseModel._apply_model`` unpacks it (``latent_shapes``), so the DiT's
+``_forward`` (behind the DIFFUSION_MODEL wrappers) receives ``x = [video, audio]`` and returns
+``[video, audio]``. The outer ``forward``'s audio-scale carry runs outside BCG's hook, eager.
 
-- ``MiniMaxH3Model._forward`` l.576-578: ``sigma_v = (timestep.flatten()[0] / 1000).float()``, then
-  ``t_v = float(1.0 - sigma_v)`` and ``t_a = float(1.0 - time_shift_sigma(sigma_v, ...))``: a
-  device-to-host read of the timestep (a sync, which CUDA graph capture refuses).
-- l.585-638: those floats key Python dicts and sets: ``seg_t`` (per-segment timesteps),
-  ``unique_t = sorted({t_v, t_a} | ...)`` (l.611), ``t_row`` and the ``mod_segments`` row indices
-  into the timestep-embedding table; with a noise mask also ``rows_t.unique().numel() == 1``
-  (l.597/606), ``.unique().tolist()`` (l.612-613, 620) and ``bool((m >= 1 - 1e-3).all())`` (l.603):
-  host reads of mask values.
+**The forward reads its step on the host** (comfy/ldm/minimax/model.py, 0.33.0, ``_forward``):
 
-A graph captured at one step would replay that step's timestep rows for every other step (the
-sigma differs at every step), so no graph can serve a sampling run. Putting the value in the key
-does not help: each step's sigma would be its own graph, and the capture itself still performs the
-``float()`` sync. A BCG break at that spot does not exist (the only break is attention), and the
-read is at the top of ``_forward``, before anything a graph would save. Also batch 1 only
-(l.557: ``MiniMax H3 supports batch size 1``), so cond and uncond never batch.
+- l.576-578: ``sigma_v = (timestep.flatten()[0] / 1000).float()``, ``t_v = float(1 - sigma_v)``,
+  ``t_a = float(1 - time_shift_sigma(sigma_v, shift_v, shift_a))``: two device-to-host reads of
+  values determined by ``timestep.flatten()[0]``. From them Python builds ``seg_t``,
+  ``unique_t`` / ``t_row`` (l.611-612) and the ``mod_segments`` row indices into the
+  timestep-embedding table, and ``t_vals = torch.tensor(unique_t, device=...)`` (l.683) copies
+  the numbers to the device.
+
+So the call is keyed on the exact value of ``timestep.flatten()[0]`` (:meth:`call_key` reads it on
+the host before dispatch, as the forward does a line later: one more synchronisation per call),
+and a capture hands the forward the live call's two reads (``replay_host_reads``,
+``bcg_runtime/core/host_reads.py``): a graph serves exactly the calls at its step, and a schedule
+replays from its second run (batch jobs with fixed steps; ``keys_per_step`` tells the capture
+gate that a key comes back once per run, not once per step). The other values Python reads:
+
+- ``shift_v`` / ``shift_a`` (l.574-575): ``transformer_options`` entries
+  (``minimax_h3_sigma_shift_*``) that ``options.py`` does not know, so a call carrying them runs
+  eager with that reason; otherwise the model's constructor values (its config, fixed).
+- ``minimax_payload`` (a ``CONDConstant`` dict, :attr:`opaque_args`): ``layout`` (a
+  ``PackedLayout``: its ``signature`` and ``segments``, and its tensors ``img_update``,
+  ``audio_update``, ``position_ids`` on the host, all made from that signature when there are no
+  keyframes or references), ``text_token_tags`` (a CPU tensor read by ``.tolist()``, l.630),
+  ``visual_cond_noise_aug`` / ``audio_cond_noise_aug``: all in the key by value.
+  ``keyframes`` / ``refs`` / ``cond_*_latents`` (image-to-video, references: seeded host noise
+  and value-dependent rows) make the call eager: :data:`CONDITIONS_REFUSAL`.
+- ``denoise_mask`` / ``audio_denoise_mask`` (l.593-608): ``rows_t.unique()``, ``.tolist()`` and
+  ``bool(...all())`` of mask values: eager, :data:`DENOISE_MASK_REFUSAL`.
+- Host copies staged through pinned buffers (``stage_host_copies``): ``layout.img_update`` and
+  ``audio_update`` (``.to(device)``), ``position_ids`` (in ``rope_freqs``) and ``t_vals``; their
+  values come from the keyed signature and step.
+- ``comfy.model_prefetch.make_prefetch_queue`` is None for BCG's resident twin
+  (``prefetch_dynamic_vbars`` False); a Dynamic VRAM model is refused before (``guards``).
+
+Batch 1 only (l.557: ``MiniMax H3 supports batch size 1``): cond and uncond are two calls.
 """
 
-#: ``comfy.supported_models`` class names of this family (for the tests' refusal check).
-CONFIG_CLASSES = ("MiniMaxH3",)
-#: Why the family is unsupported, in one line (the module docstring has the details).
-UNSUPPORTED_REASON = (
-    "MiniMax H3's forward reads the timestep on the host in every call (float() of the sigma, "
-    "comfy/ldm/minimax/model.py:577-578 in 0.33.0) and builds its timestep-embedding row indices "
-    "from that value in Python, which a graph would freeze at one step"
+from __future__ import annotations
+
+from typing import Any
+
+from .base import ModelAdapter
+from .recipe import FamilyInfo, frozen_config
+
+#: Why a call with a noise mask runs eager.
+DENOISE_MASK_REFUSAL = (
+    "MiniMax H3 with a noise mask (image-to-video, inpainting): the forward reads the mask's values on "
+    "the host (rows_t.unique(), .tolist()) to build its timestep rows, which a graph would freeze; running eager"
+)
+#: Why a call with keyframes or references runs eager.
+CONDITIONS_REFUSAL = (
+    "MiniMax H3 with keyframes or references (MiniMaxH3ImageToVideo, MiniMaxH3AddGuide): the forward "
+    "builds their rows with seeded host noise and value-dependent layouts; running eager"
+)
+#: Payload entries that put condition rows into the sequence.
+_CONDITION_ENTRIES = ("keyframes", "refs", "cond_video_latents", "cond_audio_latents")
+#: Pixel frames per latent frame, cycling (``MiniMaxH3AV.fix_empty_latent``: 1 + 4k, the 17k+5 grid).
+FRAMES_PER_LATENT = (1, 4, 4, 4, 4)
+
+
+def pixel_frames(latent_frames: int) -> int:
+    """Pixel frames of a video latent of ``latent_frames`` frames (2 -> 5, 7 -> 22)."""
+    return sum(FRAMES_PER_LATENT[i % len(FRAMES_PER_LATENT)] for i in range(latent_frames))
+
+
+class MiniMaxH3Adapter(ModelAdapter):
+    def refusal(self, call: dict[str, Any]) -> str | None:
+        if call.get("denoise_mask") is not None or call.get("audio_denoise_mask") is not None:
+            return DENOISE_MASK_REFUSAL
+        payload = call.get("minimax_payload") or {}
+        if any(payload.get(k) for k in _CONDITION_ENTRIES):
+            return CONDITIONS_REFUSAL
+        unknown = sorted(str(k) for k, v in payload.items() if k not in _KNOWN_PAYLOAD and v is not None)
+        if unknown:
+            return f"MiniMax H3 conditioning entries BCG does not know ({', '.join(unknown)}): running eager"
+        return None
+
+    def call_key(self, call: dict[str, Any]) -> Any:
+        """The step (``timestep.flatten()[0]``, read on the host) and the payload's values."""
+        timestep = call.get("timestep")
+        step = repr(float(timestep.flatten()[0])) if timestep is not None else None
+        payload = call.get("minimax_payload") or {}
+        layout = payload.get("layout")
+        tags = payload.get("text_token_tags")
+        return (
+            ("step", step),
+            ("layout", None if layout is None else (tuple(layout.signature), tuple(map(tuple, layout.segments)))),
+            ("tags", None if tags is None else tuple(tags.reshape(-1).tolist())),
+            ("aug", repr(payload.get("visual_cond_noise_aug")), repr(payload.get("audio_cond_noise_aug"))),
+        )
+
+    def label(self, call: dict[str, Any]) -> str:
+        """``WIDTHxHEIGHTxFRAMESf aN txtN b1 t0.9375``: the video's pixel size and frames (the
+        17k+5 grid), the audio latent's length, the context length, and the step (``1 - sigma``)."""
+        x = call.get("x")
+        if not isinstance(x, (list, tuple)) or not x or not hasattr(x[0], "shape") or x[0].dim() != 5:
+            return super().label(call)
+        video = x[0]
+        audio = x[1].shape[-1] if len(x) > 1 and hasattr(x[1], "shape") else 0
+        h, w = video.shape[-2] * self.latent_scale, video.shape[-1] * self.latent_scale
+        context = call.get(self.context_arg)
+        text = f" txt{context.shape[1]}" if context is not None and hasattr(context, "shape") else ""
+        timestep = call.get("timestep")
+        step = f" t{1.0 - float(timestep.flatten()[0]) / 1000.0:.4f}" if timestep is not None else ""
+        return f"{w}x{h}x{pixel_frames(video.shape[2])}f a{audio}{text} b{video.shape[0]}{step}"
+
+
+#: Payload entries the adapter knows (``seed`` steers only the refused keyframe noise;
+#: ``audio_scale`` only the outer ``forward``, outside the hook): a call whose payload holds any
+#: other (a later ComfyUI's) runs eager, naming it.
+_KNOWN_PAYLOAD = frozenset(
+    {"layout", "text_token_tags", "visual_cond_noise_aug", "audio_cond_noise_aug", "seed", "audio_scale"}
+    | set(_CONDITION_ENTRIES)
+)
+
+
+#: Every line of 0.33.0's ``MiniMaxH3Model._forward`` that turns a value into Python (``float(``,
+#: ``int(``, ``bool(``, ``.tolist()``, ``.item()``, ``.unique(``), with what makes it safe. The
+#: test (tests/comfy/test_minimax_h3.py) fails when ComfyUI's forward has a line not listed here,
+#: so a new read is looked at before any graph serves it.
+HOST_READS = {
+    'shift_v = float(transformer_options.get("minimax_h3_sigma_shift_video", self.sigma_shift_video))': "options: unknown entry is eager, else the config",
+    'shift_a = float(transformer_options.get("minimax_h3_sigma_shift_audio", self.sigma_shift_audio))': "options: unknown entry is eager, else the config",
+    "sigma_v = (timestep.flatten()[0] / 1000.0).float().clamp(min=1e-6)": "a device op, no read",
+    "t_v = float(1.0 - sigma_v)": "keyed: the step; replayed by HostReads",
+    "t_a = float(1.0 - time_shift_sigma(sigma_v, shift_v, shift_a))": "keyed: the step and shifts; replayed by HostReads",
+    'vis_aug = float(payload.get("visual_cond_noise_aug", VISUAL_COND_TIMESTEP))': "keyed: payload value",
+    'aud_aug = float(payload.get("audio_cond_noise_aug", AUDIO_COND_TIMESTEP))': "keyed: payload value",
+    "if rows_t.unique().numel() == 1:": "noise mask: eager",
+    'seg_t["video"] = float(rows_t[0])': "noise mask: eager",
+    "if not bool((m >= 1.0 - 1e-3).all()):": "noise mask: eager",
+    'seg_t["audio"] = float(rows_t[0])': "noise mask: eager",
+    "| (set(video_rows_t.unique().tolist()) if video_rows_t is not None else set())": "noise mask: eager",
+    "| (set(audio_rows_t.unique().tolist()) if audio_rows_t is not None else set()))": "noise mask: eager",
+    "levels = rows_t.unique()": "noise mask: eager",
+    "base = torch.tensor([t_row[v] * 3 + tag for v in levels.tolist()],": "noise mask: eager",
+    "tags = text_tags.view(-1).tolist()": "keyed: the payload's tags (a CPU tensor), by value",
+    "mod_segments.append((a + run_start, a + i, row_base + int(tags[run_start])))": "keyed: the tags",
+}
+
+
+ADAPTER = MiniMaxH3Adapter(
+    family="minimax_h3",
+    display_name="MiniMax H3",
+    config_classes=("MiniMaxH3",),
+    max_text_length=2048,
+    text_policy="exact length: each prompt length the DiT sees is its own graph (and each sampling step its own: the forward reads its step on the host)",
+    latent_scale=16,
+    temporal_scale=4,
+    frame_grid="17k+5",
+    stage_host_copies=True,
+    replay_host_reads=True,
+    keys_per_step=True,
+    opaque_args=("minimax_payload",),
+    gpu_verified=False,
+    text_dim=5120,
+)
+
+
+def minimax_h3_extras(recipe, batch, length, generator, guidance):
+    """CLIPTextEncode with the MiniMax H3 Qwen3-VL encoder on a text prompt: no pooled output and
+    every token tagged as text (``minimax_token_tags``: 1; vision pads would be 0)."""
+    import torch
+
+    return {"pooled_output": None, "minimax_token_tags": torch.ones(length, dtype=torch.long)}
+
+
+#: The synthetic-checkpoint recipe (``..synthetic``), shaped like MiniMax H3: 50 blocks of 5376
+#: (56 heads of 128, FFN 14336), a 2-layer token refiner over the Qwen3-VL 32B context (5120),
+#: the time embedder form (not the adaLN curve basis); video latent 24 channels at 16x spatial,
+#: audio 32 x 2 channels. Detection reads every width and both depths from the key layout.
+RECIPE = FamilyInfo(
+    name="minimax_h3",
+    adapter=ADAPTER,
+    title="MiniMax H3 (audio + video)",
+    ldm_class="comfy.ldm.minimax.model:MiniMaxH3Model",
+    supported_model="MiniMaxH3",
+    model_base="MiniMaxH3",
+    latent_format="MiniMaxH3AV",
+    hidden_size=5376,
+    num_heads=56,
+    text_dim=5120,
+    text_encoder="Qwen3-VL 32B (50 layers), the prompt's own tokens, with per-token modality tags",
+    pooled_dim=None,
+    latent_channels=32,
+    latent_dimensions=3,
+    depth_keys=("num_layers", "token_refiner_num_layers"),
+    real_depth=(50, 2),
+    block_attrs=("blocks", "token_refiner.blocks"),
+    default_steps=30,
+    default_cfg=5.0,
+    default_cond_length=128,
+    default_guidance=None,
+    config=frozen_config(
+        {
+            "image_model": "minimax_h3",
+            "num_layers": 50,
+            "token_refiner_num_layers": 2,
+            "hidden_size": 5376,
+            "latents_dim": 24,
+            "audio_latents_dim": 32,
+            "attention_head_dim": 128,
+            "num_attention_heads": 56,
+            "ffn_hidden_size": 14336,
+            "text_dim": 5120,
+            "timestep_input_dim": 256,
+            "time_embed_hidden_size": 5376,
+            "time_embed_dim": 2688,
+            "rope_inv_freq_len": 16,
+        }
+    ),
+    conditioning_extras=minimax_h3_extras,
+    #: About 30B parameters (60 GB in bf16): the GPU test samples a third of the blocks at full width.
+    gpu_test_depth=(16, 2),
 )

@@ -1,0 +1,136 @@
+"""MiniMax H3 (``MiniMaxH3``, ComfyUI 0.33.0): one graph per sampling step, on a depth-1 model of
+the real width inside real ComfyUI.
+
+The forward reads its step on the host (``float(1 - sigma)``) and steers with it, so each call is
+keyed on the step and its capture is handed the live call's reads (core/host_reads.py). The CPU
+stand-in refuses a read inside a capture as CUDA does, so a capture that read the device here would
+fail, not pass. The joint latent (video ``[1, 24, T, H/16, W/16]`` + audio ``[1, 32, 2, A]``, from
+``MiniMaxH3AV.fix_empty_latent`` of the empty 32-channel latent) comes back packed, so
+``torch.equal`` compares both streams. test_full_size_cuda.py runs the real width on the H200
+(``BCG_GPU_FAMILIES=minimax_h3``).
+"""
+
+import pytest
+import torch
+from bcg_testing import check_gpu_verification_state, session_of, skip_unless_host_builds
+
+from bench import synthetic
+from bcg_runtime.comfy.models.minimax_h3 import ADAPTER, DENOISE_MASK_REFUSAL, HOST_READS, pixel_frames
+
+pytestmark = pytest.mark.comfy
+FAMILY = "minimax_h3"
+STEPS = 3
+FIRST = "first call, captured"
+
+
+@pytest.fixture(scope="module")
+def model():
+    skip_unless_host_builds(FAMILY)
+    return synthetic.load_model(FAMILY, depth=1, seed=0)
+
+
+def conds(lengths=(12, 7)):
+    return tuple(synthetic.make_conditioning(FAMILY, n, seed=s) for n, s in zip(lengths, (1, 2)))
+
+
+def sample(m, cfg=2.0, seed=3, steps=STEPS, **kwargs):
+    positive, negative = conds()
+    return synthetic.sample(m, FAMILY, 64, 64, steps, cfg, positive, negative, seed=seed, frames=5, **kwargs)
+
+
+def labels(run_eager: dict) -> set[str]:
+    return {reason.split(": ", 1)[1] for reason in run_eager}
+
+
+def test_every_host_read_of_the_forward_is_listed_with_what_makes_it_safe():
+    """A line of ``_forward`` that turns a value into Python and is not in ``HOST_READS`` fails
+    here: ComfyUI changed the forward, and the key may no longer determine what it reads."""
+    import inspect
+    import re
+
+    minimax = pytest.importorskip(
+        "comfy.ldm.minimax.model", reason="this ComfyUI has no MiniMax H3 (added after 0.8.0)"
+    )
+    MiniMaxH3Model = minimax.MiniMaxH3Model
+
+    source = inspect.getsource(MiniMaxH3Model._forward).splitlines()
+    spelled = re.compile(r"\b(float|int|bool)\(|\.(tolist|item|unique|cpu|numpy)\(")
+    found = {line.strip() for line in source if spelled.search(line)}
+    assert found == set(HOST_READS), (sorted(found - set(HOST_READS)), sorted(set(HOST_READS) - found))
+
+
+def test_pixel_frames_follow_the_17k_plus_5_grid():
+    assert [pixel_frames(t) for t in (1, 2, 6, 7, 12)] == [1, 5, 18, 22, 39]
+
+
+def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_graphs, monkeypatch):
+    check_gpu_verification_state(pack[1], model, FAMILY, monkeypatch, lambda m: sample(m, steps=2))
+
+
+def test_each_step_is_its_own_graph_and_a_schedule_replays_from_a_later_run(pack, model, standin_graphs, monkeypatch):
+    """Run 1: every step is new and comes back at most once per run, so nothing is captured yet
+    (the gate counts runs for a per-step family); run 2: the schedule recurs, each step is
+    captured on sight; run 3: every call replays. Each run equals eager, both streams."""
+    from bcg_runtime.core import stats
+
+    # The gate's judgement (capture cost against replay savings) made plain: a capture repays
+    # once a key is expected back at all. What is under test is what the session counts.
+    monkeypatch.setattr(stats.CaptureCosts, "repays", lambda self, calls: calls > 0)
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    calls = 2 * STEPS  # batch 1 only: cond and uncond are two calls a step
+
+    out, eager = sample(bcg_model), sample(model)
+    assert out.shape == (1, 1, 24 * 2 * 4 * 4 + 32 * 2 * 8), out.shape  # 5 frames: 2 video latents, 8 audio
+    assert torch.equal(out, eager), (out - eager).abs().max().item()
+    run = session.last_run
+    assert run["calls"] == calls and run["replayed"] == 0 and session.runner.stats.captures == 0, run
+    assert sum(run["eager"].values()) == calls and all("not captured yet" in r for r in run["eager"]), run
+
+    assert torch.equal(sample(bcg_model), eager)
+    run = session.last_run
+    assert session.runner.stats.captures == calls and run["replayed"] == 0, run
+    assert all(r.startswith(FIRST) for r in run["eager"]), run
+    steps = {label.rsplit(" t", 1)[1] for label in labels(run["eager"])}
+    assert len(steps) == STEPS and len(labels(run["eager"])) == calls, run  # a graph per step and prompt
+    assert labels(run["eager"]) == {f"64x64x5f a8 txt{n} b1 t{step}" for n in (12, 7) for step in steps}, run
+
+    # another seed, the same schedule: every step replays, bit-equal to eager
+    out, eager = sample(bcg_model, seed=4), sample(model, seed=4)
+    assert torch.equal(out, eager), (out - eager).abs().max().item()
+    run = session.last_run
+    assert run["replayed"] == calls and session.runner.stats.captures == calls, run
+
+    # a schedule of other steps: none of its calls may replay a graph of the first
+    out, eager = sample(bcg_model, steps=2), sample(model, steps=2)
+    assert torch.equal(out, eager)
+    assert session.last_run["replayed"] == 2, session.last_run  # the one step both share (sigma max), two prompts
+
+
+def test_the_step_is_in_the_key(model):
+    """Two calls that differ only in the step's value have different keys (the graph of one step
+    would hand the other its timestep rows)."""
+    video, audio = torch.zeros(1, 24, 2, 4, 4), torch.zeros(1, 32, 2, 8)
+    call = {"x": [video, audio], "timestep": torch.tensor([1000.0]), "minimax_payload": {}}
+    later = {**call, "timestep": torch.tensor([937.5])}
+    assert ADAPTER.call_key(call) != ADAPTER.call_key(later)
+    assert ADAPTER.call_key(call) == ADAPTER.call_key({**call, "timestep": torch.tensor([1000.0])})
+    assert ADAPTER.label(later).endswith(" t0.0625") and "64x64x5f a8" in ADAPTER.label(later)
+
+
+def test_a_noise_mask_or_an_unknown_payload_entry_runs_eager_with_the_reason(pack, model, standin_graphs):
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    latent = torch.zeros(1, 32, 2, 4, 4)
+    mask = torch.ones(1, 1, 2, 4, 4)
+    mask[..., :2] = 0.0
+    out = sample(bcg_model, steps=2, latent=latent, noise_mask=mask)
+    assert torch.equal(out, sample(model, steps=2, latent=latent, noise_mask=mask))
+    [(reason, n)] = session.last_run["eager"].items()
+    assert DENOISE_MASK_REFUSAL in reason and n == session.last_run["calls"], session.last_run
+
+    payload_call = {"minimax_payload": {"layout": None, "something_new": 1.0}}
+    assert "something_new" in ADAPTER.refusal(payload_call)
+    assert ADAPTER.refusal({"minimax_payload": {"keyframes": [{"latent": None}]}}) is not None
