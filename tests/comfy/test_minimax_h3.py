@@ -134,3 +134,61 @@ def test_a_noise_mask_or_an_unknown_payload_entry_runs_eager_with_the_reason(pac
     payload_call = {"minimax_payload": {"layout": None, "something_new": 1.0}}
     assert "something_new" in ADAPTER.refusal(payload_call)
     assert ADAPTER.refusal({"minimax_payload": {"keyframes": [{"latent": None}]}}) is not None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"
+)
+@pytest.mark.parametrize(
+    "size, steps, cfg",
+    [((768, 512, 5), 3, 2.0), ((1344, 768, 124), 2, 1.0)],  # a small clip, and the latent node's default
+    ids=["768x512x5f-cfg2", "1344x768x124f-default"],
+)
+def test_real_width_schedules_replay_bit_exact_on_cuda(pack, size, steps, cfg, monkeypatch):
+    """At the real width (``RECIPE.gpu_test_depth`` blocks): the schedule's second run captures
+    each step on real CUDA graphs (the two host reads handed back, no sync inside a capture), the
+    third replays every call, each run bit-equal to eager. Prints eager and replay times of one run
+    (back to back, one process) for docs/benchmarks.md."""
+    import time
+
+    from bcg_testing import release_cuda_memory
+
+    from bcg_runtime.core import stats
+
+    monkeypatch.setattr(stats.CaptureCosts, "repays", lambda self, calls: calls > 0)  # as in the CPU test
+    skip_unless_host_builds(FAMILY)
+    depth = synthetic.family_info(FAMILY).gpu_test_depth
+    model = synthetic.load_model(FAMILY, depth=depth, seed=0, device="cuda")
+    width, height, frames = size
+    positive, negative = conds((96, 40))
+
+    def run(m, seed):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        out = synthetic.sample(m, FAMILY, width, height, steps, cfg, positive, negative, seed=seed, frames=frames)
+        torch.cuda.synchronize()
+        return out, time.perf_counter() - start
+
+    try:
+        _, nodes = pack
+        (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+        session = session_of(bcg_model)
+        calls = steps * (2 if cfg > 1 else 1)
+        run(model, 1)  # the first sampling of the model (lazy init): not a reference
+        for seed, replayed in ((3, 0), (3, 0), (4, calls)):
+            eager, eager_s = run(model, seed)
+            out, bcg_s = run(bcg_model, seed)
+            last = session.last_run
+            assert torch.equal(out, eager), (seed, (out - eager).abs().max().item(), last)
+            assert last["replayed"] == replayed, last
+        assert session.runner.stats.captures == calls, session.runner.stats
+        peak = torch.cuda.max_memory_allocated() / 2**30
+        print(
+            f"minimax_h3 {width}x{height}x{frames}f depth {depth}, {steps} steps cfg {cfg}: eager {eager_s:.3f} s, "
+            f"replayed {bcg_s:.3f} s ({eager_s / bcg_s:.2f}x), graphs {session.runner.memory_bytes() / 2**30:.1f} GiB, "
+            f"capture {session.runner.stats.capture_seconds:.1f} s for {calls} graphs, peak allocated {peak:.1f} GiB"
+        )
+    finally:
+        del model
+        release_cuda_memory(unload=True)
