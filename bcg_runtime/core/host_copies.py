@@ -16,7 +16,8 @@ between the two raises :class:`HostCopyMismatch` (the capture fails, the shape r
 
 What this freezes, and why it is still exact: the value copied at capture is what every replay
 copies. A host value can come only from Python numbers and shapes (reading a device value on the
-host is a sync, which capture refuses by itself); shapes are in the call's key, and the runner's
+host is a sync, which capture refuses by itself, unless the runner replays recorded reads,
+:mod:`.host_reads`, whose values the call's key determines); shapes are in the call's key, and the runner's
 proof replays on other floating-point inputs than the capture's, so a copied value that depended
 on anything that changes between calls shows up as a difference and the graph is never stored.
 A model opts in through its adapter, which names the copies it makes and why they are constant.
