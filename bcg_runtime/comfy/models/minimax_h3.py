@@ -42,6 +42,11 @@ gate that a key comes back once per run, not once per step). The other values Py
   (``prefetch_dynamic_vbars`` False); a Dynamic VRAM model is refused before (``guards``).
 
 Batch 1 only (l.557: ``MiniMax H3 supports batch size 1``): cond and uncond are two calls.
+
+Not yet: the warm-up plan holds typed frame counts to ``temporal_scale``'s 4k+1 grid, and H3's
+latent node snaps to 17k+5 (5 frames = 2 latent frames on both; 124 frames are 37 latent frames
+for the node, 31 for the plan). A warm-up serves one step of a schedule anyway (its sigma is the
+schedule's first); leave the frame count out, or warm up at 5 frames.
 """
 
 from __future__ import annotations
