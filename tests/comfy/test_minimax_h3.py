@@ -186,7 +186,7 @@ def test_real_width_schedules_replay_bit_exact_on_cuda(pack, size, steps, cfg, m
         peak = torch.cuda.max_memory_allocated() / 2**30
         print(
             f"minimax_h3 {width}x{height}x{frames}f depth {depth}, {steps} steps cfg {cfg}: eager {eager_s:.3f} s, "
-            f"replayed {bcg_s:.3f} s ({eager_s / bcg_s:.2f}x), graphs {session.runner.memory_bytes() / 2**30:.1f} GiB, "
+            f"replayed {bcg_s:.3f} s ({eager_s / bcg_s:.2f}x), graphs {session.runner.memory_bytes / 2**30:.1f} GiB, "
             f"capture {session.runner.stats.capture_seconds:.1f} s for {calls} graphs, peak allocated {peak:.1f} GiB"
         )
     finally:
