@@ -49,6 +49,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help="capture a call of this batch first on the same runner (the target then gets one warm-up run)",
     )
+    p.add_argument(
+        "--through-session",
+        default=None,
+        metavar="MODE",
+        help="also warm the size up through BCG Apply in MODE (auto, full, breakable) and BCG Warmup "
+        "Capture's path with the recipe's two prompt lengths, batch 1 then 2, and report each capture",
+    )
     p.add_argument("--json", default="bench_out/not_exact.json", help="write the findings here")
     return p.parse_args(argv)
 
@@ -168,6 +175,24 @@ def capture_once(
     return status, diff
 
 
+def through_session(model, family: str, size: str, mode: str) -> list[str]:
+    """The size warmed up as a user's workflow does it (``api.apply`` with captures at warm-up
+    only, then ``api.warm_up`` with the recipe's prompt lengths for cond and uncond, batch sizes
+    1 and 2): one line per capture, its label, whether its proof was exact and by how much not."""
+    from bcg_runtime.comfy import api, sampling
+    from bcg_runtime.comfy.wrappers import session_of
+
+    info = sampling.family_info(family)
+    positive, negative = (sampling.make_conditioning(family, n, seed=s) for n, s in zip(info.prompt_lengths, (1, 2)))
+    warmed = api.apply(model, mode, capture="warm-up only")
+    report = api.warm_up(warmed, size, "", "1,2", positive, negative)
+    lines = [line.strip() for line in report.text().splitlines() if line.strip()]
+    session = session_of(warmed)
+    lines.append(f"captures {session.runner.stats.captures}, blocked {session.runner.blocked()}")
+    session.runner.reset()
+    return lines
+
+
 def run(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -229,6 +254,11 @@ def run(argv: list[str] | None = None) -> int:
         findings["first_block_differing"] = first_bad
         print(f"not_exact: blocks compared {len(per_block)} (captured {len(tap.captured)}, eager {len(tap.eager)}); "
               f"first differing: {first_bad}; per block: {per_block}")  # fmt: skip
+
+    if args.through_session:
+        findings["session"] = through_session(model, args.family, args.size, args.through_session)
+        for line in findings["session"]:
+            print(f"not_exact: session {args.through_session}: {line}")
 
     os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
     with open(args.json, "w") as f:
