@@ -180,14 +180,13 @@ def through_session(model, family: str, size: str, mode: str) -> list[str]:
     only, then ``api.warm_up`` with the recipe's prompt lengths for cond and uncond, batch sizes
     1 and 2): one line per capture, its label, whether its proof was exact and by how much not."""
     from bcg_runtime.comfy import api, sampling
-    from bcg_runtime.comfy.wrappers import session_of
 
     info = sampling.family_info(family)
     positive, negative = (sampling.make_conditioning(family, n, seed=s) for n, s in zip(info.prompt_lengths, (1, 2)))
     warmed = api.apply(model, mode, capture="warm-up only")
     report = api.warm_up(warmed, size, "", "1,2", positive, negative)
     lines = [line.strip() for line in report.text().splitlines() if line.strip()]
-    session = session_of(warmed)
+    session = api.session_of(warmed)
     lines.append(f"captures {session.runner.stats.captures}, blocked {session.runner.blocked()}")
     session.runner.reset()
     return lines

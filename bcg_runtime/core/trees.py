@@ -157,9 +157,29 @@ def make_static_buffer(t: torch.Tensor) -> torch.Tensor:
     overlapping or sparse layouts (e.g. ``expand``) cannot be a copy destination and become
     contiguous.
     """
-    buf = torch.empty_like(t, memory_format=torch.preserve_format)  # strides kept when dense
+    if not t.is_contiguous() and _gapped_without_overlap(t):
+        # A view with gaps (a joint latent's stream at batch 2: batch stride over both streams)
+        # keeps its strides too: a contiguous buffer would send kernels down another path.
+        extent = 1 + sum((n - 1) * st for n, st in zip(t.shape, t.stride()))
+        buf = torch.empty(extent, dtype=t.dtype, device=t.device).as_strided(t.shape, t.stride())
+    else:
+        buf = torch.empty_like(t, memory_format=torch.preserve_format)  # strides kept when dense
     buf.copy_(t)
     return buf
+
+
+def _gapped_without_overlap(t: torch.Tensor) -> bool:
+    """Whether ``t``'s strides place every element apart (positive strides, each at least the
+    extent of the dimensions inside it) with room between them: a layout a copy can write."""
+    dims = sorted((st, n) for n, st in zip(t.shape, t.stride()) if n > 1)
+    if t.numel() == 0 or any(st <= 0 for st, _ in dims):
+        return False
+    inner = 1
+    for st, n in dims:
+        if st < inner:
+            return False
+        inner = st * n
+    return True
 
 
 def clone_tree(obj: Any) -> Any:

@@ -265,3 +265,18 @@ def test_each_recipe_takes_its_facts_from_its_adapter():
         recipe, adapter = module.RECIPE, module.ADAPTER
         assert recipe.adapter is adapter, f"{module.__name__}: give RECIPE adapter=ADAPTER"
         assert (recipe.latent_downscale, recipe.temporal_downscale) == (adapter.latent_scale, adapter.temporal_scale)
+
+
+def test_a_static_buffer_keeps_a_gapped_views_strides():
+    """A joint latent's stream at batch 2 is a view with gaps (batch stride over both streams):
+    its buffer keeps those strides, so captured kernels see eager's layout (LTX-2's single-frame
+    b2 capture differed by a rounding when the buffer was contiguous)."""
+    import torch
+
+    from bcg_runtime.core.trees import make_static_buffer
+
+    packed = torch.randn(2, 640)
+    video = packed[:, :512].view(2, 128, 1, 2, 2)
+    buf = make_static_buffer(video)
+    assert buf.stride() == video.stride() == (640, 4, 4, 2, 1) and torch.equal(buf, video)
+    assert make_static_buffer(torch.randn(3, 1).expand(3, 4)).stride() == (4, 1)  # overlapping: contiguous
