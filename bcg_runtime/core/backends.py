@@ -102,6 +102,7 @@ class CudaGraphBackend:
                     end_pool(index, _pool_id(pool))
                 except RuntimeError:
                     pass  # capture_end got as far as ending the routing before it threw
+            _end_generator_capture(device)
         graph.reset()
 
     @contextlib.contextmanager
@@ -145,6 +146,21 @@ class CudaGraphBackend:
 _CAPTURE_STREAMS: dict[int, torch.cuda.Stream] = {}
 
 _MEMPOOL_TYPES = (torch.cuda.MemPool,) if hasattr(torch.cuda, "MemPool") and hasattr(torch.cuda, "use_mem_pool") else ()
+
+
+def _end_generator_capture(device: torch.device) -> None:
+    """Take the device's default CUDA generator out of capture mode after a capture that threw.
+
+    ``capture_begin`` puts the generator in capture mode and ``capture_end`` takes it out only
+    after ``cudaStreamEndCapture`` succeeded; an invalidated capture (a host sync inside it)
+    throws first, and every later random op on the device (a sampler's noise, eager or not) then
+    fails with "Offset increment outside graph capture encountered unexpectedly". A fresh clone of
+    its state (same seed and offset, not capturing) put in its place ends that.
+    """
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    generator = torch.cuda.default_generators[index]
+    if hasattr(generator, "graphsafe_set_state") and hasattr(generator, "clone_state"):
+        generator.graphsafe_set_state(generator.clone_state())
 
 
 def _pool_id(pool: Any) -> tuple:

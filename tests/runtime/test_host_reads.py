@@ -83,3 +83,5 @@ def test_a_forward_that_reads_its_step_captures_per_step_and_replays_exactly(dev
         plain = make_runner().capture(model, (x, steps[0]))
     assert plain.status is CaptureStatus.FAILED, plain  # the read is a sync: capture refuses it
     assert torch.equal(plain.output, model(x, steps[0]))  # and the call ran eager
+    # the failed capture left the device's random generator usable (a sampler's noise after it)
+    assert torch.randn(2, device=device).shape == (2,)
