@@ -65,11 +65,8 @@ def table() -> str:
         frames = adapter.frame_grid or f"{adapter.temporal_scale}k+1"
         kind = f"video ({frames} frames)" if adapter.temporal_scale else "image"
         text = f"{adapter.text_policy}; longest {adapter.max_text_length}"
-        gpu = (
-            "passed"
-            if adapter.gpu_verified
-            else "pending: CPU stand-in tests only, awaiting the H200 run (off unless BCG_UNVERIFIED_FAMILIES=1)"
-        )
+        pending = adapter.gpu_pending or "CPU stand-in tests only, awaiting the H200 run"
+        gpu = "passed" if adapter.gpu_verified else f"pending: {pending} (off unless BCG_UNVERIFIED_FAMILIES=1)"
         rows.append(
             "| " + " | ".join(_cell(c) for c in (
                 f"**{adapter.display_name}** ({kind})",

@@ -94,6 +94,12 @@ def apply(
         raise InputError(
             f"mode: 'fast' is not available for {adapter.display_name} yet (its captures {what}); use 'auto'"
         )
+    if policy is CapturePolicy.WARMUP_ONLY and adapter is not None and adapter.keys_per_step and not refusal:
+        log.warning(
+            "[BCG] capture 'warm-up only' captures nothing for %s (each graph is keyed on its sampling step, "
+            "which a warm-up cannot know): its calls run eager; use 'on first call' to capture a schedule on its second run",
+            adapter.display_name,
+        )
     session = install(m, adapter, config, refusal)
     if node_id is not None:
         session.node_ids.add(str(node_id))

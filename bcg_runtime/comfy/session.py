@@ -70,6 +70,10 @@ class CapturePolicy(enum.Enum):
 
 #: Share of the free VRAM (after the model is loaded) that graphs may hold when no budget is set.
 AUTO_BUDGET_SHARE = 0.5
+
+#: How many per-step labels :attr:`BCGSession.label_runs` keeps; past it the older half is dropped
+#: (a dropped label's captures wait one more run, nothing else changes).
+LABEL_RUNS_KEPT = 4096
 #: :attr:`BCGSession.state` inside a run before any call needed the fingerprint.
 NOT_TAKEN = "fingerprint not taken yet"
 
@@ -213,7 +217,8 @@ class BCGSession:
     #: The sampling steps of the run in progress and the DiT calls seen per signature (:meth:`record_call`).
     run_steps: int | None = None
     run_seen: Counter = field(default_factory=Counter)
-    #: Runs each label was met in (``keys_per_step`` families: see :meth:`record_call`).
+    #: Runs each label was met in (``keys_per_step`` families: see :meth:`record_call`), at most
+    #: :data:`LABEL_RUNS_KEPT` labels (a server sampling many schedules meets new ones forever).
     label_runs: Counter = field(default_factory=Counter)
     #: DiT calls the DIFFUSION_MODEL hook ran for in Python (wrappers.ApplyModelHook counts the rest).
     hook_calls: int = 0
@@ -334,6 +339,9 @@ class BCGSession:
         if self.adapter is not None and self.adapter.keys_per_step:
             if self.run_seen[label] == 1:
                 self.label_runs[label] += 1
+                if len(self.label_runs) > LABEL_RUNS_KEPT:  # forget the oldest: they only wait longer
+                    for old in list(self.label_runs)[: LABEL_RUNS_KEPT // 2]:
+                        del self.label_runs[old]
             return self.label_runs[label] - 1
         return max(0, self.run_steps - self.run_seen[label])
 

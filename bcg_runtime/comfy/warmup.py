@@ -172,7 +172,10 @@ def run_warmup(
     # TorchCompileModel before BCG Apply: every sampling run steps aside (guards.run_refusal), so a
     # warm-up would only compile dynamo's graphs for shapes no BCG graph will serve; it says so instead.
     report.refusal = (
-        session.permanent_refusal or guards.dynamic_vram_refusal(model_patcher) or guards.compile_refusal(model_patcher)
+        session.permanent_refusal
+        or guards.dynamic_vram_refusal(model_patcher)
+        or guards.compile_refusal(model_patcher)
+        or per_step_refusal(session.adapter)
     )
     if report.refusal:
         if report.refusal == session.permanent_refusal:  # BCG Apply (or start-up) said it already
@@ -235,6 +238,19 @@ def run_warmup(
     report.peak_growth_mib = max(0, peak - resident) / 2**20
     report.graph_mib = session.runner.memory_bytes / 2**20
     return _finish(session, report)
+
+
+def per_step_refusal(adapter) -> str | None:
+    """Why a warm-up captures nothing for a family keyed on its sampling step
+    (``ModelAdapter.keys_per_step``): its one placeholder step would make a graph for a step no
+    schedule is known to take. Sampling captures a schedule's steps from its second run instead."""
+    if adapter is None or not adapter.keys_per_step:
+        return None
+    return (
+        f"{adapter.display_name} keys each graph on its sampling step (its forward reads the step on the host), "
+        "and a warm-up cannot know the sampler's schedule: nothing to capture here. With capture 'auto' a "
+        "schedule's steps are captured on its second run and replayed from then on"
+    )
 
 
 #: What the report says of a shape this warm-up captured and then evicted again.

@@ -117,6 +117,26 @@ def test_the_step_is_in_the_key(model):
     assert ADAPTER.call_key(call) != ADAPTER.call_key(later)
     assert ADAPTER.call_key(call) == ADAPTER.call_key({**call, "timestep": torch.tensor([1000.0])})
     assert ADAPTER.label(later).endswith(" t0.0625") and "64x64x5f a8" in ADAPTER.label(later)
+    # the step is read once per tensor and kept: an in-place change of that tensor reads again
+    step = torch.tensor([1000.0])
+    first = ADAPTER.call_key({**call, "timestep": step})
+    step.fill_(937.5)
+    assert ADAPTER.call_key({**call, "timestep": step}) == ADAPTER.call_key(later) != first
+
+
+def test_a_warm_up_says_it_cannot_know_the_schedule_and_captures_nothing(pack, model, standin_graphs):
+    """BCG Warmup Capture would capture its one placeholder step, a graph no schedule is known to
+    use: the report says why it captured nothing, and sampling still equals eager."""
+    from bcg_runtime.comfy.warmup import per_step_refusal
+
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    positive, negative = conds()
+    warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64x5", "", "1", positive, negative).args
+    session = session_of(warmed)
+    assert per_step_refusal(ADAPTER) in report and "sampling step" in report, report
+    assert session.runner.stats.captures == 0, session.runner.stats
+    assert torch.equal(sample(warmed), sample(model))
 
 
 def test_a_noise_mask_or_an_unknown_payload_entry_runs_eager_with_the_reason(pack, model, standin_graphs):
@@ -150,6 +170,23 @@ def test_real_width_schedules_replay_bit_exact_on_cuda(pack, size, steps, cfg, m
     each step on real CUDA graphs (the two host reads handed back, no sync inside a capture), the
     third replays every call, each run bit-equal to eager. Prints eager and replay times of one run
     (back to back, one process) for docs/benchmarks.md."""
+    schedules_replay_bit_exact(pack, synthetic.family_info(FAMILY).gpu_test_depth, size, steps, cfg, monkeypatch)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU (gpu layer): run scripts/gpu_suite.sh on the H200"
+)
+def test_full_depth_schedule_replays_bit_exact_on_cuda(pack, monkeypatch):
+    """The whole model (50 blocks of 5376 and the 2-layer token refiner, as the checkpoint
+    ships), a small clip with cfg: the evidence ``gpu_verified`` asks for."""
+    schedules_replay_bit_exact(pack, None, (768, 512, 5), 3, 2.0, monkeypatch)
+
+
+def schedules_replay_bit_exact(pack, depth, size, steps, cfg, monkeypatch):
+    """Sample a schedule eager and through BCG Apply three times (seeds 3, 3, 4): the first BCG
+    run only counts, the second captures every call, the third replays them; each torch.equal to
+    its eager twin."""
     import time
 
     from bcg_testing import release_cuda_memory
@@ -158,8 +195,8 @@ def test_real_width_schedules_replay_bit_exact_on_cuda(pack, size, steps, cfg, m
 
     monkeypatch.setattr(stats.CaptureCosts, "repays", lambda self, calls: calls > 0)  # as in the CPU test
     skip_unless_host_builds(FAMILY)
-    depth = synthetic.family_info(FAMILY).gpu_test_depth
     model = synthetic.load_model(FAMILY, depth=depth, seed=0, device="cuda")
+    depth = depth or "full"
     width, height, frames = size
     positive, negative = conds((96, 40))
 

@@ -44,6 +44,9 @@ class ModelAdapter:
     #: H200. Until then BCG Apply leaves the model unchanged and says so, unless the user opts in
     #: with ``BCG_UNVERIFIED_FAMILIES=1`` (every graph is still proven bit-equal before it serves).
     gpu_verified: bool = True
+    #: Where ``gpu_verified`` is False: what the H200 runs showed so far (the support table says
+    #: it). Empty: no GPU run yet.
+    gpu_pending: str = ""
     #: Attributes the DiT's forward sets on its own top-level module and never reads (Cosmos-Predict2
     #: keeps ``affline_emb`` and ``crossattn_emb`` "for logging"): left out of the weights' address
     #: state, where each run's new tensors would read as moved weights and drop every graph.

@@ -78,6 +78,9 @@ def pixel_frames(latent_frames: int) -> int:
 
 
 class MiniMaxH3Adapter(ModelAdapter):
+    #: (timestep tensor, its ``_version``, its first value): :meth:`_step`'s one-entry memo.
+    _step_memo: tuple | None = None
+
     def refusal(self, call: dict[str, Any]) -> str | None:
         if call.get("denoise_mask") is not None or call.get("audio_denoise_mask") is not None:
             return DENOISE_MASK_REFUSAL
@@ -89,10 +92,25 @@ class MiniMaxH3Adapter(ModelAdapter):
             return f"MiniMax H3 conditioning entries BCG does not know ({', '.join(unknown)}): running eager"
         return None
 
+    def _step(self, call: dict[str, Any]) -> float | None:
+        """``timestep.flatten()[0]`` as a float: one host read per call, shared by
+        :meth:`call_key` and :meth:`label` (the decision asks both of the same bound call). The
+        memo holds the tensor itself, so a new tensor at a freed one's address is not mistaken
+        for it, and its ``_version``, so an in-place update reads again."""
+        timestep = call.get("timestep")
+        if timestep is None:
+            return None
+        memo = self._step_memo
+        if memo is not None and memo[0] is timestep and memo[1] == timestep._version:
+            return memo[2]
+        value = float(timestep.flatten()[0])
+        object.__setattr__(self, "_step_memo", (timestep, timestep._version, value))
+        return value
+
     def call_key(self, call: dict[str, Any]) -> Any:
         """The step (``timestep.flatten()[0]``, read on the host) and the payload's values."""
-        timestep = call.get("timestep")
-        step = repr(float(timestep.flatten()[0])) if timestep is not None else None
+        value = self._step(call)
+        step = None if value is None else repr(value)
         payload = call.get("minimax_payload") or {}
         layout = payload.get("layout")
         tags = payload.get("text_token_tags")
@@ -114,8 +132,8 @@ class MiniMaxH3Adapter(ModelAdapter):
         h, w = video.shape[-2] * self.latent_scale, video.shape[-1] * self.latent_scale
         context = call.get(self.context_arg)
         text = f" txt{context.shape[1]}" if context is not None and hasattr(context, "shape") else ""
-        timestep = call.get("timestep")
-        step = f" t{1.0 - float(timestep.flatten()[0]) / 1000.0:.4f}" if timestep is not None else ""
+        value = self._step(call)
+        step = "" if value is None else f" t{1.0 - value / 1000.0:.4f}"
         return f"{w}x{h}x{pixel_frames(video.shape[2])}f a{audio}{text} b{video.shape[0]}{step}"
 
 
@@ -166,7 +184,6 @@ ADAPTER = MiniMaxH3Adapter(
     replay_host_reads=True,
     keys_per_step=True,
     opaque_args=("minimax_payload",),
-    gpu_verified=False,
     text_dim=5120,
 )
 
