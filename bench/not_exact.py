@@ -56,6 +56,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="also warm the size up through BCG Apply in MODE (auto, full, breakable) and BCG Warmup "
         "Capture's path with the recipe's two prompt lengths, batch 1 then 2, and report each capture",
     )
+    p.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        metavar="STEPS",
+        help="with --through-session: then sample STEPS steps eager and through the warmed model (BCG "
+        "Apply's verify on) at cfg 1 and 2.5: whether each run equals eager, and each verify line",
+    )
+    p.add_argument(
+        "--warm",
+        default=None,
+        metavar="SIZES",
+        help="with --through-session: the warm-up's resolutions (default: --size), e.g. '512x512x1, 1024x1024x1'",
+    )
+    p.add_argument("--verify", action="store_true", help="with --sample: BCG Apply's verify on")
+    p.add_argument("--session-only", action="store_true", help="only the --through-session part")
+    p.add_argument(
+        "--contiguous-gapped",
+        action="store_true",
+        help="static buffers of gapped views contiguous, as before trees kept their strides (to compare)",
+    )
     p.add_argument("--json", default="bench_out/not_exact.json", help="write the findings here")
     return p.parse_args(argv)
 
@@ -175,46 +196,71 @@ def capture_once(
     return status, diff
 
 
-def through_session(model, family: str, size: str, mode: str) -> list[str]:
+def through_session(
+    model, family: str, size: str, mode: str, steps: int = 0, warm: str | None = None, verify: bool = False
+) -> list[str]:
     """The size warmed up as a user's workflow does it (``api.apply`` with captures at warm-up
     only, then ``api.warm_up`` with the recipe's prompt lengths for cond and uncond, batch sizes
-    1 and 2): one line per capture, its label, whether its proof was exact and by how much not."""
+    1 and 2): one line per capture, its label, whether its proof was exact and by how much not.
+    ``warm``: the warm-up's resolutions instead of ``size``. ``steps``: then sample that many
+    steps at ``size``, cfg 1 and 2.5, eager and through the warmed model, the allocator churned
+    between them as test_full_size_cuda does; ``verify``: BCG Apply's verify on (each label's
+    first replay compared with eager, one line each)."""
     from bcg_runtime.comfy import api, sampling
+
+    from . import synthetic
 
     info = sampling.family_info(family)
     positive, negative = (sampling.make_conditioning(family, n, seed=s) for n, s in zip(info.prompt_lengths, (1, 2)))
-    warmed = api.apply(model, mode, capture="warm-up only")
-    report = api.warm_up(warmed, size, "", "1,2", positive, negative)
+    warmed = api.apply(model, mode, capture="warm-up only", verify=verify)
+    report = api.warm_up(warmed, warm or size, "", "1,2", positive, negative)
     lines = [line.strip() for line in report.text().splitlines() if line.strip()]
     session = api.session_of(warmed)
     lines.append(f"captures {session.runner.stats.captures}, blocked {session.runner.blocked()}")
+    parts = [int(p) for p in size.lower().split("x")]
+    frames = parts[2] if len(parts) > 2 else None
+    for cfg in (1.0, 2.5) if steps else ():
+        verified = _LogLines("verify")
+        logging.getLogger("bcg_runtime").addHandler(verified)
+        try:
+            eager = synthetic.sample(
+                model, family, parts[0], parts[1], steps, cfg, positive, negative, seed=7, frames=frames
+            )
+            junk = [torch.empty(64 << 20, dtype=torch.uint8, device="cuda") for _ in range(4)]
+            del junk[::2]  # the allocator churned, as test_full_size_cuda does
+            out = synthetic.sample(
+                warmed, family, parts[0], parts[1], steps, cfg, positive, negative, seed=7, frames=frames
+            )
+        finally:
+            logging.getLogger("bcg_runtime").removeHandler(verified)
+        run = session.last_run or {}
+        lines.append(
+            f"sample {steps} steps cfg {cfg}: {'equal' if torch.equal(out, eager) else 'DIFFERENT'} "
+            f"(max abs {(out.float() - eager.float()).abs().max().item():g}), replayed {run.get('replayed')}/"
+            f"{run.get('calls')}, eager {dict(run.get('eager') or {})}"
+        )
+        lines.extend(verified.lines)
     session.runner.reset()
     return lines
 
 
-def run(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    if not torch.cuda.is_available():
-        print("not_exact: needs a CUDA GPU (the question is about CUDA graphs)")
-        return 2
-    import os
+class _LogLines(logging.Handler):
+    """Keeps the messages that contain ``word``."""
 
-    from .setup import setup_comfyui
+    def __init__(self, word: str):
+        super().__init__(logging.INFO)
+        self.word, self.lines = word, []
 
-    setup_comfyui(os.environ.get("COMFYUI_PATH"))
-    from . import synthetic
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if self.word in message:
+            self.lines.append(message)
 
-    parts = [int(p) for p in args.size.lower().split("x")]
-    width, height = parts[0], parts[1]
-    frames = parts[2] if len(parts) > 2 else None
-    info = synthetic.family_info(args.family)
-    depth = info.gpu_test_depth if args.depth is None else tuple(int(d) for d in args.depth.split(","))
-    depth = depth[0] if isinstance(depth, tuple) and len(depth) == 1 else depth
-    model = synthetic.load_model(args.family, depth=depth, seed=0, device="cuda")
+
+def standalone(model, args, info, width: int, height: int, frames: int | None) -> dict[str, Any]:
+    """Findings 1-3 of the module docstring for the first DiT call of a run at the size."""
     dm, call_args, call_kwargs = record_first_call(model, args.family, width, height, frames, args.batch)
-    findings: dict[str, Any] = {"family": args.family, "size": args.size, "batch": args.batch, "depth": depth}
-
+    findings: dict[str, Any] = {}
     with torch.no_grad():
         first = dm._forward(*call_args, **call_kwargs)
         second = dm._forward(*call_args, **call_kwargs)
@@ -254,8 +300,40 @@ def run(argv: list[str] | None = None) -> int:
         print(f"not_exact: blocks compared {len(per_block)} (captured {len(tap.captured)}, eager {len(tap.eager)}); "
               f"first differing: {first_bad}; per block: {per_block}")  # fmt: skip
 
+    return findings
+
+
+def run(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.contiguous_gapped:
+        from bcg_runtime.core import trees
+
+        trees._gapped_without_overlap = lambda t: False
+    if not torch.cuda.is_available():
+        print("not_exact: needs a CUDA GPU (the question is about CUDA graphs)")
+        return 2
+    import os
+
+    from .setup import setup_comfyui
+
+    setup_comfyui(os.environ.get("COMFYUI_PATH"))
+    from . import synthetic
+
+    parts = [int(p) for p in args.size.lower().split("x")]
+    width, height = parts[0], parts[1]
+    frames = parts[2] if len(parts) > 2 else None
+    info = synthetic.family_info(args.family)
+    depth = info.gpu_test_depth if args.depth is None else tuple(int(d) for d in args.depth.split(","))
+    depth = depth[0] if isinstance(depth, tuple) and len(depth) == 1 else depth
+    model = synthetic.load_model(args.family, depth=depth, seed=0, device="cuda")
+    findings: dict[str, Any] = {"family": args.family, "size": args.size, "batch": args.batch, "depth": depth}
+    if not args.session_only:
+        findings.update(standalone(model, args, info, width, height, frames))
     if args.through_session:
-        findings["session"] = through_session(model, args.family, args.size, args.through_session)
+        findings["session"] = through_session(
+            model, args.family, args.size, args.through_session, args.sample, args.warm, args.verify
+        )
         for line in findings["session"]:
             print(f"not_exact: session {args.through_session}: {line}")
 
