@@ -27,7 +27,7 @@ from .routes import register_routes
 from .sdpa_order import cudnn_first
 from .session import BCGConfig, BCGSession, CapturePolicy, Mode, invalidations
 from .twin import fixed_address_clone
-from .warmup import WarmupReport, run_warmup
+from .warmup import WarmupReport, per_step_refusal, run_warmup
 from .wrappers import install, session_of
 
 log = logging.getLogger(__name__)
@@ -151,10 +151,13 @@ def warm_up(
                 "latent: connected without positive; connect the workflow's conditioning too, so its calls can be built"
             )
     adapter = session.adapter
+    # A per-step family's warm-up captures nothing (its report says why): its frame counts, on
+    # another grid than temporal_scale's 4k+1 (MiniMax H3: 17k+5), are not judged first.
+    judged = adapter if adapter and not per_step_refusal(adapter) else None
     plan = parse_plan(
         resolutions, text_buckets if text_buckets.strip() else None, batch_sizes,
         adapter.max_text_length if adapter else ANY_MODEL_MAX_TEXT, resolutions_optional=samples is not None,
-        model=adapter.display_name if adapter else None, temporal_scale=adapter.temporal_scale if adapter else None,
+        model=judged.display_name if judged else None, temporal_scale=judged.temporal_scale if judged else None,
     )  # fmt: skip
     if node_id is not None:
         session.node_ids.add(str(node_id))

@@ -137,6 +137,9 @@ def test_a_warm_up_says_it_cannot_know_the_schedule_and_captures_nothing(pack, m
     assert per_step_refusal(ADAPTER) in report and "sampling step" in report, report
     assert session.runner.stats.captures == 0, session.runner.stats
     assert torch.equal(sample(warmed), sample(model))
+    # frames on H3's own grid (17k+5: 22) meet the same report, not a 4k+1 frame error
+    _, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64x22", "", "1", positive, negative).args
+    assert per_step_refusal(ADAPTER) in report, report
 
 
 def test_a_noise_mask_or_an_unknown_payload_entry_runs_eager_with_the_reason(pack, model, standin_graphs):
