@@ -120,7 +120,7 @@ ADAPTER = LTXAVAdapter(
     gpu_verified=False,
     gpu_pending=(
         "on the H200 every full-size case passes in a fresh process (both modes, 512² and 1024², cfg 1 and 2.5); "
-        "after the runtime tests in the same process, eager sampling stops reproducing itself (docs/testing.md), "
+        "after the runtime tests in the same process, eager sampling stops reproducing itself (docs/benchmarks.md, LTX-2's exactness), "
         "unexplained yet"
     ),
     text_dim=3840,
