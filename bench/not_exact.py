@@ -6,7 +6,11 @@ takes one real DiT call of a synthetic model (the first call of a KSampler-path 
 DIFFUSION_MODEL wrapper) and answers, in order:
 
 1. **Is eager itself deterministic?** The forward twice on the same inputs: if the two differ,
-   no graph can be proven and the cause is a non-deterministic kernel, not the capture.
+   no graph can be proven and the cause is a non-deterministic kernel, not the capture. Then the
+   forward once more after the caching allocator's free memory was filled with 0x00 and once after
+   0xFF (NaN in every float dtype): a forward that reads memory it never wrote gives another
+   output, so its eager is deterministic only while the allocator happens to hand out the same
+   bytes (a fresh process: zeros), and a proven graph can still differ from a later eager.
 2. **Does the capture freeze a value?** The runner captures on shifted inputs so that a frozen
    value shows up in the proof; a capture on the live inputs themselves that is exact, where the
    shifted one is not, means the graph holds something computed from the capture's inputs.
@@ -77,8 +81,86 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="static buffers of gapped views contiguous, as before trees kept their strides (to compare)",
     )
+    p.add_argument(
+        "--fill-gib",
+        type=float,
+        default=16.0,
+        help="GiB of the allocator's free memory filled before each eager call of the unwritten-memory check",
+    )
     p.add_argument("--json", default="bench_out/not_exact.json", help="write the findings here")
     return p.parse_args(argv)
+
+
+#: The bytes the allocator's free memory is filled with before an eager call: 0x00 reads as zero in
+#: every dtype, 0xFF as NaN in every float dtype (-1 in integers).
+FILL_BYTES = (0x00, 0xFF)
+#: Block sizes the fill takes, largest first, so that requests of every size the forward makes find
+#: a filled block (the allocator hands a request the smallest cached block that fits it; requests of
+#: 1 MiB and less come from 2 MiB segments of their own pool).
+_FILL_BLOCKS = ((1 << 30, 0.25), (256 << 20, 0.25), (64 << 20, 0.25), (8 << 20, 0.1), (2 << 20, 0.05), (512 << 10, 0.1))
+
+
+def fill_free_memory(byte: int, device: torch.device, gib: float = 16.0) -> int:
+    """Leave up to ``gib`` GiB of the caching allocator's free blocks holding ``byte`` (capped at
+    70% of what the device has free): they are allocated, filled and freed, and the allocator keeps
+    them cached for the next requests. Returns the bytes filled."""
+    torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
+    free, _ = torch.cuda.mem_get_info(device)
+    budget = min(int(gib * (1 << 30)), int(free * 0.7))
+    held, filled = [], 0
+    for size, share in _FILL_BLOCKS:
+        for _ in range(int(budget * share) // size):
+            held.append(torch.full((size,), byte, dtype=torch.uint8, device=device))
+            filled += size
+    torch.cuda.synchronize(device)
+    del held
+    return filled
+
+
+def eager_reads_unwritten(
+    forward, device: torch.device, gib: float = 16.0, root: torch.nn.Module | None = None
+) -> dict[str, Any]:
+    """``forward()`` after the free memory was filled with each of :data:`FILL_BYTES`, then with the
+    first again: ``max_abs`` over the outputs (0.0: the output does not depend on what the
+    allocator hands out), ``repeat_max_abs`` (the first fill twice), ``nan_outputs`` (outputs with
+    a NaN after the 0xFF fill) and ``filled_bytes``. With ``root``, every submodule's output is
+    kept too and ``first_module`` names the first one, in the order they returned, whose output
+    differs between the two fills (the innermost module that read what it never wrote, or took
+    such a value from an op outside any module)."""
+    from bcg_runtime.core.trees import flatten_inputs, map_tensors
+
+    runs: list[list[tuple[str, Any]]] = []
+    handles = []
+    if root is not None:
+        for name, module in root.named_modules():
+
+            def keep(module, inputs, output, name=name):
+                runs[-1].append((name, map_tensors(output, lambda t: t.clone())))
+
+            handles.append(module.register_forward_hook(keep))
+    outputs, filled = [], 0
+    try:
+        for byte in (*FILL_BYTES, FILL_BYTES[0]):
+            filled = fill_free_memory(byte, device, gib)
+            runs.append([])
+            outputs.append(forward())
+    finally:
+        for handle in handles:
+            handle.remove()
+    nan = sum(bool(t.is_floating_point() and t.isnan().any()) for t in flatten_inputs(outputs[1])[0])
+    found = {
+        "max_abs": outputs_diff(outputs[0], outputs[1]),
+        "repeat_max_abs": outputs_diff(outputs[0], outputs[2]),
+        "nan_outputs": nan,
+        "filled_bytes": filled,
+    }
+    if root is not None:
+        found["first_module"] = next(
+            ((name, outputs_diff(a, b)) for (name, a), (_, b) in zip(runs[0], runs[1]) if outputs_diff(a, b) != 0.0),
+            None,
+        )
+    return found
 
 
 def record_first_call(model, family: str, width: int, height: int, frames: int | None, batch: int):
@@ -266,6 +348,16 @@ def standalone(model, args, info, width: int, height: int, frames: int | None) -
         second = dm._forward(*call_args, **call_kwargs)
         findings["eager_twice_max_abs"] = outputs_diff(first, second)
         print(f"not_exact: eager twice on the same inputs: max abs {findings['eager_twice_max_abs']}")
+        unwritten = eager_reads_unwritten(
+            lambda: dm._forward(*call_args, **call_kwargs), model.load_device, args.fill_gib, root=dm
+        )
+        findings["eager_after_fill"] = unwritten
+        print(
+            f"not_exact: eager after the free memory was filled with 0x00 vs 0xFF "
+            f"({unwritten['filled_bytes'] / 2**30:.1f} GiB): max abs {unwritten['max_abs']}, 0x00 twice "
+            f"{unwritten['repeat_max_abs']}, outputs with NaN after 0xFF {unwritten['nan_outputs']}, first module "
+            f"differing {unwritten['first_module']}"
+        )
 
         prior = None
         if args.prior_batch is not None:

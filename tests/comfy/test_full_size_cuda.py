@@ -13,7 +13,7 @@ import torch
 from bcg_testing import WARMUP_ONLY, conds, release_cuda_memory, skip_unless_host_builds
 
 from bcg_runtime.comfy import api
-from bench import synthetic
+from bench import not_exact, synthetic
 from bcg_runtime.comfy.wrappers import session_of
 
 pytestmark = [
@@ -41,9 +41,40 @@ def full_model(request):
         )
     depth = synthetic.family_info(request.param).gpu_test_depth
     model = synthetic.load_model(request.param, depth=depth, seed=0, device="cuda")
+    PROBES[request.param] = EagerProbe(model, request.param)
     yield request.param, model
+    del PROBES[request.param]
     del model
     release_cuda_memory(unload=True)
+
+
+class EagerProbe:
+    """One recorded DiT call (the first of a 512² KSampler run at cfg 2.5) and its eager output and
+    weight checksum when the model was loaded: :meth:`check` fails when the plain forward no longer
+    gives those bits. BCG's captures, proofs and replays must leave eager as they found it (nothing
+    escapes a capture), so the comparisons with eager below compare with what eager computed
+    before BCG ran at all."""
+
+    def __init__(self, model, family):
+        self.dm, self.args, self.kwargs = not_exact.record_first_call(model, family, 512, 512, None, batch=2)
+        self.output, self.weights = self.forward(), self.checksum()
+
+    def forward(self):
+        with torch.no_grad():
+            return self.dm._forward(*self.args, **self.kwargs)
+
+    def checksum(self) -> float:
+        with torch.no_grad():
+            return sum(p.double().sum().item() for p in self.dm.parameters())
+
+    def check(self, when: str) -> None:
+        weights = self.checksum()
+        assert weights == self.weights, f"{when}: the DiT's weights changed (checksum {self.weights!r} -> {weights!r})"
+        drift = not_exact.outputs_diff(self.forward(), self.output)
+        assert drift == 0.0, f"{when}: the eager forward no longer gives the bits it gave at load (max abs {drift})"
+
+
+PROBES: dict[str, EagerProbe] = {}
 
 
 @pytest.mark.parametrize("mode", ["breakable", "full"])
@@ -52,10 +83,12 @@ def test_full_size_sampling_is_bit_exact(full_model, mode):
     ComfyUI's node API imports; the node shells are covered by the CPU comfy layer)."""
     family, model = full_model
     positive, negative = conds(family)
+    PROBES[family].check("before the warm-up")
     warmed = api.apply(model, mode, capture=WARMUP_ONLY)
     report = api.warm_up(warmed, "512x512, 1024x1024", "", "1,2", positive, negative).text()
     print(report)
     session = session_of(warmed)
+    PROBES[family].check("after the warm-up")
     assert "NOT exact" not in report and "new captures" in report, report
     captures = session.runner.stats.captures
     assert captures >= 2
@@ -69,13 +102,18 @@ def test_full_size_sampling_is_bit_exact(full_model, mode):
                     f"{family}: eager sampling does not reproduce itself (max abs {(again - eager).abs().max().item():g}): "
                     "the comparison below could not judge BCG"
                 )
-            # churn the allocator between warm-up and replay: graphs must own what they read
+            # graphs must own what they read: every free byte of the allocator now reads as NaN, so
+            # a graph that reads memory it does not hold (freed since its capture) replays NaN
+            not_exact.fill_free_memory(0xFF, torch.device("cuda"), gib=8)
             junk = [torch.empty(64 << 20, dtype=torch.uint8, device="cuda") for _ in range(4)]
-            del junk[::2]
+            del junk[::2]  # and the allocator churned: what the graphs read has moved under them
             out = synthetic.sample(warmed, family, res, res, STEPS, cfg, positive, negative, seed=7)
             run = session.last_run
             assert run["state"] == "replayed", (res, cfg, run)
-            assert torch.equal(out, eager), (res, cfg, (out - eager).abs().max().item())
+            assert torch.equal(out, eager), (
+                f"{family} {res}² cfg {cfg}: replay differs from eager by {(out - eager).abs().max().item()}, "
+                f"NaN in the replayed output: {out.isnan().any().item()} (NaN: a graph read freed memory)"
+            )
 
     # a second prompt (new seed) replays with no new capture
     synthetic.sample(warmed, family, 512, 512, STEPS, 2.5, positive, negative, seed=8)
@@ -85,6 +123,7 @@ def test_full_size_sampling_is_bit_exact(full_model, mode):
     synthetic.sample(warmed, family, 640, 512, 2, 1.0, positive, negative, seed=8)
     assert session.last_run["state"] == "off"
     assert any("640x512" in reason for reason in session.last_run["eager"]), session.last_run
+    PROBES[family].check("after the replays")
 
 
 def test_flux_warmup_of_two_resolutions_and_three_buckets_is_quick_and_small(full_model):

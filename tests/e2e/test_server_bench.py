@@ -75,13 +75,24 @@ def test_every_prompt_is_timed_and_measured(bench_run):
             assert "UNETLoader" not in p["nodes_s"] and "1" in p["cached_nodes"], p
 
 
+def equal_to_eager(p: dict, job: dict) -> bool:
+    """A BCG prompt's latent is eager's: equal to its eager twin's, or, where that twin was the odd
+    one (its seed's eager prompt run again differed from it: on ComfyUI 0.33.0 the first prompt of a
+    fresh server, which also loads the model, has given another latent than every later eager prompt
+    of the same seed), equal to the repeat."""
+    if p["bit_equal"] is True and p["max_abs_diff"] == 0.0:
+        return True
+    repeat = [r for r in job.get("eager_repeats", []) if r["seed"] == p["seed"]]
+    return bool(repeat) and repeat[0]["eager_repeat_equal"] is False and p.get("bit_equal_to_eager_repeat") is True
+
+
 def test_bcg_prompts_equal_their_twins_and_say_why_eager(bench_run):
     cuda, variants, doc, _ = bench_run
     [job] = doc["jobs"]
     bcg = [p for p in job["prompts"] if p["variant"] != "eager"]
     assert len(bcg) == (len(variants) - 1) * PROMPTS
     for p in bcg:
-        assert p["bit_equal"] is True and p["max_abs_diff"] == 0.0, p
+        assert equal_to_eager(p, job), p
         assert p["calls"] == STEPS, p
         assert p["replayed"] + sum(p["eager"].values()) == STEPS, p  # every call not replayed has its reason
         if cuda:  # the warm-up captured the shape; on first call may judge 2 steps too few to repay a capture
@@ -104,7 +115,8 @@ def test_summaries_and_table(bench_run):
         assert s["median_wall_s"] > 0 and s["spread"] >= 1.0 and s["first_wall_s"] > 0 and s["first_cost_s"] is not None
         assert s["peak_rss_mib"] > 0 and s["peak_reserved_mib"] > 0
         if name != "eager":
-            assert s["vs_eager"] > 0 and (s["bit_equal"], s["compared"]) == (PROMPTS, PROMPTS)
+            exact = s["bit_equal"] + s.get("equal_to_eager_repeat", 0)
+            assert s["vs_eager"] > 0 and (exact, s["compared"]) == (PROMPTS, PROMPTS), s
             assert (
                 cuda
                 or all("no CUDA" in r for r in s["eager_reasons"])

@@ -166,9 +166,11 @@ def test_interrupt_stops_a_replayed_run_and_the_next_prompt_is_right(comfy_serve
     done = max(long.progress)
     last = long.last_run
     summary["interrupt"] = {"steps": INTERRUPT_STEPS, "interrupt_after": INTERRUPT_AT, "progress": done, "run": last}
-    # Stopped at a call boundary: every counted DiT call finished its step, except at most the one
-    # the interrupt was noticed in (between a call and its progress message).
-    assert INTERRUPT_AT <= done and done <= last["calls"] <= done + 1 and last["calls"] < INTERRUPT_STEPS, (done, last)
+    # Stopped early, at a call boundary: every step the server reported was a counted DiT call. The
+    # calls may run ahead of the last progress message: 0.33.0's ProgressBar sends a step's
+    # progress (and checks for the interrupt) only every so often (comfy/utils.py, update_absolute
+    # throttles), so at fast steps several calls finish between two messages.
+    assert INTERRUPT_AT <= done <= last["calls"] < INTERRUPT_STEPS, (done, last)
     _check_all_replayed_or_off(comfy_server, long, calls=last["calls"])
 
     prompt, after, entry = _run(comfy_server, 23, "bcg_interrupt/after")
