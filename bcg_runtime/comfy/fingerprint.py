@@ -11,7 +11,9 @@ is what it was captured with. :func:`take` gathers all of it for a ModelPatcher,
   submodule (numbers, strings, flags, tuples by value; functions and objects by identity, held
   alive so an id is never reused), the object patches on the DiT, the attention functions bound in
   ComfyUI's model modules, torch's math flags (TF32, reduced-precision reductions, SDPA backends,
-  deterministic algorithms), the CUDA allocator and the device;
+  deterministic algorithms), the process settings that pick kernels or paths (:func:`kernel_settings`:
+  BLAS library, SDPA order, ComfyUI's SDPA list and training flag, comfy-kitchen's backends), the
+  CUDA allocator and the device;
 * **classified and left out, each with the reason** (:data:`OUTSIDE_THE_FORWARD`): ``model_options``
   entries that act on the DiT's arguments or outputs between calls, never inside the forward
   (CFG functions, wrappers, callbacks), object patches on the model around the DiT
@@ -77,6 +79,8 @@ CHANGES = {
     "weights": "weights moved",
     "module overrides": "a module's forward was overridden or restored (bypass LoRA, a patch)",
     "attention function": "attention function swapped",
+    "kernel settings": "a process setting that picks kernels changed (SDPA backend order, BLAS library, "
+    "ComfyUI's training flag or comfy-kitchen's backends)",
 }
 
 
@@ -293,6 +297,49 @@ def torch_math_flags() -> tuple:
     return tuple(flags)
 
 
+def kernel_settings() -> tuple:
+    """Process-wide settings besides :func:`torch_math_flags` that pick the forward's kernels or
+    its code path: eager reads each at every call, a replay keeps what the capture ran.
+
+    * torch: the preferred BLAS library (cuBLAS or cuBLASLt GEMMs), fp16 accumulation in matmuls
+      (ComfyUI's ``--fast fp16_accumulation``), the math SDPA's reduced-precision reduction and
+      SDPA's backend order;
+    * ComfyUI: ``comfy.ops.SDPA_BACKEND_PRIORITY``, the order its attention applies with
+      ``set_priority`` around every large SDPA call (a list other code edits in place: this
+      pack's mode fast does, for its own captures only), and ``comfy.model_management.in_training``,
+      under which LTX-2, Lumina 2 and other forwards take another normalisation path;
+    * comfy-kitchen (ComfyUI's fused rope, norm and quantisation ops): its backend order, the
+      backends disabled and this thread's override, which choose its cuda, triton or eager kernel.
+    """
+    cuda = torch.backends.cuda
+    settings: list = []
+    for read in (
+        lambda: cuda.preferred_blas_library(),
+        lambda: cuda.matmul.allow_fp16_accumulation,
+        lambda: torch._C._get_math_sdp_allow_fp16_bf16_reduction(),
+        lambda: tuple(torch._C._get_sdp_priority_order()),
+    ):
+        try:
+            settings.append(str(read()))
+        except (AttributeError, RuntimeError):  # a setting this torch does not have
+            settings.append(None)
+    ops, management = sys.modules.get("comfy.ops"), sys.modules.get("comfy.model_management")
+    order = getattr(ops, "SDPA_BACKEND_PRIORITY", None)
+    settings.append(tuple(str(b) for b in order) if order is not None else None)
+    settings.append(getattr(management, "in_training", None))
+    registry = getattr(sys.modules.get("comfy_kitchen"), "registry", None)
+    if registry is not None:
+        local = getattr(registry, "_thread_local", None)
+        settings.append(
+            (
+                tuple(getattr(registry, "_priority", ())),
+                tuple(sorted(getattr(registry, "_disabled", ()))),
+                getattr(local, "backend_override", None),
+            )
+        )
+    return tuple(settings)
+
+
 def _global_refusal() -> Reason | None:
     """Process-wide code that runs inside every module call or op."""
     from torch.nn.modules import module as nn_module
@@ -350,6 +397,7 @@ def take(model_patcher: Any, model_options: dict | None = None, scratch: tuple[s
         "object patches": tuple(object_patches),
         "attention function": _attention_functions(keep),
         "torch math flags": torch_math_flags(),
+        "kernel settings": kernel_settings(),
         "allocator": allocator,
         "device": str(getattr(model_patcher, "load_device", None)),
     }

@@ -144,27 +144,85 @@ def test_an_unknown_model_options_entry_makes_the_run_eager_naming_it(pack, mode
     )
 
 
-def test_a_torch_math_flag_changed_between_runs_drops_the_graphs(pack, models, standin_graphs):
-    """A replay keeps the kernels chosen at capture; eager reads TF32 and the reduced-precision
-    flags at every call: a flag change is a fingerprint change."""
+def _flip_bf16_reduced_precision_reduction():
+    matmul = torch.backends.cuda.matmul
+    before = matmul.allow_bf16_reduced_precision_reduction
+    matmul.allow_bf16_reduced_precision_reduction = not before
+    return lambda: setattr(matmul, "allow_bf16_reduced_precision_reduction", before)
+
+
+def _reverse_kitchen_order():
+    import comfy_kitchen
+
+    registry = comfy_kitchen.registry
+    before = list(registry._priority)
+    registry.set_priority(before[::-1])
+    return lambda: registry.set_priority(before)
+
+
+def _flip_in_training():
+    import comfy.model_management as mm
+
+    before = mm.in_training
+    mm.in_training = not before
+    return lambda: setattr(mm, "in_training", before)
+
+
+def _cudnn_first_in_comfy_sdpa_list():
+    import comfy.ops
+
+    missing = object()
+    before = getattr(comfy.ops, "SDPA_BACKEND_PRIORITY", missing)
+    comfy.ops.SDPA_BACKEND_PRIORITY = ["CUDNN_ATTENTION", "FLASH_ATTENTION"]  # ComfyUI's list exists only with CUDA
+    return lambda: (
+        delattr(comfy.ops, "SDPA_BACKEND_PRIORITY")
+        if before is missing
+        else setattr(comfy.ops, "SDPA_BACKEND_PRIORITY", before)
+    )
+
+
+@pytest.mark.parametrize(
+    "change, part",
+    [
+        (_flip_bf16_reduced_precision_reduction, "torch math flags"),
+        (_reverse_kitchen_order, "kernel settings"),
+        (_flip_in_training, "kernel settings"),
+        (_cudnn_first_in_comfy_sdpa_list, "kernel settings"),
+    ],
+    ids=lambda v: v.__name__[1:] if callable(v) else "",
+)
+def test_a_process_setting_that_picks_kernels_changed_between_runs_drops_the_graphs(
+    pack, models, standin_graphs, change, part
+):
+    """A replay keeps the kernels and the path chosen at capture; eager reads torch's math flags
+    (TF32, reduced-precision reductions) and the settings outside them (comfy-kitchen's backend
+    order, ComfyUI's training flag, its SDPA backend list) at every call: a change is a
+    fingerprint change, named in the reason, and the next run captures again under it."""
+    from bcg_runtime.comfy.fingerprint import CHANGES, take
+
     _, nodes = pack
     model = models(QWEN)
     positive, negative = conds(QWEN)
     bcg_model = apply(nodes, model)
     sample(bcg_model, positive, negative)
     sample(bcg_model, positive, negative)
-    assert session_of(bcg_model).last_run["state"] == "replayed"
-    before = torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction
-    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = not before
+    session = session_of(bcg_model)
+    assert session.last_run["state"] == "replayed"
+    before = take(bcg_model)
+    undo = change()
     try:
-        captures = session_of(bcg_model).runner.stats.captures
+        changed = take(bcg_model)
+        assert [n for n in changed.parts if changed.parts[n] != before.parts[n]] == [part]
+        assert changed.change_from(before) == CHANGES.get(part, f"{part} changed")
+        captures = session.runner.stats.captures
         sample(bcg_model, positive, negative)
-        run = session_of(bcg_model).last_run
-        # step 1's cond and uncond are captured again under the new flags, step 2 replays them
-        assert session_of(bcg_model).runner.stats.captures == captures + 2, run
+        run = session.last_run
+        # step 1's cond and uncond are captured again under the new setting, step 2 replays them
+        assert session.runner.stats.captures == captures + 2, run
         assert sum(n for r, n in run["eager"].items() if r.startswith("first call, captured")) == 2, run
     finally:
-        torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = before
+        undo()
+    assert take(bcg_model) == before
 
 
 def test_bypass_lora_follows_the_model_into_a_copy_rebuilt_from_its_loader(pack, tmp_path):
