@@ -64,6 +64,22 @@ OUTSIDE_THE_FORWARD = {
     "registered_hooks": "ComfyUI hooks: refused when any is registered (they patch weights between calls)",
 }
 
+#: Module-level values that ComfyUI's forward code reads and that code changes after import (a
+#: node, a memory manager), with how a replay stays eager's. tests/comfy/test_process_state.py reads
+#: the host's source and fails on any such pair not listed here (ComfyUI 0.8.0-0.33.0).
+PROCESS_STATE_READ_BY_FORWARDS = {
+    ("comfy.model_management", "in_training"): "in the fingerprint (kernel_settings): the training node "
+    "sets it, and LTX-2, Lumina 2, ERNIE-Image, FLUX's math and comfy.ops' int8 linear take another path under it",
+    ("comfy.ops", "SDPA_BACKEND_PRIORITY"): "in the fingerprint (kernel_settings): ComfyUI fills it at import, "
+    "other packs and this pack's mode fast (inside its own captures) edit it in place",
+    ("comfy.model_management", "training_fp8_bwd"): "comfy.ops' fp8 linear keeps it for a backward pass "
+    "(ctx.fp8_bwd: whether to save the input quantised); the forward's output does not depend on it",
+    ("comfy.model_management", "LARGEST_AIMDO_CASTED_WEIGHT"): "Dynamic VRAM's bookkeeping of the cast buffer "
+    "for weights streamed to the GPU (comfy.ops, an offload stream); BCG samples only a model whose weights "
+    "are all resident (a fixed-address twin under Dynamic VRAM), where that path is not taken",
+    ("comfy.ldm.seedvr.vae", "_NORM_LIMIT"): "SeedVR's VAE, which runs outside any DiT forward",
+}
+
 #: Object-patch names on the BaseModel that the DiT forward never reads.
 OBJECT_PATCHES_AROUND_THE_DIT = ("model_sampling", "latent_format")
 
