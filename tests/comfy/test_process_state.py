@@ -11,6 +11,9 @@ found must be in the table with how BCG handles it (in the fingerprint, or why a
 leave eager through it): a newer ComfyUI that adds such a read fails here, naming it, instead of
 replaying past it.
 
+``comfy.cli_args.args`` is left out on purpose: ComfyUI sets its fields at start (cli_args,
+cuda_malloc.py, main.py), before any model loads, and nothing in the tree writes them later.
+
 What a static read of the source cannot see, and who covers it: a value changed by code outside
 ComfyUI (another node pack; this pack's own mode fast edits ``comfy.ops.SDPA_BACKEND_PRIORITY``),
 or a name reached through a local alias. The fingerprint takes the settings known to pick kernels
