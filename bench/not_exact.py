@@ -124,9 +124,9 @@ def eager_reads_unwritten(
     """``forward()`` after the free memory was filled with each of :data:`FILL_BYTES`, then with the
     first again: ``max_abs`` over the outputs (0.0: the output does not depend on what the
     allocator hands out), ``repeat_max_abs`` (the first fill twice), ``nan_outputs`` (outputs with
-    a NaN after the 0xFF fill) and ``filled_bytes``. With ``root``, every submodule's output is
-    kept too and ``first_module`` names the first one, in the order they returned, whose output
-    differs between the two fills (the innermost module that read what it never wrote, or took
+    a NaN after the 0xFF fill) and ``filled_bytes``. With ``root``, a digest of every submodule's
+    output is kept too (:func:`_digest`) and ``first_module`` names the first one, in the order they
+    returned, whose output differs between the two fills (the innermost module that read what it never wrote, or took
     such a value from an op outside any module)."""
     from bcg_runtime.core.trees import flatten_inputs
 
