@@ -18,6 +18,12 @@ DIFFUSION_MODEL wrapper) and answers, in order:
    (graph-pool tensors the replay rewrites) and compared with eager's: the first block that
    differs, and by how much, per block.
 
+4. **With ``--eager-twice STEPS``: where does eager sampling itself stop reproducing?** The same
+   run (size, cfg 2.5, seed) sampled twice with every DiT call's arguments and output recorded:
+   the first call whose inputs differ between the two runs (the difference came from outside the
+   DiT: conditioning, sampler, a previous call) and the first whose output differs on equal
+   inputs (the DiT's own kernels).
+
 Prints one line per finding (``not_exact: ...``) and writes them to ``--json``. Needs CUDA.
 """
 
@@ -80,6 +86,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--contiguous-gapped",
         action="store_true",
         help="static buffers of gapped views contiguous, as before trees kept their strides (to compare)",
+    )
+    p.add_argument(
+        "--eager-twice",
+        type=int,
+        default=0,
+        metavar="STEPS",
+        help="sample STEPS steps eager twice at --size, cfg 2.5, and compare every DiT call of the two runs "
+        "(inputs, then outputs); without --through-session this is all that runs",
     )
     p.add_argument(
         "--fill-gib",
@@ -165,25 +179,9 @@ def eager_reads_unwritten(
 
 def _digest(output: Any) -> torch.Tensor:
     """A small fingerprint of a module's output, kept on the device (no sync, a few bytes): for each
-    tensor found in it (through tuples, lists, dicts and dataclass-like objects), its sum in float64
-    and its NaN count. Two outputs with different values almost surely differ here."""
-    tensors: list[torch.Tensor] = []
-
-    def walk(value: Any, depth: int = 0) -> None:
-        if isinstance(value, torch.Tensor):
-            tensors.append(value)
-        elif depth < 4 and isinstance(value, (tuple, list)):
-            for v in value:
-                walk(v, depth + 1)
-        elif depth < 4 and isinstance(value, dict):
-            for v in value.values():
-                walk(v, depth + 1)
-        elif depth < 4 and hasattr(value, "__dict__"):
-            for v in vars(value).values():
-                walk(v, depth + 1)
-
-    walk(output)
-    parts = [torch.stack((t.detach().double().sum(), t.isnan().sum().double())) for t in tensors if t.numel()]
+    tensor found in it (:func:`_tensors`), its sum in float64 and its NaN count. Two outputs with
+    different values almost surely differ here."""
+    parts = [torch.stack((t.detach().double().sum(), t.isnan().sum().double())) for t in _tensors(output) if t.numel()]
     return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64)
 
 
@@ -219,6 +217,80 @@ def record_first_call(model, family: str, width: int, height: int, frames: int |
     named = {k: v for k, v in bound.arguments.items() if k != "kwargs"}
     named.update(bound.arguments.get("kwargs", {}))
     return dm, (), named
+
+
+def record_calls(model, family: str, width: int, height: int, frames: int | None, steps: int) -> list[tuple]:
+    """Every DiT call of one eager KSampler-path run (cfg 2.5, seed 7): ``(arguments, output)``
+    each, tensors cloned (on the device: a full-size model's calls at a test size are small)."""
+    import comfy.patcher_extension as pe
+
+    from bcg_runtime.comfy import sampling
+    from bcg_runtime.core.trees import map_tensors
+
+    calls: list[tuple] = []
+
+    def wrapper(executor, *args, **kwargs):
+        inputs = map_tensors((args, kwargs), lambda t: t.clone())
+        out = executor(*args, **kwargs)
+        calls.append((inputs, map_tensors(out, lambda t: t.clone())))
+        return out
+
+    patched = model.clone()
+    pe.add_wrapper_with_key(
+        pe.WrappersMP.DIFFUSION_MODEL, "bcg_not_exact_calls", wrapper, patched.model_options, is_model_options=True
+    )
+    info = sampling.family_info(family)
+    positive, negative = (sampling.make_conditioning(family, n, seed=s) for n, s in zip(info.prompt_lengths, (1, 2)))
+    sampling.sample(patched, family, width, height, steps, 2.5, positive, negative, seed=7, frames=frames)
+    return calls
+
+
+def compare_runs(first: list[tuple], second: list[tuple]) -> dict[str, Any]:
+    """Call by call: ``calls`` (per run), ``first_input_differing`` and ``first_output_differing``
+    (``(index, max abs)`` or None; the latter among calls whose inputs were equal), ``per_call``
+    (``(input max abs, output max abs)`` each)."""
+    per_call = [
+        (tensors_diff(a_in, b_in), tensors_diff(a_out, b_out)) for (a_in, a_out), (b_in, b_out) in zip(first, second)
+    ]
+    inputs = next(((i, d) for i, (d, _) in enumerate(per_call) if d != 0.0), None)
+    outputs = next(((i, o) for i, (d, o) in enumerate(per_call) if d == 0.0 and o != 0.0), None)
+    return {
+        "calls": (len(first), len(second)),
+        "first_input_differing": inputs,
+        "first_output_differing": outputs,
+        "per_call": per_call,
+    }
+
+
+def tensors_diff(a: Any, b: Any) -> float | None:
+    """Largest absolute difference over the tensors found in two values (:func:`_tensors`: a call's
+    arguments hold functions too, which are ignored), 0.0 when equal, None when they hold
+    different numbers or shapes of tensors."""
+    ta, tb = _tensors(a), _tensors(b)
+    if len(ta) != len(tb) or any(x.shape != y.shape for x, y in zip(ta, tb)):
+        return None
+    return max(
+        ((x.double() - y.double()).abs().max().item() for x, y in zip(ta, tb) if x.numel() and not torch.equal(x, y)),
+        default=0.0,
+    )
+
+
+def _tensors(value: Any, depth: int = 0) -> list[torch.Tensor]:
+    """The tensors in a value, in order, through tuples, lists, dicts and objects' attributes
+    (four levels down); anything else is no tensor."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if depth >= 4:
+        return []
+    if isinstance(value, (tuple, list)):
+        items = value
+    elif isinstance(value, dict):
+        items = value.values()
+    elif hasattr(value, "__dict__") and not callable(value):
+        items = vars(value).values()
+    else:
+        return []
+    return [t for v in items for t in _tensors(v, depth + 1)]
 
 
 def outputs_diff(a: Any, b: Any) -> float | None:
@@ -444,8 +516,17 @@ def run(argv: list[str] | None = None) -> int:
     depth = depth[0] if isinstance(depth, tuple) and len(depth) == 1 else depth
     model = synthetic.load_model(args.family, depth=depth, seed=0, device="cuda")
     findings: dict[str, Any] = {"family": args.family, "size": args.size, "batch": args.batch, "depth": depth}
-    if not args.session_only:
+    if not args.session_only and not args.eager_twice:
         findings.update(standalone(model, args, info, width, height, frames))
+    if args.eager_twice:
+        with torch.no_grad():
+            runs = [record_calls(model, args.family, width, height, frames, args.eager_twice) for _ in range(2)]
+        findings["eager_twice_runs"] = found = compare_runs(*runs)
+        print(
+            f"not_exact: eager sampled twice ({args.eager_twice} steps, cfg 2.5): {found['calls']} DiT calls; first "
+            f"call with other inputs {found['first_input_differing']}, first with equal inputs and another output "
+            f"{found['first_output_differing']}; per call (inputs, output) max abs {found['per_call']}"
+        )
     if args.through_session:
         findings["session"] = through_session(
             model, args.family, args.size, args.through_session, args.sample, args.warm, args.verify
