@@ -337,7 +337,7 @@ def kernel_settings() -> tuple:
     ):
         try:
             settings.append(str(read()))
-        except (AttributeError, RuntimeError):  # a setting this torch does not have
+        except Exception:  # a setting this torch does not have, or cannot read here: never a reason to fail a run
             settings.append(None)
     ops, management = sys.modules.get("comfy.ops"), sys.modules.get("comfy.model_management")
     order = getattr(ops, "SDPA_BACKEND_PRIORITY", None)
