@@ -269,9 +269,14 @@ def tensors_diff(a: Any, b: Any) -> float | None:
     ta, tb = _tensors(a), _tensors(b)
     if len(ta) != len(tb) or any(x.shape != y.shape for x, y in zip(ta, tb)):
         return None
+    return _max_abs(ta, tb)
+
+
+def _max_abs(xs: list[torch.Tensor], ys: list[torch.Tensor]) -> float:
+    """The largest absolute difference over pairs of same-shaped tensors (in float64), 0.0 when
+    every pair is equal."""
     return max(
-        ((x.double() - y.double()).abs().max().item() for x, y in zip(ta, tb) if x.numel() and not torch.equal(x, y)),
-        default=0.0,
+        ((x.double() - y.double()).abs().max().item() for x, y in zip(xs, ys) if not torch.equal(x, y)), default=0.0
     )
 
 
@@ -302,9 +307,7 @@ def outputs_diff(a: Any, b: Any) -> float | None:
     lb, sb = flatten_inputs(b)
     if sa != sb:
         return None
-    return max(
-        ((x.float() - y.float()).abs().max().item() for x, y in zip(la, lb) if not torch.equal(x, y)), default=0.0
-    )
+    return _max_abs(la, lb)
 
 
 class BlockTap:
