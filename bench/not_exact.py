@@ -219,47 +219,105 @@ def record_first_call(model, family: str, width: int, height: int, frames: int |
     return dm, (), named
 
 
-def record_calls(model, family: str, width: int, height: int, frames: int | None, steps: int) -> list[tuple]:
+def record_calls(
+    model, family: str, width: int, height: int, frames: int | None, steps: int, modules: bool = False
+) -> list[tuple]:
     """Every DiT call of one eager KSampler-path run (cfg 2.5, seed 7): ``(arguments, output)``
-    each, tensors cloned (on the device: a full-size model's calls at a test size are small)."""
+    each, tensors cloned (on the device: a full-size model's calls at a test size are small). With
+    ``modules``, a third element: ``(name, digest)`` of every submodule's output in the order they
+    returned (:func:`_digest`), so that :func:`compare_runs` can name the first module that parted."""
     import comfy.patcher_extension as pe
 
     from bcg_runtime.comfy import sampling
     from bcg_runtime.core.trees import map_tensors
 
     calls: list[tuple] = []
+    digests: list[tuple[str, torch.Tensor]] = []
 
     def wrapper(executor, *args, **kwargs):
         inputs = map_tensors((args, kwargs), lambda t: t.clone())
+        digests.clear()
         out = executor(*args, **kwargs)
-        calls.append((inputs, map_tensors(out, lambda t: t.clone())))
+        recorded = (inputs, map_tensors(out, lambda t: t.clone()))
+        calls.append((*recorded, list(digests)) if modules else recorded)
         return out
 
     patched = model.clone()
     pe.add_wrapper_with_key(
         pe.WrappersMP.DIFFUSION_MODEL, "bcg_not_exact_calls", wrapper, patched.model_options, is_model_options=True
     )
+    handles = []
+    if modules:
+        for name, module in patched.model.diffusion_model.named_modules():
+
+            def keep(module, inputs, output, name=name):
+                digests.append((name, _digest(output)))
+
+            handles.append(module.register_forward_hook(keep))
     info = sampling.family_info(family)
     positive, negative = (sampling.make_conditioning(family, n, seed=s) for n, s in zip(info.prompt_lengths, (1, 2)))
-    sampling.sample(patched, family, width, height, steps, 2.5, positive, negative, seed=7, frames=frames)
+    try:
+        sampling.sample(patched, family, width, height, steps, 2.5, positive, negative, seed=7, frames=frames)
+    finally:
+        for handle in handles:
+            handle.remove()
     return calls
+
+
+def rerun_call(model, call: tuple, times: int = 2) -> list[float | None]:
+    """The recorded call's forward run again ``times`` times on its recorded arguments: each
+    output's max abs difference from the recorded one (all 0.0: the call repeats itself on its
+    inputs, so a difference between two runs came from state its arguments do not show)."""
+    (args, kwargs), output = call[0], call[1]
+    dm = model.model.diffusion_model
+    with torch.no_grad():
+        return [outputs_diff(output, dm._forward(*args, **kwargs)) for _ in range(times)]
 
 
 def compare_runs(first: list[tuple], second: list[tuple]) -> dict[str, Any]:
     """Call by call: ``calls`` (per run), ``first_input_differing`` and ``first_output_differing``
     (``(index, max abs)`` or None; the latter among calls whose inputs were equal), ``per_call``
-    (``(input max abs, output max abs)`` each)."""
-    per_call = [
-        (tensors_diff(a_in, b_in), tensors_diff(a_out, b_out)) for (a_in, a_out), (b_in, b_out) in zip(first, second)
-    ]
+    (``(input max abs, output max abs)`` each) and, where both runs kept module digests
+    (``record_calls(modules=True)``), ``first_module_differing``: the first submodule whose output
+    parted in the first call with equal inputs and another output."""
+    per_call = [(tensors_diff(a[0], b[0]), tensors_diff(a[1], b[1])) for a, b in zip(first, second)]
     inputs = next(((i, d) for i, (d, _) in enumerate(per_call) if d != 0.0), None)
     outputs = next(((i, o) for i, (d, o) in enumerate(per_call) if d == 0.0 and o != 0.0), None)
-    return {
+    found = {
         "calls": (len(first), len(second)),
         "first_input_differing": inputs,
         "first_output_differing": outputs,
         "per_call": per_call,
     }
+    if outputs is not None and len(first[outputs[0]]) > 2 and len(second[outputs[0]]) > 2:
+        pairs = zip(first[outputs[0]][2], second[outputs[0]][2])
+        found["first_module_differing"] = next(
+            (name for (name, a), (_, b) in pairs if a.shape != b.shape or not torch.equal(a, b)), None
+        )
+    return found
+
+
+def torch_state() -> dict[str, Any]:
+    """The process settings that can make one forward give other bits than before: torch's
+    determinism and cuDNN switches, matmul/SDPA flags and the pack's fingerprint of kernel settings
+    (printed beside a run that does not repeat itself, to compare with a fresh process's)."""
+    from bcg_runtime.comfy import fingerprint
+
+    b = torch.backends
+    state: dict[str, Any] = {
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+        "cudnn.benchmark": b.cudnn.benchmark,
+        "cudnn.deterministic": b.cudnn.deterministic,
+        "cudnn.allow_tf32": b.cudnn.allow_tf32,
+        "matmul.allow_tf32": b.cuda.matmul.allow_tf32,
+        "matmul.bf16_reduced": b.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        "matmul.fp16_reduced": b.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "sdpa": (b.cuda.flash_sdp_enabled(), b.cuda.mem_efficient_sdp_enabled(), b.cuda.cudnn_sdp_enabled()),
+    }
+    with contextlib.suppress(Exception):
+        state["kernel_settings"] = fingerprint.kernel_settings()
+    return state
 
 
 def tensors_diff(a: Any, b: Any) -> float | None:

@@ -27,6 +27,28 @@ HAS_CUDA = torch.cuda.is_available()
 NO_CUDA_REASON = "needs a CUDA GPU (gpu layer): run on the H200 with scripts/gpu_suite.sh"
 
 
+def settle_sdpa_priority_order() -> None:
+    """torch (2.11, measured on the H200) puts cuDNN's attention first in SDPA's priority order at
+    the first SDPA call of a process on a Hopper GPU, once; ComfyUI's ``sdpa_kernel(...,
+    set_priority=True)`` restores the order it saw, so a process keeps flash first when its first
+    SDPA call was one of ComfyUI's large attentions and cuDNN first when it was a plain one. Tests
+    must not depend on which test ran SDPA first: one tiny call here, the order restored after,
+    leaves every test the order a fresh process reports (docs/how-it-works.md, the fingerprint)."""
+    if not HAS_CUDA:
+        return
+    before = list(torch._C._get_sdp_priority_order())
+    q = torch.zeros(1, 1, 8, 8, device="cuda", dtype=torch.bfloat16)
+    torch.nn.functional.scaled_dot_product_attention(q, q, q)
+    torch._C._set_sdp_priority_order(before)
+    del q
+    torch.cuda.empty_cache()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sdpa_priority_order_settled():
+    settle_sdpa_priority_order()
+
+
 def backend_params():
     """Run a runtime test on the CPU stand-in (unit layer) and on real CUDA graphs (gpu layer)."""
     return [
@@ -65,3 +87,50 @@ def pytest_report_header(config):
 def _bcg_logs(caplog):
     caplog.set_level(logging.INFO, logger="bcg_runtime")
     yield
+
+
+def process_settings() -> dict:
+    """The process-wide settings a test could leave changed that make a later forward take other
+    kernels: torch's SDPA backend switches and priority order, cuDNN and matmul flags, determinism,
+    and (once imported) ComfyUI's own SDPA order and training flag. A fresh process's eager is the
+    reference every exactness test compares with, so no test may leave these other than it found
+    them."""
+    b = torch.backends
+    found = {
+        "torch sdpa priority order": tuple(torch._C._get_sdp_priority_order()),
+        "torch sdpa backends enabled": (
+            b.cuda.flash_sdp_enabled(),
+            b.cuda.mem_efficient_sdp_enabled(),
+            b.cuda.math_sdp_enabled(),
+            b.cuda.cudnn_sdp_enabled(),
+        ),
+        "cudnn flags": (b.cudnn.enabled, b.cudnn.benchmark, b.cudnn.deterministic, b.cudnn.allow_tf32),
+        "matmul flags": (
+            b.cuda.matmul.allow_tf32,
+            b.cuda.matmul.allow_bf16_reduced_precision_reduction,
+            b.cuda.matmul.allow_fp16_reduced_precision_reduction,
+            torch.get_float32_matmul_precision(),
+        ),
+        "deterministic algorithms": torch.are_deterministic_algorithms_enabled(),
+        "default dtype": torch.get_default_dtype(),
+    }
+    ops, mm = sys.modules.get("comfy.ops"), sys.modules.get("comfy.model_management")
+    if ops is not None and hasattr(ops, "SDPA_BACKEND_PRIORITY"):
+        found["comfy.ops.SDPA_BACKEND_PRIORITY"] = tuple(ops.SDPA_BACKEND_PRIORITY)
+    if mm is not None and hasattr(mm, "in_training"):
+        found["comfy.model_management.in_training"] = mm.in_training
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _process_settings_left_as_found():
+    """Fails the test that leaves a :func:`process_settings` value changed, naming it, and puts
+    torch's SDPA order back so that the tests after it still run against a fresh process's eager."""
+    before = process_settings()
+    yield
+    after = process_settings()
+    changed = {name: (before.get(name), value) for name, value in after.items() if before.get(name, value) != value}
+    if "torch sdpa priority order" in changed:
+        torch._C._set_sdp_priority_order(list(before["torch sdpa priority order"]))
+    if changed:
+        pytest.fail(f"the test left process settings changed (before, after): {changed}")
