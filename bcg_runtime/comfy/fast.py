@@ -209,5 +209,7 @@ class RegionalCompile:
         return run
 
     def strategy(self) -> CaptureStrategy:
-        """Mode fast for the runner: capture the compiled forward, accept by :meth:`accept`."""
-        return CaptureStrategy(capture_forward=self.compiled, accept=self.accept)
+        """Mode fast for the runner: capture the compiled forward, accept by :meth:`accept`. Its
+        capture is not audited for outside reads: inductor's kernels bypass the dispatcher, and a
+        recording mode around a compiled call would be traced by dynamo."""
+        return CaptureStrategy(capture_forward=self.compiled, accept=self.accept, audits_reads=False)

@@ -42,6 +42,7 @@ from typing import Any, Hashable
 import torch
 from torch.utils.hooks import RemovableHandle
 
+from ..core.outside_reads import storage_keys
 from ..core.reasons import CORE_GRAPH, UNCLASSIFIED, Reason
 
 #: ``model_options`` entries that never run inside the DiT forward, with why (ComfyUI 0.8.0-0.33.0).
@@ -166,17 +167,20 @@ CORE_GRAPH_ATTR = "_comfy_graph"
 _PLAIN = (str, int, float, bool, type(None), torch.dtype, torch.device)
 
 
-def _value(value: Any, keep: list, depth: int = 0) -> Hashable:
+def _value(value: Any, keep: list, depth: int = 0, tensors: list | None = None) -> Hashable:
     """A hashable image of a Python value the forward may read: plain values and small containers
-    by value, tensors by address, everything else by identity (held in ``keep``)."""
+    by value, tensors by address (each also put in ``tensors`` when given), everything else by
+    identity (held in ``keep``)."""
     if isinstance(value, _PLAIN):
         return value
     if isinstance(value, torch.Tensor):
+        if tensors is not None:
+            tensors.append(value)
         return ("tensor", _address(value))
     if depth < 3 and isinstance(value, (tuple, list)) and len(value) <= 64:
-        return (type(value).__name__, tuple(_value(v, keep, depth + 1) for v in value))
+        return (type(value).__name__, tuple(_value(v, keep, depth + 1, tensors) for v in value))
     if depth < 3 and isinstance(value, dict) and len(value) <= 64:
-        return ("dict", tuple((str(k), _value(v, keep, depth + 1)) for k, v in value.items()))
+        return ("dict", tuple((str(k), _value(v, keep, depth + 1, tensors)) for k, v in value.items()))
     keep.append(value)
     return ("id", id(value))
 
@@ -185,17 +189,26 @@ def _unclassified(what: str) -> Reason:
     return Reason(UNCLASSIFIED, f"{what}: BCG cannot tell what it changes, so the model runs eager")
 
 
-def _module_state(diffusion_model: torch.nn.Module, patched: set[int], scratch: tuple[str, ...], keep: list):
-    """``(weights, attributes, overrides, refusal)`` of every submodule (see the module docstring)."""
+def _module_state(
+    diffusion_model: torch.nn.Module,
+    patched: set[int],
+    scratch: tuple[str, ...],
+    keep: list,
+    tensors: list | None = None,
+):
+    """``(weights, attributes, overrides, refusal)`` of every submodule (see the module docstring);
+    every tensor the walk binds by address also goes into ``tensors`` when given."""
     weights: list = []
     attributes: list = []
     overrides: list = []
     refusal: Reason | None = None
     for name, module in diffusion_model.named_modules(prefix="diffusion_model"):
-        for tensors in (module._parameters, module._buffers):
-            for t in tensors.values():
+        for registry in (module._parameters, module._buffers):
+            for t in registry.values():
                 if t is not None:
                     weights.append(_address(t))
+                    if tensors is not None:
+                        tensors.append(t)
         d = module.__dict__
         if refusal is None:
             refusal = _hooks_refusal(name, d)
@@ -210,6 +223,8 @@ def _module_state(diffusion_model: torch.nn.Module, patched: set[int], scratch: 
                 refusal = core_graph_reason(name)
             if isinstance(value, torch.Tensor):
                 weights.append(_address(value))
+                if tensors is not None:
+                    tensors.append(value)
             elif attr == "forward":
                 if (
                     getattr(value, "__self__", None) is module
@@ -219,13 +234,13 @@ def _module_state(diffusion_model: torch.nn.Module, patched: set[int], scratch: 
                 elif id(value) in patched:
                     overrides.append((name, "object patch", id(value)))
                 elif _is_bypass_hook_forward(value):
-                    overrides.append((name, "bypass LoRA", _bypass_key(value.__self__, keep)))
+                    overrides.append((name, "bypass LoRA", _bypass_key(value.__self__, keep, tensors)))
                 elif refusal is None:
                     refusal = _unclassified(f"unknown module override: {name}.forward ({_qualname(value)})")
             elif attr in ("weight_function", "bias_function") and value:
                 refusal = refusal or _unclassified(f"comfy.ops {attr} on {name} ({_qualname(value[0])})")
             else:
-                attributes.append((name, attr, _value(value, keep)))
+                attributes.append((name, attr, _value(value, keep, tensors=tensors)))
         if refusal is None and "parametrizations" in module._modules:
             refusal = _unclassified(f"parametrization on {name}")
     return tuple(weights), tuple(attributes), tuple(overrides), refusal
@@ -249,12 +264,14 @@ def _hooks_refusal(name: str, d: dict) -> Reason | None:
     return None
 
 
-def _bypass_key(hook: Any, keep: list) -> Hashable:
+def _bypass_key(hook: Any, keep: list, tensors: list | None = None) -> Hashable:
     """A bypass-LoRA hook by what its forward reads: the hook and adapter objects, the strength,
     the adapter's tensors by address and its other attributes by value."""
     adapter = hook.adapter
     keep += [hook, adapter, hook.original_forward]  # each held, so no id below is reused
-    state = tuple((k, _value(v, keep)) for k, v in sorted(vars(adapter).items()) if not k.startswith("__"))
+    state = tuple(
+        (k, _value(v, keep, tensors=tensors)) for k, v in sorted(vars(adapter).items()) if not k.startswith("__")
+    )
     return (id(hook), id(adapter), hook.multiplier, id(hook.original_forward), state)
 
 
@@ -454,3 +471,14 @@ def modules_token(watched: WatchedModules) -> tuple:
         tuple([d.get("forward") for d in watched.with_forward]),
         RemovableHandle.next_id,
     )
+
+
+def bound_storages(model_patcher: Any, scratch: tuple[str, ...] = ()) -> set[int]:
+    """The storages of every tensor :func:`take` binds by address (weights, buffers, tensor
+    attributes, bypass-LoRA tensors): a graph reads these freely, since a change of address is a
+    fingerprint change and a change of values in place is what ComfyUI's weight patching means. A
+    capture's other outside reads are held and guarded by the runner (``GraphRunner(bound_storages=)``).
+    Walks the modules as :func:`take` does: asked once per capture, not per call."""
+    tensors: list[torch.Tensor] = []
+    _module_state(model_patcher.model.diffusion_model, set(), scratch, [], tensors)
+    return storage_keys(tensors)

@@ -239,6 +239,7 @@ class BCGSession:
             abort_errors=_interrupt_errors(),
             stage_host_copies=bool(self.adapter and self.adapter.stage_host_copies),
             replay_host_reads=bool(self.adapter and self.adapter.replay_host_reads),
+            bound_storages=self._bound_storages,
         )
         if self.permanent_refusal:
             self.runner.disable(self.permanent_refusal)
@@ -347,8 +348,16 @@ class BCGSession:
 
     def take_fingerprint(self) -> fingerprint.Fingerprint:
         """The fingerprint of the run's model now (:func:`fingerprint.take`)."""
-        scratch = self.adapter.forward_scratch_attributes if self.adapter else ()
-        return fingerprint.take(self.run_patcher, self.run_options, scratch)
+        return fingerprint.take(self.run_patcher, self.run_options, self._scratch())
+
+    def _scratch(self) -> tuple[str, ...]:
+        return self.adapter.forward_scratch_attributes if self.adapter else ()
+
+    def _bound_storages(self) -> set[int]:
+        """What the run's fingerprint binds by address, for the runner's capture (``bound_storages``)."""
+        if self.run_patcher is None:
+            return set()
+        return fingerprint.bound_storages(self.run_patcher, self._scratch())
 
     def clear_run_state(self) -> None:
         """A sampling run ended: DiT calls outside a run (no fingerprint taken) run eager."""

@@ -22,7 +22,7 @@ Replay. Tensor leaves are copied into the entry's static buffers on the current 
 schedule replays, and the output tree is cloned out of the pool (two calls of one shape, such as
 cond and uncond, would otherwise return the same memory).
 
-Serving contract. An entry serves a call only when both hold:
+Serving contract. An entry serves a call only when all three hold:
 
 * **proven**: right after its capture the runner ran the call eagerly on the live arguments, copied
   the same arguments into the static buffers, replayed, and found the output ``torch.equal`` to
@@ -33,6 +33,14 @@ Serving contract. An entry serves a call only when both hold:
   capture. The caller puts there whatever the graph reads by address and the key cannot see
   (for a DiT: the addresses of weights and buffers, object patches). A mismatch drops the entry
   (the memory it read is no longer what it captured) and the call runs eager with that reason.
+* **held**: every other tensor the capture read that it did not make (a table an ``lru_cache``
+  keeps, a tensor in an opaque argument: :mod:`~bcg_runtime.core.outside_reads` finds them at
+  capture, however they are reached) is held by the entry, so its memory is never freed and reused
+  under the graph, and is the version it was at capture: a write into one since drops the entry
+  with a reason that names it. Those the forward writes itself are held only (a replay writes them
+  as eager does). ``bound_storages`` tells the runner which storages the ``state`` covers (the
+  model's weights, which ComfyUI patches in place by design); a mode whose capture runs code the
+  dispatcher does not see (:attr:`CaptureStrategy.audits_reads` off: compiled kernels) skips this.
 
 Tensors of one call must all sit on one device: a 0-dim CPU tensor passed to a CUDA kernel is read
 as a host scalar at capture and frozen into the graph, so a call that mixes devices runs eager.
@@ -71,6 +79,7 @@ from .backends import GraphBackend, backend_for
 from .graph import BreakableGraph
 from .host_copies import HostCopyStaging
 from .host_reads import HostReads
+from .outside_reads import OutsideRead, OutsideReads, storage_keys
 from .reasons import Reason
 from .stats import EntryStats, RunnerStats
 from .trees import (
@@ -99,6 +108,15 @@ NOT_WORTH_IT = Reason(
 MAX_DEFERRED = 4096
 #: Reason of an eager call whose entry was dropped because its ``state`` no longer matches.
 STALE = Reason(reasons.STALE, "graph dropped: what it reads changed since capture (the model's fingerprint differs)")
+
+
+def outside_written_reason(read: OutsideRead) -> Reason:
+    """Reason of an eager call whose entry was dropped because a tensor it holds was written."""
+    return Reason(
+        reasons.STALE,
+        f"graph dropped: a tensor it reads outside its arguments and weights was written since capture "
+        f"({read.describe()})",
+    )
 
 
 @dataclass(frozen=True)
@@ -183,6 +201,10 @@ class CaptureStrategy:
 
     capture_forward: Callable[[Callable], Callable] = staticmethod(lambda fn: fn)
     accept: Callable[[Any, Any], "str | None"] | None = None
+    #: Record what the capture reads outside its inputs and its own memory (the serving contract's
+    #: "held"). Off only where the capture runs kernels the dispatcher does not see (compiled code,
+    #: whose dynamo would also trace the recording mode).
+    audits_reads: bool = True
 
 
 EXACT = CaptureStrategy()
@@ -225,6 +247,16 @@ class _Entry:
     state: Any = None
     #: Pinned copy sources the graph reads at every replay (``stage_host_copies``): held for its life.
     host_buffers: list[torch.Tensor] = field(default_factory=list)
+    #: What the capture read outside its inputs, its own memory and the ``state``'s storages
+    #: (held for its life), with the version each had when the forward does not write it itself.
+    outside: list[tuple[OutsideRead, int | None]] = field(default_factory=list)
+
+    def outside_written(self) -> OutsideRead | None:
+        """The first held tensor written since capture (its version moved), or None."""
+        for read, version in self.outside:
+            if version is not None and read.tensor._version != version:
+                return read
+        return None
 
 
 @dataclass
@@ -250,6 +282,7 @@ class GraphRunner:
         abort_errors: tuple[type[BaseException], ...] = (),
         stage_host_copies: bool = False,
         replay_host_reads: bool = False,
+        bound_storages: Callable[[], set[int]] | None = None,
     ):
         """``abort_errors``: exceptions that end a capture without blocking its key and propagate
         to the caller (a user's Cancel); the next warm-up retries that shape.
@@ -258,8 +291,12 @@ class GraphRunner:
         (:mod:`~bcg_runtime.core.host_copies` says when that is exact).
         ``replay_host_reads``: the callable reads device values on the host, each determined by
         the call's key (the caller's contract); captures hand it the live call's values
-        (:mod:`~bcg_runtime.core.host_reads`)."""
+        (:mod:`~bcg_runtime.core.host_reads`).
+        ``bound_storages``: the storages (:func:`~bcg_runtime.core.outside_reads.storage_keys`)
+        that the caller's ``state`` binds by address, asked at each capture; a capture's other
+        outside reads are held and guarded (module docstring). None: only the inputs are bound."""
         self.name = name
+        self.bound_storages = bound_storages
         self.abort_errors = abort_errors
         self.stage_host_copies = stage_host_copies
         self.replay_host_reads = replay_host_reads
@@ -325,15 +362,19 @@ class GraphRunner:
         if refused is not None:
             return Decision(EAGER, call, reason=refused)
         entry = self._entries.get(call.key)  # taking the state may have dropped entries bound to an older one
-        if entry is not None and entry.state != state:
-            self._drop(call.key)
-            log.warning("[BCG] %s: %s: %s", self.name, call.label, STALE)
-            entry = None
+        dropped = STALE
+        if entry is not None:
+            written = entry.outside_written() if entry.state == state else None
+            if entry.state != state or written is not None:
+                dropped = outside_written_reason(written) if written is not None else STALE
+                self._drop(call.key)
+                log.warning("[BCG] %s: %s: %s", self.name, call.label, dropped)
+                entry = None
         if entry is not None:
             return Decision(SERVE, call, entry)
-        if had_entry:  # its entry was bound to another state: dropped
+        if had_entry:  # its entry was bound to another state, or a tensor it holds was written: dropped
             if not capture_first_call:
-                return Decision(EAGER, call, reason=STALE)
+                return Decision(EAGER, call, reason=dropped)
             if self._put_off(call, calls_left):
                 return Decision(EAGER, call, reason=NOT_WORTH_IT)
         return Decision(CAPTURE, call, dispatch={"key_extra": key_extra, "opaque": opaque, "state": state})
@@ -547,6 +588,7 @@ class GraphRunner:
         graph = BreakableGraph(backend, pool, call.device, self.limits.max_segments)
         staging = HostCopyStaging(call.device.type) if self.stage_host_copies and call.device.type != "cpu" else None
         reads = HostReads(call.device.type) if self.replay_host_reads else None
+        audit = OutsideReads(call.device.type) if strategy.audits_reads else None
         nothing = contextlib.nullcontext
         start = time.perf_counter()
         try:
@@ -565,8 +607,10 @@ class GraphRunner:
                                 capture_fn(*s_args, **s_kwargs)
                 backend.synchronize(call.device)
                 with reads.replaying() if reads else nothing(), staging.replaying() if staging else nothing():
-                    output = graph.capture(capture_fn, s_args, s_kwargs)
+                    with audit or nothing():
+                        output = graph.capture(capture_fn, s_args, s_kwargs)
                 backend.synchronize(call.device)
+                outside = self._outside(audit, static_leaves)
         except BaseException:
             # A pool whose capture failed midway stays marked as recording inside the caching
             # allocator (torch 2.11 and 2.14: "beginAllocateToPool: already recording"), so it is
@@ -588,7 +632,7 @@ class GraphRunner:
             pool_bytes_after=0,
             static_bytes=static_bytes,
         )
-        entry = _Entry(graph, static_leaves, output, entry_stats, state, staging.buffers if staging else [])
+        entry = _Entry(graph, static_leaves, output, entry_stats, state, staging.buffers if staging else [], outside)
         try:
             result = self._prove(entry, call, capture_fn, args, kwargs)
             if result.status is CaptureStatus.CAPTURED and strategy.accept is not None:
@@ -610,10 +654,25 @@ class GraphRunner:
         self.stats.captures += 1
         self.stats.capture_seconds += seconds
         log.info(
-            "[BCG] %s: captured %s in %.2fs: %d segments, %d breaks, pool %.1f MiB, replay exact",
+            "[BCG] %s: captured %s in %.2fs: %d segments, %d breaks, pool %.1f MiB, replay exact%s",
             self.name, call.label, seconds, graph.num_segments, graph.num_breaks, self.stats.pool_bytes / 2**20,
+            f"; holds {len(outside)} tensor(s) it reads outside its arguments and weights: "
+            + ", ".join(read.describe() for read, _ in outside[:4]) if outside else "",
         )  # fmt: skip
         return result
+
+    def _outside(self, audit: OutsideReads | None, static_leaves: list) -> list[tuple[OutsideRead, int | None]]:
+        """The capture's outside reads past its static inputs and the ``state``'s storages, each
+        with the version to guard: None for one the forward writes itself, and for an inference
+        tensor (ComfyUI samples under ``torch.inference_mode``), which keeps no version counter:
+        those are held, not guarded. Opaque arguments are passed as they are, so their tensors
+        are outside reads like any other."""
+        if audit is None:
+            return []
+        bound = storage_keys(static_leaves)
+        if self.bound_storages is not None:
+            bound |= self.bound_storages()
+        return [(read, _guarded_version(read)) for read in audit.outside(bound)]
 
     def _prove(self, entry: _Entry, call: _Call, fn: Callable, args: tuple, kwargs: dict) -> CaptureResult:
         """Eager on the live call, then a replay of the same inputs: keep the entry only if equal.
@@ -866,6 +925,13 @@ CAPTURE_SHIFT = 1.0625
 _SHIFTED_DTYPES = frozenset(
     {torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128}
 )
+
+
+def _guarded_version(read: OutsideRead) -> int | None:
+    """The version to hold ``read``'s tensor to, or None where it is not guarded (see ``_outside``)."""
+    if read.written or read.tensor.is_inference():
+        return None
+    return read.tensor._version
 
 
 def _shift_floats(tensors: list[torch.Tensor]) -> None:

@@ -64,6 +64,12 @@ class ModelAdapter:
     #: ``transformer_options``): Python objects the tensor key cannot hold, which :meth:`call_key`
     #: stands for, and whose tensors the graph holds as constants (the key says they are equal).
     opaque_args: tuple[str, ...] = ()
+    #: The tensors the family's captured forward reads that are neither its arguments nor the
+    #: weights the fingerprint binds (the runner finds and holds them at every capture:
+    #: ``bcg_runtime.core.outside_reads``), by ``(first op, dtype)``, each with what it is and why
+    #: holding it keeps a replay eager's. tests/comfy/test_outside_reads.py derives them per family
+    #: from ComfyUI's model classes and fails on one not named here. Most families: none.
+    outside_reads: tuple[tuple[tuple[str, str], str], ...] = ()
     #: :meth:`call_key` holds the sampling step, so a key comes back once per sampling run (a
     #: schedule's next run), not once per step: the capture gate counts runs, not steps.
     keys_per_step: bool = False

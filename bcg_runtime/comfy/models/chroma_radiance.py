@@ -22,11 +22,11 @@ and one cached tensor:
 - layers.py:150-173 ``NerfGLUBlock``: generated weights, ``normalize`` and ``bmm``: device work.
 - layers.py:47-48 ``NerfEmbedder.fetch_pos`` is an ``lru_cache(maxsize=4)`` over
   ``(embedder, patch_size, device, dtype)``: the DCT table is computed once (in the eager runs before
-  a capture) and graphs read it by address, kept alive only by that cache. Should more than four
-  embedder/device/dtype combinations pass through it (five Radiance or Z-Image DCT model instances
-  in one process), an entry is evicted and its table freed under any graph that reads it. The
-  adapter therefore refuses every call, with a reason, once the cache has evicted anything
-  (``misses > currsize``), rather than replay a graph that may read freed memory.
+  a capture) and kept only by that cache, while a graph reads it by address. The runner finds it
+  at capture as an outside read and the entry holds it (:data:`NERF_TABLE`), so an eviction (more
+  than four embedder/device/dtype combinations in one process) frees nothing a graph reads; the
+  table a later eager call recomputes holds the same values, which depend only on the patch size,
+  the embedder's ``max_freqs``, the device and the dtype.
 
 The forward is ``Chroma.forward`` (the ``WrapperExecutor`` over ``_forward``) in 0.8.0 and 0.33.0.
 ComfyUI 0.8.0's Radiance predates ``use_sequential_txt_ids``; the recipe's value (False) is what
@@ -34,8 +34,6 @@ ComfyUI 0.8.0's Radiance predates ``use_sequential_txt_ids``; the recipe's value
 """
 
 import dataclasses
-import sys
-from typing import Any
 
 import torch
 
@@ -44,43 +42,23 @@ from .base import ModelAdapter
 from .chroma import T5_MAX_TEXT_LENGTH, T5_TEXT_POLICY
 from .recipe import frozen_config
 
-NERF_CACHE_EVICTED = (
-    "Chroma Radiance's cached NeRF DCT table was evicted (NerfEmbedder.fetch_pos keeps 4 entries; more "
-    "embedder/device/dtype combinations used it): graphs may read freed memory, so calls run eager "
-    "for the rest of this process"
+#: ``outside_reads``: the NeRF embedder's cached DCT table, first read by ``dct.repeat(B, 1, 1)``
+#: (layers.py:125), shared with Z-Image pixel space's decoder.
+NERF_TABLE = (
+    ("aten.repeat.default", "float32"),
+    "NerfEmbedder.fetch_pos's lru-cached DCT table (layers.py:47): values from the patch size, max_freqs, "
+    "device and dtype alone; held by the entry, so an eviction from the cache frees nothing a graph reads",
 )
 
 
-def lru_evictions(cached: Any) -> int:
-    """Entries a ``functools.lru_cache`` function has dropped since it was made (or last cleared):
-    every miss stores one entry, so misses beyond the entries held were evicted. 0 for anything
-    that is not such a cache."""
-    cache_info = getattr(cached, "cache_info", None)
-    if cache_info is None:
-        return 0
-    info = cache_info()
-    return info.misses - info.currsize
-
-
-def nerf_cache_evictions() -> int:
-    """Entries ``NerfEmbedder.fetch_pos``'s cache has dropped in this process (0 where the host
-    has no such cache: then nothing is cached outside the graph)."""
-    layers = sys.modules.get("comfy.ldm.chroma_radiance.layers")
-    return lru_evictions(getattr(getattr(layers, "NerfEmbedder", None), "fetch_pos", None))
-
-
-class ChromaRadianceAdapter(ModelAdapter):
-    def refusal(self, call: dict[str, Any]) -> str | None:
-        return NERF_CACHE_EVICTED if nerf_cache_evictions() > 0 else None
-
-
-ADAPTER = ChromaRadianceAdapter(
+ADAPTER = ModelAdapter(
     family="chroma_radiance",
     display_name="Chroma Radiance",
     config_classes=("ChromaRadiance",),
     max_text_length=T5_MAX_TEXT_LENGTH,
     text_policy=T5_TEXT_POLICY,
     latent_scale=1,
+    outside_reads=(NERF_TABLE,),
 )
 
 #: The synthetic-checkpoint recipe (``..synthetic``), Chroma1-Radiance as ComfyUI 0.33.0 detects it:

@@ -31,44 +31,29 @@ Read for host syncs and value-dependent branches (0.33.0, ``comfy/ldm/lumina/mod
   final layer are device work.
 - ``chroma_radiance/layers.py:47`` ``NerfEmbedder.fetch_pos`` is an ``lru_cache(maxsize=4)`` over
   ``(embedder, patch_size, device, dtype)`` (patch size 1 here: the decoder sees one token per
-  patch): graphs read the cached DCT table by address, kept alive only by that cache. Once it has
-  evicted anything (more than four embedder/device/dtype combinations of Chroma Radiance or this
-  model in one process), :meth:`refusal` sends every call eager rather than replay a graph that
-  may read freed memory (the check Chroma Radiance's adapter makes).
+  patch): graphs read the cached DCT table by address; the entry holds it (``outside_reads``, as
+  for Chroma Radiance), so an eviction from the cache frees nothing a graph reads.
 - ``forward`` (l.1122) runs ``_forward`` through the DIFFUSION_MODEL ``WrapperExecutor`` and then
   ``(x - neg_x0) / timesteps`` outside it, eager on the graph's output.
 
 No op syncs with the host, so mode 'full' is safe for every call not refused.
 """
 
-from typing import Any
-
 import torch
 
 from .base import ModelAdapter
-from .chroma_radiance import nerf_cache_evictions
+from .chroma_radiance import NERF_TABLE
 from .recipe import FamilyInfo, frozen_config
 from .zimage import RECIPE as ZIMAGE
 
-NERF_CACHE_EVICTED = (
-    "Z-Image pixel space: the cached NeRF DCT table of its decoder was evicted (NerfEmbedder.fetch_pos "
-    "keeps 4 entries; more embedder/device/dtype combinations used it): graphs may read freed memory, "
-    "so calls run eager for the rest of this process"
-)
-
-
-class ZImagePixelSpaceAdapter(ModelAdapter):
-    def refusal(self, call: dict[str, Any]) -> str | None:
-        return NERF_CACHE_EVICTED if nerf_cache_evictions() > 0 else None
-
-
-ADAPTER = ZImagePixelSpaceAdapter(
+ADAPTER = ModelAdapter(
     family="zimage_pixel_space",
     display_name="Z-Image pixel space",
     config_classes=("ZImagePixelSpace",),
     max_text_length=1024,
     text_policy="exact length: the model pads captions with learned tokens itself; each caption length is its own graph",
     latent_scale=1,
+    outside_reads=(NERF_TABLE,),
 )
 
 

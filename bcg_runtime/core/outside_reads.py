@@ -1,0 +1,141 @@
+"""The device memory a forward reads that the forward itself did not make.
+
+A CUDA graph replays its kernels on the addresses they had at capture. Memory the forward
+allocated during the capture lives in the graph's pool and is the graph's own; everything else a
+kernel reads is *outside* memory: the static input buffers, the model's weights, and whatever
+else the forward reaches, such as a positional table an ``lru_cache`` keeps, a tensor in an
+opaque argument, a buffer some module-level code holds. The graph holds none of it. Whether a
+replay is still eager's answer rests on each of those tensors being alive and unchanged, so the
+runner must know them all, not only the ones somebody listed.
+
+:class:`OutsideReads` is a ``TorchDispatchMode`` for one eager run of the forward. Every aten op's
+tensor arguments are looked up by the storage they live in (a view reads its base's storage);
+storages that some earlier op of the same run returned as new memory are the forward's own, every
+other storage on the run's device is recorded once, as :class:`OutsideRead`, with the op that
+first read it and whether some op wrote it. A quantised weight (a tensor subclass that keeps its
+data in inner tensors) is looked up by its inner tensors. ``lift_fresh`` (a tensor Python built
+inside the forward, ``torch.tensor(...)``) makes its tensor the forward's own.
+
+What the mode cannot see: work that bypasses the dispatcher (an inductor or Triton kernel called
+directly) reads tensors the mode never meets. Such a kernel's inputs are produced by ops it does
+see or are arguments and weights, so what it misses is outside memory read only by such kernels;
+the exact modes the runner audits run none of those except through registered ops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+#: Ops whose output is a tensor Python made inside the forward (``torch.tensor``, ``as_tensor``).
+_FRESH = frozenset({torch.ops.aten.lift_fresh.default, torch.ops.aten.lift_fresh_copy.default})
+
+
+@dataclass
+class OutsideRead:
+    """One outside storage: ``tensor`` as the first op that read it saw it (holding it keeps the
+    memory alive), that op's name, and whether any op of the run wrote to it."""
+
+    tensor: torch.Tensor
+    op: str
+    written: bool = False
+
+    def describe(self) -> str:
+        shape = ",".join(str(s) for s in self.tensor.shape)
+        return f"{str(self.tensor.dtype).replace('torch.', '')}[{shape}] (first read by {self.op})"
+
+
+def storage_key(t: torch.Tensor) -> int | None:
+    """The address of the storage ``t`` lives in, or None for a tensor without one (meta, a wrapper
+    subclass, an empty storage)."""
+    try:
+        storage = t.untyped_storage()
+    except (RuntimeError, NotImplementedError, TypeError):
+        return None
+    if storage.nbytes() == 0 or t.device.type == "meta":
+        return None
+    return storage.data_ptr()
+
+
+def plain_tensors(value: Any) -> Iterator[torch.Tensor]:
+    """Every tensor in a pytree, a subclass that keeps its data in inner tensors (``__tensor_flatten__``)
+    replaced by those inner tensors, recursively."""
+    leaves, _ = tree_flatten(value)
+    for leaf in leaves:
+        if not isinstance(leaf, torch.Tensor):
+            continue
+        flatten = getattr(leaf, "__tensor_flatten__", None)
+        if type(leaf) is not torch.Tensor and callable(flatten):
+            names, _ = flatten()
+            for name in names:
+                yield from plain_tensors(getattr(leaf, name))
+        else:
+            yield leaf
+
+
+def storage_keys(value: Any) -> set[int]:
+    """The storages of every tensor in a pytree (:func:`plain_tensors`, :func:`storage_key`)."""
+    return {k for k in map(storage_key, plain_tensors(value)) if k is not None}
+
+
+def _written_arguments(func: Any, args: tuple, kwargs: dict) -> Iterator[Any]:
+    """The arguments an op's schema marks as written (in-place and ``out=`` arguments)."""
+    schema = getattr(func, "_schema", None)
+    if schema is None:
+        return
+    for index, argument in enumerate(schema.arguments):
+        alias = argument.alias_info
+        if alias is None or not alias.is_write:
+            continue
+        if argument.name in kwargs:
+            yield kwargs[argument.name]
+        elif index < len(args) and not argument.kwarg_only:
+            yield args[index]
+
+
+class OutsideReads(TorchDispatchMode):
+    """Records the outside storages on ``device_type`` one run reads (see the module docstring):
+    :attr:`found` maps each storage's address to its :class:`OutsideRead`, in the order first read."""
+
+    def __init__(self, device_type: str):
+        super().__init__()
+        self.device_type = device_type
+        self.found: dict[int, OutsideRead] = {}
+        self._own: set[int] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _FRESH:
+            out = func(*args, **kwargs)
+            self._own.update(k for k in map(self._key, plain_tensors(out)) if k is not None)
+            return out
+        inputs: set[int] = set()
+        for t in plain_tensors((args, kwargs)):
+            key = self._key(t)
+            if key is None:
+                continue
+            inputs.add(key)
+            if key not in self._own and key not in self.found:
+                self.found[key] = OutsideRead(t, str(func))
+        for t in plain_tensors(list(_written_arguments(func, args, kwargs))):
+            read = self.found.get(self._key(t))
+            if read is not None:
+                read.written = True
+        out = func(*args, **kwargs)
+        for t in plain_tensors(out):
+            key = self._key(t)
+            if key is not None and key not in inputs:  # new memory (a view or in-place result shares an input's)
+                self._own.add(key)
+        return out
+
+    def _key(self, t: torch.Tensor) -> int | None:
+        return storage_key(t) if t.device.type == self.device_type else None
+
+    def outside(self, known: set[int]) -> list[OutsideRead]:
+        """The outside reads whose storage is not in ``known`` (:func:`storage_keys` of the static
+        inputs and of the weights the caller binds by address)."""
+        return [read for key, read in self.found.items() if key not in known]

@@ -1,0 +1,56 @@
+"""comfy layer: what each family's captured forward reads outside its arguments and weights.
+
+The runner finds it at every capture (``core/outside_reads.py``) and holds it for the graph's
+life; this test derives it for every family from ComfyUI's own model classes instead of from a
+list: BCG Apply on the family's depth-1 model, a 1-step cfg 1 KSampler-path run on the CPU stand-in
+(its call captured on sight: warm-up runs, capture, proof), then the entry's held tensors. Each must be one the family's
+adapter names in ``outside_reads`` (the op that first reads it, with what it is and why holding it
+keeps the replay eager's), and every name there must be met; a new tensor some ComfyUI version
+makes its forward reach fails here with its dtype, shape and first op.
+"""
+
+import gc
+
+import pytest
+import torch
+from bcg_testing import conds, session_of, skip_unless_host_builds
+
+from bench import synthetic
+
+pytestmark = pytest.mark.comfy
+
+
+@pytest.fixture(scope="module", params=sorted(synthetic.FAMILIES))
+def family_model(request):
+    import comfy.model_management as mm
+
+    skip_unless_host_builds(request.param)
+    model = synthetic.load_model(request.param, depth=synthetic.family_info(request.param).smallest_depth, seed=0)
+    yield request.param, model
+    del model
+    mm.unload_all_models()
+    mm.cleanup_models_gc()
+    gc.collect()
+
+
+def test_every_tensor_a_capture_holds_is_one_the_adapter_names(pack, family_model, standin_graphs):
+    _, nodes = pack
+    family, model = family_model
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    positive, negative = conds(family)
+    with torch.inference_mode():
+        synthetic.sample(bcg_model, family, 64, 64, 1, 1.0, positive, negative, seed=3)
+    entries = list(session.runner._entries.values())
+    if not entries:
+        pytest.skip(f"{family}: nothing captured on the CPU stand-in ({session.last_run})")
+    found = {
+        (read.op, str(read.tensor.dtype).replace("torch.", "")): read.describe()
+        for e in entries
+        for read, _ in e.outside
+    }
+    named = dict(session.adapter.outside_reads)
+    print(f"{family}: {len(entries)} entries, outside {sorted(found.values())}")
+    unnamed = {k: v for k, v in found.items() if k not in named}
+    assert not unnamed, f"{family}: captures hold tensors its adapter does not name (outside_reads): {unnamed}"
+    assert set(named) <= set(found), f"{family}: outside_reads names what no capture read: {set(named) - set(found)}"

@@ -1,0 +1,184 @@
+"""What a graph reads outside its inputs and its own memory: found at capture, held, guarded.
+
+Run on the CPU stand-in (unit layer) and on real CUDA graphs (gpu layer). Each test has a forward
+that reaches a tensor nobody passed it (a table an ``lru_cache`` keeps, a tensor in an opaque
+argument) and checks the serving contract's "held" clause: the entry keeps that tensor alive, a
+write into it since capture drops the entry with a reason that names it, and what the caller binds
+by address (``bound_storages``: the weights) is read freely, as ComfyUI's in-place patching needs.
+"""
+
+import functools
+import gc
+import weakref
+
+import pytest
+import torch
+
+from bcg_runtime.core import CaptureStatus, GraphRunner, RunnerLimits
+from bcg_runtime.core.cpu_graph import RecordingBackend
+from bcg_runtime.core.outside_reads import OutsideReads, storage_keys
+
+
+def runner_on(device, bound=None):
+    backend = RecordingBackend() if device.type == "cpu" else None
+    return GraphRunner(backend=backend, limits=RunnerLimits(), name="test", bound_storages=bound)
+
+
+class CachedTable(torch.nn.Module):
+    """A forward that reads a table through an ``lru_cache`` (as Chroma Radiance's ``fetch_pos``
+    does): the table is made by the first call, outside any graph, and kept by the cache only."""
+
+    def __init__(self, device):
+        super().__init__()
+        self.lin = torch.nn.Linear(16, 16).to(device)
+        self.device = device
+
+    @functools.lru_cache(maxsize=1)  # noqa: B019 (the pattern under test: ComfyUI caches tables so)
+    def table(self, n):
+        return torch.linspace(0.5, 1.5, n, device=self.device)
+
+    def forward(self, x):
+        return self.lin(x) * self.table(x.shape[-1])
+
+
+def _capture(runner, model, x):
+    result = runner.capture(model, (x,), label="x")
+    assert result.status is CaptureStatus.CAPTURED, result
+    return result
+
+
+def test_the_recorder_tells_outside_memory_from_the_forwards_own():
+    lin = torch.nn.Linear(4, 4)
+    table = torch.randn(4)
+    x = torch.randn(2, 4)
+    with torch.no_grad(), OutsideReads("cpu") as reads:
+        y = lin(x) * table  # weights, input and table: outside
+        y = y.view(-1)[:3] + torch.tensor([2.0])  # a view of its own memory and a Python-made tensor: its own
+        table.mul_(1.0)  # a write into outside memory
+    found = {tuple(r.tensor.shape): r for r in reads.found.values()}
+    assert sorted(found) == [(2, 4), (4,), (4, 4)], found  # weight, bias/table (one each), input
+    assert len(reads.found) == 4
+    outside = reads.outside(storage_keys((x, list(lin.parameters()))))
+    assert [r.tensor.untyped_storage().data_ptr() for r in outside] == [table.untyped_storage().data_ptr()]
+    assert outside[0].written and outside[0].op.startswith("aten.mul")
+    assert "float32[4] (first read by aten.mul" in outside[0].describe()
+    assert not any(r.written for r in reads.found.values() if r is not outside[0])
+
+
+def test_a_cached_table_the_cache_drops_stays_alive_under_the_graph(device):
+    model = CachedTable(device)
+    x = torch.randn(2, 16, device=device)
+    runner = runner_on(device, bound=lambda: storage_keys(list(model.parameters())))
+    with torch.inference_mode():
+        model(x)  # the first call makes the table, as a sampler's first step would
+        table = weakref.ref(model.table(16))
+        _capture(runner, model, x)
+        entry = next(iter(runner._entries.values()))
+        assert [read.tensor.shape for read, _ in entry.outside] == [torch.Size([16])], entry.outside
+        CachedTable.table.cache_clear()  # the cache lets go (maxsize reached by another key, a clear)
+        gc.collect()
+        assert table() is not None, "the entry must hold the table its graph reads"
+        churn = [torch.full((16,), float("nan"), device=device) for _ in range(64)]  # reuse freed memory
+        y = torch.randn(2, 16, device=device)
+        out = runner(model, (y,), label="x")
+        assert runner.stats.hits == 1
+        assert torch.equal(out, model(y)), "the replay reads the table it captured, as eager recomputes it"
+        del churn
+
+
+def test_a_write_into_an_outside_tensor_drops_the_entry_with_its_name(device):
+    table = torch.linspace(0.5, 1.5, 16, device=device)
+
+    def forward(x):
+        return x * table + 1
+
+    x = torch.randn(2, 16, device=device)
+    runner = runner_on(device)
+    with torch.no_grad():
+        _capture(runner, forward, x)
+        assert torch.equal(runner(forward, (x,), label="x"), forward(x)) and runner.stats.hits == 1
+        table.mul_(2)  # somebody edits the table in place: a replay would read the new values only by luck
+        out = runner(forward, (x,), label="x")
+    assert runner.stats.hits == 1, "the written table must not be replayed over"
+    assert torch.equal(out, forward(x))
+    (reason,) = runner.stats.eager
+    assert reason.startswith("graph dropped: a tensor it reads outside its arguments and weights was written"), reason
+    assert "float32[16]" in reason
+    with torch.no_grad():
+        assert runner.capture(forward, (x,), label="x").status is CaptureStatus.CAPTURED  # captured again
+
+
+def test_weights_the_caller_binds_are_read_freely(device):
+    """ComfyUI patches weights in place (a LoRA applied into them): the graph reads them by
+    address and must see the new values, so the caller's bound storages are not guarded."""
+    model = torch.nn.Linear(16, 16).to(device)
+    x = torch.randn(2, 16, device=device)
+    runner = runner_on(device, bound=lambda: storage_keys(list(model.parameters())))
+    with torch.no_grad():
+        _capture(runner, model, x)
+        assert next(iter(runner._entries.values())).outside == []
+        model.weight.add_(0.25)  # in place, version counter moved
+        out = runner(model, (x,), label="x")
+        assert runner.stats.hits == 1, "a bound weight written in place still replays"
+        assert torch.equal(out, model(x))
+
+
+def test_a_tensor_the_forward_writes_itself_is_held_not_guarded(device):
+    state = torch.zeros(16, device=device)
+
+    def forward(x):
+        state.copy_(x[0])  # the forward keeps a copy of its input (a replay writes it the same way)
+        return x * 2 + state
+
+    x = torch.randn(2, 16, device=device)
+    runner = runner_on(device)
+    with torch.no_grad():
+        _capture(runner, forward, x)
+        ((read, version),) = next(iter(runner._entries.values())).outside
+        assert read.written and version is None
+        forward(x)  # an eager call moves the version
+        y = torch.randn(2, 16, device=device)
+        out = runner(forward, (y,), label="x")
+        assert runner.stats.hits == 1 and torch.equal(out, forward(y))
+
+
+def test_an_opaque_argument_tensor_is_held_and_guarded(device):
+    """An opaque argument is passed as it is at capture: its tensors are outside reads like any other."""
+
+    def forward(x, options):
+        return x * options["scale"]
+
+    options = {"scale": torch.full((16,), 3.0, device=device)}
+    x = torch.randn(2, 16, device=device)
+    runner = runner_on(device)
+    with torch.no_grad():
+        result = runner.capture(forward, (x,), {"options": options}, opaque=("options",), label="x")
+        assert result.status is CaptureStatus.CAPTURED
+        ((read, version),) = next(iter(runner._entries.values())).outside
+        assert version is not None and tuple(read.tensor.shape) == (16,)
+        options["scale"].fill_(5.0)
+        runner(forward, (x,), {"options": options}, opaque=("options",), label="x")
+    assert runner.stats.hits == 0
+    assert any("was written since capture" in r for r in runner.stats.eager)
+
+
+def test_an_inference_tensor_is_held_without_a_version(device):
+    """ComfyUI samples under ``torch.inference_mode``: tensors made there keep no version counter."""
+    with torch.inference_mode():
+        table = torch.linspace(0.5, 1.5, 16, device=device)
+        x = torch.randn(2, 16, device=device)
+        runner = runner_on(device)
+        _capture(runner, lambda x: x * table, x)
+        ((read, version),) = next(iter(runner._entries.values())).outside
+        assert version is None and read.tensor.is_inference()
+        assert torch.equal(runner(lambda x: x * table, (x,), label="x"), x * table)
+
+
+@pytest.mark.parametrize("outside", [False, True])
+def test_the_capture_line_names_what_it_holds(device, caplog, outside):
+    table = torch.ones(16, device=device)
+    forward = (lambda x: x * table) if outside else (lambda x: x * 2)
+    with torch.no_grad():
+        _capture(runner_on(device), forward, torch.randn(2, 16, device=device))
+    (line,) = [r.getMessage() for r in caplog.records if "captured x" in r.getMessage()]
+    assert ("holds 1 tensor(s) it reads outside its arguments and weights: float32[16]" in line) is outside, line
