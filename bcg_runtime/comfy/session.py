@@ -240,6 +240,7 @@ class BCGSession:
             stage_host_copies=bool(self.adapter and self.adapter.stage_host_copies),
             replay_host_reads=bool(self.adapter and self.adapter.replay_host_reads),
             bound_storages=self._bound_storages,
+            opaque_keyed=self.adapter.opaque_args if self.adapter else (),
         )
         if self.permanent_refusal:
             self.runner.disable(self.permanent_refusal)

@@ -38,7 +38,10 @@ Serving contract. An entry serves a call only when all three hold:
   capture, however they are reached) is held by the entry, so its memory is never freed and reused
   under the graph, and is the version it was at capture: a write into one since drops the entry
   with a reason that names it. Those the forward writes itself are held only (a replay writes them
-  as eager does). ``bound_storages`` tells the runner which storages the ``state`` covers (the
+  as eager does). A tensor read from an opaque argument is a constant of the graph, while the next
+  call passes its own: it may serve only where the caller keys that argument's tensors by value
+  (``opaque_keyed``); read from any other opaque argument (``transformer_options``), it fails the
+  capture with its path, and the shape runs eager. ``bound_storages`` tells the runner which storages the ``state`` covers (the
   model's weights, which ComfyUI patches in place by design); a mode whose capture runs code the
   dispatcher does not see (:attr:`CaptureStrategy.audits_reads` off: compiled kernels) skips this.
 
@@ -79,7 +82,7 @@ from .backends import GraphBackend, backend_for
 from .graph import BreakableGraph
 from .host_copies import HostCopyStaging
 from .host_reads import HostReads
-from .outside_reads import OutsideRead, OutsideReads, storage_keys
+from .outside_reads import OutsideRead, OutsideReads, storage_key, storage_keys
 from .reasons import Reason
 from .stats import EntryStats, RunnerStats
 from .trees import (
@@ -283,6 +286,7 @@ class GraphRunner:
         stage_host_copies: bool = False,
         replay_host_reads: bool = False,
         bound_storages: Callable[[], set[int]] | None = None,
+        opaque_keyed: Iterable[str] = (),
     ):
         """``abort_errors``: exceptions that end a capture without blocking its key and propagate
         to the caller (a user's Cancel); the next warm-up retries that shape.
@@ -294,9 +298,12 @@ class GraphRunner:
         (:mod:`~bcg_runtime.core.host_reads`).
         ``bound_storages``: the storages (:func:`~bcg_runtime.core.outside_reads.storage_keys`)
         that the caller's ``state`` binds by address, asked at each capture; a capture's other
-        outside reads are held and guarded (module docstring). None: only the inputs are bound."""
+        outside reads are held and guarded (module docstring). None: only the inputs are bound.
+        ``opaque_keyed``: opaque arguments whose tensors ``key_extra`` describes by value (a capture
+        may read them); a capture that reads a tensor of any other opaque argument fails."""
         self.name = name
         self.bound_storages = bound_storages
+        self.opaque_keyed = frozenset(opaque_keyed)
         self.abort_errors = abort_errors
         self.stage_host_copies = stage_host_copies
         self.replay_host_reads = replay_host_reads
@@ -610,7 +617,7 @@ class GraphRunner:
                     with audit or nothing():
                         output = graph.capture(capture_fn, s_args, s_kwargs)
                 backend.synchronize(call.device)
-                outside = self._outside(audit, static_leaves)
+                outside = self._outside(audit, static_leaves, s_kwargs, call.key.opaque)
         except BaseException:
             # A pool whose capture failed midway stays marked as recording inside the caching
             # allocator (torch 2.11 and 2.14: "beginAllocateToPool: already recording"), so it is
@@ -661,18 +668,34 @@ class GraphRunner:
         )  # fmt: skip
         return result
 
-    def _outside(self, audit: OutsideReads | None, static_leaves: list) -> list[tuple[OutsideRead, int | None]]:
+    def _outside(
+        self, audit: OutsideReads | None, static_leaves: list, s_kwargs: dict, opaque: tuple[str, ...]
+    ) -> list[tuple[OutsideRead, int | None]]:
         """The capture's outside reads past its static inputs and the ``state``'s storages, each
         with the version to guard: None for one the forward writes itself, and for an inference
         tensor (ComfyUI samples under ``torch.inference_mode``), which keeps no version counter:
-        those are held, not guarded. Opaque arguments are passed as they are, so their tensors
-        are outside reads like any other."""
+        those are held, not guarded. Raises :class:`UnkeyedOpaqueRead` for a tensor read from an
+        opaque argument outside ``opaque_keyed`` (module docstring)."""
         if audit is None:
             return []
         bound = storage_keys(static_leaves)
         if self.bound_storages is not None:
             bound |= self.bound_storages()
-        return [(read, _guarded_version(read)) for read in audit.outside(bound)]
+        outside = audit.outside(bound)
+        unkeyed = {
+            key: path
+            for name in opaque
+            if name in s_kwargs and name not in self.opaque_keyed
+            for path, key in _tensor_paths(s_kwargs[name], name)
+        }
+        for read in outside:
+            path = unkeyed.get(storage_key(read.tensor))
+            if path is not None:
+                raise UnkeyedOpaqueRead(
+                    f"the forward reads {path} ({read.describe()}), a tensor of an opaque argument the key "
+                    "does not hold: a replay would read the captured call's"
+                )
+        return [(read, _guarded_version(read)) for read in outside]
 
     def _prove(self, entry: _Entry, call: _Call, fn: Callable, args: tuple, kwargs: dict) -> CaptureResult:
         """Eager on the live call, then a replay of the same inputs: keep the entry only if equal.
@@ -925,6 +948,24 @@ CAPTURE_SHIFT = 1.0625
 _SHIFTED_DTYPES = frozenset(
     {torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128}
 )
+
+
+class UnkeyedOpaqueRead(RuntimeError):
+    """A capture read a tensor of an opaque argument that the call's key does not describe."""
+
+
+def _tensor_paths(value: Any, path: str, depth: int = 0):
+    """``(path, storage key)`` of the tensors in an opaque argument's dicts, lists and tuples."""
+    if isinstance(value, torch.Tensor):
+        key = storage_key(value)
+        if key is not None:
+            yield path, key
+    elif depth < 6 and isinstance(value, dict):
+        for k, v in value.items():
+            yield from _tensor_paths(v, f"{path}[{k!r}]", depth + 1)
+    elif depth < 6 and isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            yield from _tensor_paths(v, f"{path}[{i}]", depth + 1)
 
 
 def _guarded_version(read: OutsideRead) -> int | None:

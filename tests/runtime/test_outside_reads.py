@@ -142,15 +142,17 @@ def test_a_tensor_the_forward_writes_itself_is_held_not_guarded(device):
         assert runner.stats.hits == 1 and torch.equal(out, forward(y))
 
 
-def test_an_opaque_argument_tensor_is_held_and_guarded(device):
-    """An opaque argument is passed as it is at capture: its tensors are outside reads like any other."""
+def test_an_opaque_argument_tensor_is_held_and_guarded_where_the_key_holds_it(device):
+    """An opaque argument is passed as it is at capture: its tensors are outside reads like any
+    other, served only where the caller keys them by value (``opaque_keyed``)."""
 
     def forward(x, options):
         return x * options["scale"]
 
     options = {"scale": torch.full((16,), 3.0, device=device)}
     x = torch.randn(2, 16, device=device)
-    runner = runner_on(device)
+    backend = RecordingBackend() if device.type == "cpu" else None
+    runner = GraphRunner(backend=backend, name="test", opaque_keyed=("options",))
     with torch.no_grad():
         result = runner.capture(forward, (x,), {"options": options}, opaque=("options",), label="x")
         assert result.status is CaptureStatus.CAPTURED
@@ -160,6 +162,27 @@ def test_an_opaque_argument_tensor_is_held_and_guarded(device):
         runner(forward, (x,), {"options": options}, opaque=("options",), label="x")
     assert runner.stats.hits == 0
     assert any("was written since capture" in r for r in runner.stats.eager)
+
+
+def test_a_tensor_read_from_an_unkeyed_opaque_argument_fails_the_capture(device):
+    """``transformer_options`` is opaque and keyed only by the plain values options.py knows: a
+    forward that reads a tensor from it (the step's sigmas, say) would replay the captured call's
+    value at every step, and the proof, made on that same call, could not see it."""
+
+    def forward(x, transformer_options):
+        return x * transformer_options["sigmas"]
+
+    x = torch.randn(2, 16, device=device)
+    runner = runner_on(device)
+    with torch.no_grad():
+        options = {"sigmas": torch.full((1,), 0.7, device=device), "cond_or_uncond": [0]}
+        result = runner.capture(
+            forward, (x,), {"transformer_options": options}, opaque=("transformer_options",), label="x"
+        )
+        assert result.status is CaptureStatus.FAILED, result
+        assert "reads transformer_options['sigmas'] (float32[1]" in result.reason, result.reason
+        assert torch.equal(result.output, forward(x, options))  # answered with eager
+        assert runner._entries == {}
 
 
 def test_an_inference_tensor_is_held_without_a_version(device):
