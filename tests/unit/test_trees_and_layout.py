@@ -216,6 +216,16 @@ def test_the_runtime_has_one_import_name():
     assert not offending, offending
 
 
+def test_test_modules_have_distinct_names():
+    """pytest imports test modules by their file name (no ``__init__.py`` in tests/): two files of
+    one name in different layers stop the whole run at collection ("import file mismatch")."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    clashes = {name: paths for name, paths in seen.items() if len(paths) > 1}
+    assert not clashes, f"rename one of each: {clashes}"
+
+
 def test_the_nodes_reach_the_runtime_only_through_api():
     offending = [
         f"{path.relative_to(ROOT)} imports {module}"

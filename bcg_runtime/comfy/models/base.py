@@ -67,7 +67,7 @@ class ModelAdapter:
     #: The tensors the family's captured forward reads that are neither its arguments nor the
     #: weights the fingerprint binds (the runner finds and holds them at every capture:
     #: ``bcg_runtime.core.outside_reads``), by ``(first op, dtype)``, each with what it is and why
-    #: holding it keeps a replay eager's. tests/comfy/test_outside_reads.py derives them per family
+    #: holding it keeps a replay eager's. tests/comfy/test_family_outside_reads.py derives them per family
     #: from ComfyUI's model classes and fails on one not named here. Most families: none.
     outside_reads: tuple[tuple[tuple[str, str], str], ...] = ()
     #: :meth:`call_key` holds the sampling step, so a key comes back once per sampling run (a
