@@ -10,6 +10,8 @@ fail, not pass. The joint latent (video ``[1, 24, T, H/16, W/16]`` + audio ``[1,
 (``BCG_GPU_FAMILIES=minimax_h3``).
 """
 
+import contextlib
+
 import pytest
 import torch
 from bcg_testing import check_gpu_verification_state, session_of, skip_unless_host_builds
@@ -117,11 +119,15 @@ def test_the_step_is_in_the_key(model):
     assert ADAPTER.call_key(call) != ADAPTER.call_key(later)
     assert ADAPTER.call_key(call) == ADAPTER.call_key({**call, "timestep": torch.tensor([1000.0])})
     assert ADAPTER.label(later).endswith(" t0.0625") and "64x64x5f a8" in ADAPTER.label(later)
-    # the step is read once per tensor and kept: an in-place change of that tensor reads again
-    step = torch.tensor([1000.0])
-    first = ADAPTER.call_key({**call, "timestep": step})
-    step.fill_(937.5)
-    assert ADAPTER.call_key({**call, "timestep": step}) == ADAPTER.call_key(later) != first
+    # the step is read at each ask: an in-place change of that tensor reads again, also for a
+    # tensor made under inference mode (ComfyUI samples there), which keeps no version counter
+    for mode in (contextlib.nullcontext, torch.inference_mode):
+        with mode():
+            step = torch.tensor([1000.0])
+            first = ADAPTER.call_key({**call, "timestep": step})
+            assert ADAPTER.label({**call, "timestep": step}).endswith(" t0.0000")
+            step.fill_(937.5)
+            assert ADAPTER.call_key({**call, "timestep": step}) == ADAPTER.call_key(later) != first
 
 
 def test_a_warm_up_says_it_cannot_know_the_schedule_and_captures_nothing(pack, model, standin_graphs):

@@ -78,9 +78,6 @@ def pixel_frames(latent_frames: int) -> int:
 
 
 class MiniMaxH3Adapter(ModelAdapter):
-    #: (timestep tensor, its ``_version``, its first value): :meth:`_step`'s one-entry memo.
-    _step_memo: tuple | None = None
-
     def refusal(self, call: dict[str, Any]) -> str | None:
         if call.get("denoise_mask") is not None or call.get("audio_denoise_mask") is not None:
             return DENOISE_MASK_REFUSAL
@@ -92,20 +89,15 @@ class MiniMaxH3Adapter(ModelAdapter):
             return f"MiniMax H3 conditioning entries BCG does not know ({', '.join(unknown)}): running eager"
         return None
 
-    def _step(self, call: dict[str, Any]) -> float | None:
-        """``timestep.flatten()[0]`` as a float: one host read per call, shared by
-        :meth:`call_key` and :meth:`label` (the decision asks both of the same bound call). The
-        memo holds the tensor itself, so a new tensor at a freed one's address is not mistaken
-        for it, and its ``_version``, so an in-place update reads again."""
+    @staticmethod
+    def _step(call: dict[str, Any]) -> float | None:
+        """``timestep.flatten()[0]`` as a float, read on the host at each ask. Not memoised:
+        :meth:`call_key` and :meth:`label` read it back to back (the first read drains the queue,
+        so the second costs one small copy), while a memo would have to tell an updated tensor from
+        the one it read, and a tensor made under ``torch.inference_mode`` (ComfyUI samples there)
+        keeps no version counter to tell it by."""
         timestep = call.get("timestep")
-        if timestep is None:
-            return None
-        memo = self._step_memo
-        if memo is not None and memo[0] is timestep and memo[1] == timestep._version:
-            return memo[2]
-        value = float(timestep.flatten()[0])
-        object.__setattr__(self, "_step_memo", (timestep, timestep._version, value))
-        return value
+        return None if timestep is None else float(timestep.flatten()[0])
 
     def call_key(self, call: dict[str, Any]) -> Any:
         """The step (``timestep.flatten()[0]``, read on the host) and the payload's values."""
@@ -184,6 +176,14 @@ ADAPTER = MiniMaxH3Adapter(
     replay_host_reads=True,
     keys_per_step=True,
     opaque_args=("minimax_payload",),
+    # The payload's host tensors, keyed by value (call_key: the layout's signature and segments, the
+    # text tags): the captured call's are held and read in place where the model runs on the host
+    # (the CPU stand-in); on CUDA each is copied to the device and the copy staged (host copies).
+    outside_reads=(
+        (("aten.to.dtype", "float64"), "the layout's position_ids [S, 3], made from its signature and segments"),
+        (("aten.to.dtype_layout", "bool"), "the layout's img_update / audio_update masks, from its segments"),
+        (("aten.view.default", "int64"), "the payload's text_token_tags, in the key by value"),
+    ),
     text_dim=5120,
 )
 
