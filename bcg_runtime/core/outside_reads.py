@@ -49,6 +49,51 @@ class OutsideRead:
         return f"{str(self.tensor.dtype).replace('torch.', '')}[{shape}] (first read by {self.op})"
 
 
+@dataclass
+class HeldTensor:
+    """An outside read an entry holds for its life, and how a write into it since capture shows:
+
+    - ``version``: the version counter at capture, for a tensor with one the forward does not write;
+    - ``bits``: a copy of its bits at capture, for an inference tensor the forward does not write
+      (ComfyUI samples under ``torch.inference_mode``, and tensors made there keep no version
+      counter: an ``lru_cache`` table made by the first call is one). Comparing them costs a copy's
+      memory and a host sync, so the runner compares them once per ``state`` it serves under (a run);
+    - neither, for a tensor the forward writes itself: a replay writes it as eager does.
+    """
+
+    read: OutsideRead
+    version: int | None = None
+    bits: torch.Tensor | None = None
+
+    @classmethod
+    def of(cls, read: OutsideRead) -> "HeldTensor":
+        if read.written:
+            return cls(read)
+        if read.tensor.is_inference():
+            return cls(read, bits=_bits(read.tensor).clone())
+        return cls(read, version=read.tensor._version)
+
+    def changed(self, compare_bits: bool) -> bool:
+        """Whether the tensor was written since capture: its version moved, or (``compare_bits``)
+        its bits differ from the copy, bit for bit (a NaN equals itself)."""
+        if self.version is not None:
+            return self.read.tensor._version != self.version
+        if self.bits is not None and compare_bits:
+            return not torch.equal(_bits(self.read.tensor), self.bits)
+        return False
+
+
+#: The integer dtype of each element size, to compare floats as bits.
+_INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """``t`` as integers of its element size (a view: same memory, any strides)."""
+    if t.is_complex():
+        t = torch.view_as_real(t)
+    return t.view(_INT_OF_SIZE[t.element_size()])
+
+
 def storage_key(t: torch.Tensor) -> int | None:
     """The address of the storage ``t`` lives in, or None for a tensor without one (meta, a wrapper
     subclass, an empty storage)."""

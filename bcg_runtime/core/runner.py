@@ -36,9 +36,12 @@ Serving contract. An entry serves a call only when all three hold:
 * **held**: every other tensor the capture read that it did not make (a table an ``lru_cache``
   keeps, a tensor in an opaque argument: :mod:`~bcg_runtime.core.outside_reads` finds them at
   capture, however they are reached) is held by the entry, so its memory is never freed and reused
-  under the graph, and is the version it was at capture: a write into one since drops the entry
-  with a reason that names it. Those the forward writes itself are held only (a replay writes them
-  as eager does). A tensor read from an opaque argument is a constant of the graph, while the next
+  under the graph, and is unchanged since capture: a write into one since drops the entry with a
+  reason that names it. A write shows by the tensor's version counter, or, for an inference
+  tensor (none: ComfyUI samples under ``torch.inference_mode``), by its bits against a copy taken
+  at capture, compared once per ``state`` object the entry serves under (the caller takes one per
+  run; every call where the state is None). Those the forward writes itself are held only (a
+  replay writes them as eager does). A tensor read from an opaque argument is a constant of the graph, while the next
   call passes its own: it may serve only where the caller keys that argument's tensors by value
   (``opaque_keyed``); read from any other opaque argument (``transformer_options``), it fails the
   capture with its path, and the shape runs eager. ``bound_storages`` tells the runner which storages the ``state`` covers (the
@@ -82,7 +85,7 @@ from .backends import GraphBackend, backend_for
 from .graph import BreakableGraph
 from .host_copies import HostCopyStaging
 from .host_reads import HostReads
-from .outside_reads import OutsideRead, OutsideReads, storage_key, storage_keys
+from .outside_reads import HeldTensor, OutsideRead, OutsideReads, storage_key, storage_keys
 from .reasons import Reason
 from .stats import EntryStats, RunnerStats
 from .trees import (
@@ -240,6 +243,9 @@ class CaptureResult:
         return self.status in (CaptureStatus.CAPTURED, CaptureStatus.ALREADY_CAPTURED)
 
 
+_NEVER = object()
+
+
 @dataclass
 class _Entry:
     graph: BreakableGraph
@@ -251,14 +257,20 @@ class _Entry:
     #: Pinned copy sources the graph reads at every replay (``stage_host_copies``): held for its life.
     host_buffers: list[torch.Tensor] = field(default_factory=list)
     #: What the capture read outside its inputs, its own memory and the ``state``'s storages
-    #: (held for its life), with the version each had when the forward does not write it itself.
-    outside: list[tuple[OutsideRead, int | None]] = field(default_factory=list)
+    #: (held for its life), each with how a write into it shows (:class:`HeldTensor`).
+    outside: list[HeldTensor] = field(default_factory=list)
+    #: The ``state`` object under which the held tensors' bits were last compared.
+    bits_compared_under: Any = _NEVER
 
-    def outside_written(self) -> OutsideRead | None:
-        """The first held tensor written since capture (its version moved), or None."""
-        for read, version in self.outside:
-            if version is not None and read.tensor._version != version:
-                return read
+    def outside_written(self, state: Any) -> OutsideRead | None:
+        """The first held tensor written since capture, or None. Bits are compared once per
+        ``state`` object (the caller takes one per run), at every call where ``state`` is None."""
+        compare = state is None or state is not self.bits_compared_under
+        for held in self.outside:
+            if held.changed(compare):
+                return held.read
+        if compare:
+            self.bits_compared_under = state
         return None
 
 
@@ -371,7 +383,7 @@ class GraphRunner:
         entry = self._entries.get(call.key)  # taking the state may have dropped entries bound to an older one
         dropped = STALE
         if entry is not None:
-            written = entry.outside_written() if entry.state == state else None
+            written = entry.outside_written(state) if entry.state == state else None
             if entry.state != state or written is not None:
                 dropped = outside_written_reason(written) if written is not None else STALE
                 self._drop(call.key)
@@ -628,9 +640,12 @@ class GraphRunner:
             raise
         seconds = time.perf_counter() - start
 
+        # Device bytes (host_buffers are pinned host memory); the held tensors' bit copies are the entry's own.
         static_bytes = (
-            tensor_bytes(static_leaves) + graph.bridge_bytes
-        )  # device bytes (host_buffers are pinned host memory)
+            tensor_bytes(static_leaves)
+            + graph.bridge_bytes
+            + tensor_bytes([h.bits for h in outside if h.bits is not None])
+        )
         entry_stats = EntryStats(
             label=call.label,
             segments=graph.num_segments,
@@ -664,17 +679,16 @@ class GraphRunner:
             "[BCG] %s: captured %s in %.2fs: %d segments, %d breaks, pool %.1f MiB, replay exact%s",
             self.name, call.label, seconds, graph.num_segments, graph.num_breaks, self.stats.pool_bytes / 2**20,
             f"; holds {len(outside)} tensor(s) it reads outside its arguments and weights: "
-            + ", ".join(read.describe() for read, _ in outside[:4]) if outside else "",
+            + ", ".join(held.read.describe() for held in outside[:4]) if outside else "",
         )  # fmt: skip
         return result
 
     def _outside(
         self, audit: OutsideReads | None, static_leaves: list, s_kwargs: dict, opaque: tuple[str, ...]
-    ) -> list[tuple[OutsideRead, int | None]]:
+    ) -> list[HeldTensor]:
         """The capture's outside reads past its static inputs and the ``state``'s storages, each
-        with the version to guard: None for one the forward writes itself, and for an inference
-        tensor (ComfyUI samples under ``torch.inference_mode``), which keeps no version counter:
-        those are held, not guarded. Raises :class:`UnkeyedOpaqueRead` for a tensor read from an
+        held with how a write into it shows (:meth:`HeldTensor.of`: its version, a copy of its
+        bits for an inference tensor, nothing for one the forward writes itself). Raises :class:`UnkeyedOpaqueRead` for a tensor read from an
         opaque argument outside ``opaque_keyed`` (module docstring)."""
         if audit is None:
             return []
@@ -695,7 +709,7 @@ class GraphRunner:
                     f"the forward reads {path} ({read.describe()}), a tensor of an opaque argument the key "
                     "does not hold: a replay would read the captured call's"
                 )
-        return [(read, _guarded_version(read)) for read in outside]
+        return [HeldTensor.of(read) for read in outside]
 
     def _prove(self, entry: _Entry, call: _Call, fn: Callable, args: tuple, kwargs: dict) -> CaptureResult:
         """Eager on the live call, then a replay of the same inputs: keep the entry only if equal.
@@ -966,13 +980,6 @@ def _tensor_paths(value: Any, path: str, depth: int = 0):
     elif depth < 6 and isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
             yield from _tensor_paths(v, f"{path}[{i}]", depth + 1)
-
-
-def _guarded_version(read: OutsideRead) -> int | None:
-    """The version to hold ``read``'s tensor to, or None where it is not guarded (see ``_outside``)."""
-    if read.written or read.tensor.is_inference():
-        return None
-    return read.tensor._version
 
 
 def _shift_floats(tensors: list[torch.Tensor]) -> None:

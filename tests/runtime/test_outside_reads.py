@@ -41,6 +41,10 @@ class CachedTable(torch.nn.Module):
         return self.lin(x) * self.table(x.shape[-1])
 
 
+def same_bits(a, b):
+    torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True)
+
+
 def _capture(runner, model, x):
     result = runner.capture(model, (x,), label="x")
     assert result.status is CaptureStatus.CAPTURED, result
@@ -74,7 +78,7 @@ def test_a_cached_table_the_cache_drops_stays_alive_under_the_graph(device):
         table = weakref.ref(model.table(16))
         _capture(runner, model, x)
         entry = next(iter(runner._entries.values()))
-        assert [read.tensor.shape for read, _ in entry.outside] == [torch.Size([16])], entry.outside
+        assert [held.read.tensor.shape for held in entry.outside] == [torch.Size([16])], entry.outside
         CachedTable.table.cache_clear()  # the cache lets go (maxsize reached by another key, a clear)
         gc.collect()
         assert table() is not None, "the entry must hold the table its graph reads"
@@ -134,8 +138,8 @@ def test_a_tensor_the_forward_writes_itself_is_held_not_guarded(device):
     runner = runner_on(device)
     with torch.no_grad():
         _capture(runner, forward, x)
-        ((read, version),) = next(iter(runner._entries.values())).outside
-        assert read.written and version is None
+        (held,) = next(iter(runner._entries.values())).outside
+        assert held.read.written and held.version is None and held.bits is None
         forward(x)  # an eager call moves the version
         y = torch.randn(2, 16, device=device)
         out = runner(forward, (y,), label="x")
@@ -156,8 +160,8 @@ def test_an_opaque_argument_tensor_is_held_and_guarded_where_the_key_holds_it(de
     with torch.no_grad():
         result = runner.capture(forward, (x,), {"options": options}, opaque=("options",), label="x")
         assert result.status is CaptureStatus.CAPTURED
-        ((read, version),) = next(iter(runner._entries.values())).outside
-        assert version is not None and tuple(read.tensor.shape) == (16,)
+        (held,) = next(iter(runner._entries.values())).outside
+        assert held.version is not None and tuple(held.read.tensor.shape) == (16,)
         options["scale"].fill_(5.0)
         runner(forward, (x,), {"options": options}, opaque=("options",), label="x")
     assert runner.stats.hits == 0
@@ -185,16 +189,28 @@ def test_a_tensor_read_from_an_unkeyed_opaque_argument_fails_the_capture(device)
         assert runner._entries == {}
 
 
-def test_an_inference_tensor_is_held_without_a_version(device):
-    """ComfyUI samples under ``torch.inference_mode``: tensors made there keep no version counter."""
+def test_an_inference_tensor_is_guarded_by_its_bits_once_per_state(device):
+    """ComfyUI samples under ``torch.inference_mode``: tensors made there keep no version counter,
+    so the entry keeps a copy of their bits and compares it once per ``state`` object (a run)."""
     with torch.inference_mode():
         table = torch.linspace(0.5, 1.5, 16, device=device)
+        table[3] = float("nan")  # a NaN equals itself bit for bit: no false "written"
         x = torch.randn(2, 16, device=device)
         runner = runner_on(device)
-        _capture(runner, lambda x: x * table, x)
-        ((read, version),) = next(iter(runner._entries.values())).outside
-        assert version is None and read.tensor.is_inference()
-        assert torch.equal(runner(lambda x: x * table, (x,), label="x"), x * table)
+        forward = lambda x: x * table  # noqa: E731
+        run1, run2 = ["run"], ["run"]  # equal, as two runs' fingerprints of one model are, and two objects
+        assert runner.capture(forward, (x,), label="x", state=run1).status is CaptureStatus.CAPTURED
+        (held,) = next(iter(runner._entries.values())).outside
+        assert held.version is None and held.read.tensor.is_inference() and held.bits is not None
+        same_bits(runner(forward, (x,), label="x", state=run1), forward(x))
+        table[0] = 7.0  # somebody writes the table mid-run: seen at the next run's first call
+        runner(forward, (x,), label="x", state=run1)
+        assert runner.stats.hits == 2 and not runner.stats.eager
+        out = runner(forward, (x,), label="x", state=run2)
+    assert runner.stats.hits == 2, "the written inference table must not be replayed over"
+    same_bits(out, forward(x))
+    (reason,) = runner.stats.eager
+    assert "was written since capture (float32[16]" in reason, reason
 
 
 @pytest.mark.parametrize("outside", [False, True])
