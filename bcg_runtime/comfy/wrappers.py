@@ -21,8 +21,9 @@ from typing import Any
 
 import torch
 
-from ..core import CaptureStatus
-from ..core.runner import EAGER, SERVE
+from ..core import CaptureStatus, reasons
+from ..core.reasons import Reason
+from ..core.runner import EAGER, SERVE, one_line
 from ..core.trees import outputs_equal
 from . import guards
 from .compiler import OuterSampleHook
@@ -81,7 +82,14 @@ class DiffusionModelHook(_SessionHook):
         # Eager ComfyUI notices an interrupt inside the forward (every Linear checks); a replay runs
         # no Python there, so check once per DiT call: a cancelled run stops at the next call.
         mm.throw_exception_if_processing_interrupted()
-        plan = decide(session, executor, args, kwargs)
+        try:
+            plan = decide(session, executor, args, kwargs)
+        except mm.InterruptProcessingException:
+            raise
+        except Exception as e:  # a prompt that runs without BCG runs with it: eager, the error named
+            reason = Reason(reasons.UNCLASSIFIED, f"BCG could not decide on this call ({one_line(e)}): ran eager")
+            log.error("[BCG] %s", reason, exc_info=session.runner.stats.eager[reason] == 0)  # traceback once
+            return session.runner.run_eager(executor, args, kwargs, reason)
         runner, decision = session.runner, plan.decision
         if decision.action is EAGER:
             if session.capture_log is not None:  # a warm-up says why it captured nothing here

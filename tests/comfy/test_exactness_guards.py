@@ -279,3 +279,26 @@ def test_a_warmup_after_torch_compile_model_says_bcg_steps_aside_and_samples_not
     assert torch.equal(sample(warmed, positive, negative), sample(model, positive, negative))
     run = session_of(warmed).last_run
     assert run["replayed"] == 0 and all(r.startswith(f"disabled: {reason}") for r in run["eager"]), run
+
+
+def test_an_error_in_bcgs_decision_runs_the_call_eager_and_names_it(pack, models, standin_graphs, monkeypatch):
+    """A prompt that runs without BCG runs with it: an adapter (or any part of the decision) that
+    raises on a call the pack did not foresee (MiniMax H3's step memo once raised on every
+    inference-mode timestep) makes that call eager, with the error in its reason, not a failed prompt."""
+    _, nodes = pack
+    model = models(QWEN)
+    positive, negative = conds(QWEN)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+
+    def broken_call_key(self, call):
+        raise RuntimeError("Inference tensors do not track version counter.")
+
+    monkeypatch.setattr(type(session.adapter), "call_key", broken_call_key)  # adapters are frozen
+    with torch.inference_mode():
+        out = sample(bcg_model, positive, negative, cfg=2.5)
+        assert torch.equal(out, sample(model, positive, negative, cfg=2.5))
+    run = session.last_run
+    assert run["replayed"] == 0 and run["calls"] > 0, run
+    (reason,) = run["eager"]
+    assert reason.startswith("BCG could not decide on this call (RuntimeError: Inference tensors"), reason
