@@ -31,6 +31,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from .trees import as_bits
+
 #: Ops whose output is a tensor Python made inside the forward (``torch.tensor``, ``as_tensor``).
 _FRESH = frozenset({torch.ops.aten.lift_fresh.default, torch.ops.aten.lift_fresh_copy.default})
 
@@ -70,7 +72,7 @@ class HeldTensor:
         if read.written:
             return cls(read)
         if read.tensor.is_inference():
-            return cls(read, bits=_bits(read.tensor).clone())
+            return cls(read, bits=as_bits(read.tensor).clone())
         return cls(read, version=read.tensor._version)
 
     def changed(self, compare_bits: bool) -> bool:
@@ -79,19 +81,8 @@ class HeldTensor:
         if self.version is not None:
             return self.read.tensor._version != self.version
         if self.bits is not None and compare_bits:
-            return not torch.equal(_bits(self.read.tensor), self.bits)
+            return not torch.equal(as_bits(self.read.tensor), self.bits)
         return False
-
-
-#: The integer dtype of each element size, to compare floats as bits.
-_INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-
-
-def _bits(t: torch.Tensor) -> torch.Tensor:
-    """``t`` as integers of its element size (a view: same memory, any strides)."""
-    if t.is_complex():
-        t = torch.view_as_real(t)
-    return t.view(_INT_OF_SIZE[t.element_size()])
 
 
 def storage_key(t: torch.Tensor) -> int | None:

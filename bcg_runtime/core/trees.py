@@ -266,7 +266,7 @@ def outputs_equal(a: Any, b: Any) -> tuple[bool, float]:
             continue
         if x.shape != y.shape or x.dtype != y.dtype:
             return False, float("inf")
-        if not torch.equal(_bits(x), _bits(y)):
+        if not torch.equal(as_bits(x), as_bits(y)):
             equal = False
             worst = max(worst, (x.double() - y.double()).abs().nan_to_num(nan=float("inf")).max().item())
     return equal, worst
@@ -275,8 +275,11 @@ def outputs_equal(a: Any, b: Any) -> tuple[bool, float]:
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
-def _bits(t: torch.Tensor) -> torch.Tensor:
-    """``t`` reinterpreted as integers of its element size (floats), or ``t`` itself."""
+def as_bits(t: torch.Tensor) -> torch.Tensor:
+    """``t`` reinterpreted as integers of its element size (floats; complex as its real pairs), or
+    ``t`` itself: ``torch.equal`` on the result is bit-equality, a NaN equal to itself."""
+    if t.is_complex():
+        t = torch.view_as_real(t)
     if t.dtype.is_floating_point and t.element_size() in _BITS:
         return t.contiguous().view(_BITS[t.element_size()])
     return t
