@@ -78,9 +78,13 @@ PROBES: dict[str, EagerProbe] = {}
 
 
 @pytest.mark.parametrize("mode", ["breakable", "full"])
+@torch.inference_mode()
 def test_full_size_sampling_is_bit_exact(full_model, mode):
     """Through bcg_runtime.comfy.api, the functions the nodes call (the GPU image has no PyAV, which
-    ComfyUI's node API imports; the node shells are covered by the CPU comfy layer)."""
+    ComfyUI's node API imports; the node shells are covered by the CPU comfy layer). Under
+    ``torch.inference_mode``, as ComfyUI's executor runs every prompt: tensors made there keep no
+    version counter, so what the forward caches during sampling (an ``lru_cache`` table) is guarded
+    by its bits, the way a server runs it."""
     family, model = full_model
     positive, negative = conds(family)
     PROBES[family].check("before the warm-up")
