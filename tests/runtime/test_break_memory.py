@@ -82,7 +82,9 @@ def test_borrowed_breaks_stay_exact_under_churn_and_interleaved_shapes():
 
 
 def test_break_input_made_outside_the_pool_is_owned_by_the_graph():
-    """A tensor made before the capture and passed through to a break must outlive its caller."""
+    """A tensor made before the capture and passed through to a break must outlive its caller.
+    The caller keys that argument by value (``opaque_keyed``, ``key_extra``), the one way a replay
+    may read a captured call's opaque tensor (an unkeyed one fails the capture: test_outside_reads)."""
 
     def scale(h, side):
         return h * side
@@ -90,16 +92,18 @@ def test_break_input_made_outside_the_pool_is_owned_by_the_graph():
     def fn(x, side=None):
         return graph_break(scale, x + 1, side) - 1
 
-    runner = GraphRunner(backend=CudaGraphBackend(), limits=RunnerLimits(), name="outside")
+    runner = GraphRunner(backend=CudaGraphBackend(), limits=RunnerLimits(), name="outside", opaque_keyed=("side",))
     x = torch.randn(256, 256, device=CUDA)
+    keyed = {"key_extra": ("side", 3.0), "opaque": ("side",)}
     with torch.inference_mode():
         side = torch.full((256, 256), 3.0, device=CUDA)
-        assert runner.capture(fn, (x,), {"side": side}, opaque=("side",)).status is CaptureStatus.CAPTURED
+        assert runner.capture(fn, (x,), {"side": side}, **keyed).status is CaptureStatus.CAPTURED
         expected = fn(x, side)
         del side
         gc.collect()
         torch.cuda.empty_cache()
         churn = [torch.full((256, 256), -7.0, device=CUDA) for _ in range(32)]
-        replayed = runner(fn, (x,), {"side": None}, opaque=("side",))
+        replayed = runner(fn, (x,), {"side": None}, **keyed)
+        assert runner.stats.hits == 1, runner.stats
         assert torch.equal(replayed, expected)
         assert all(bool((c == -7.0).all()) for c in churn)
