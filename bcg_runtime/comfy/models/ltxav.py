@@ -130,10 +130,10 @@ ADAPTER = LTXAVAdapter(
     ),
     gpu_verified=False,
     gpu_pending=(
-        "on the H200 every full-size case passes in a fresh process (both modes, 512² and 1024², cfg 1 and 2.5); "
-        "after the runtime tests in the same process, eager sampling stopped reproducing itself, traced to SDPA's priority "
-        "order (cuDNN's attention first after other CUDA work: docs/benchmarks.md, LTX-2's exactness); waits for its "
-        "full-size test after the runtime layer under the order the tests now settle"
+        "every full-size case passes (both modes, 512² and 1024², cfg 1 and 2.5, under inference mode), in a fresh "
+        "process on the H200 and after the runtime tests in one process under the SDPA order the tests settle (H100, "
+        "2026-12-06); waits for eager's repeatability with cuDNN's attention first after other CUDA work, where eager "
+        "stopped reproducing itself (docs/benchmarks.md, LTX-2's exactness)"
     ),
     text_dim=3840,
 )
