@@ -137,26 +137,32 @@ class BreakingAttention:
             entry = CALL_OPTIONS.get() or {}
             written = {k: v for k, v in options.items() if k not in entry or entry[k] is not v}
             del kwargs["transformer_options"]
-            return graph_break(_WithLiveOptions(func, written), *args, **kwargs)
+            # ``written`` travels as an argument: each replay passes it as captured (its tensors are
+            # the graph's reads), while the live options are fetched anew (the live call's reads).
+            return graph_break(_WithLiveOptions(func), *args, **kwargs, **{_WRITTEN: written})
         return graph_break(func, *args, **kwargs)
 
     def __deepcopy__(self, memo):
         return self
 
 
-class _WithLiveOptions:
-    """``func`` called with the live call's ``transformer_options`` and ``written`` laid over them."""
+#: The keyword under which :class:`BreakingAttention` passes the options the DiT wrote to its break.
+_WRITTEN = "bcg_written_options"
 
-    def __init__(self, func, written: dict):
+
+class _WithLiveOptions:
+    """``func`` called with the live call's ``transformer_options`` and the entries the DiT wrote
+    (keyword :data:`_WRITTEN`) laid over them."""
+
+    def __init__(self, func):
         self.func = func
-        self.written = written
         self.__qualname__ = getattr(func, "__qualname__", type(func).__qualname__)
 
     def __call__(self, *args, **kwargs):
         from .decision import CALL_OPTIONS
 
         options = dict(CALL_OPTIONS.get() or {})
-        options.update(self.written)
+        options.update(kwargs.pop(_WRITTEN))
         return self.func(*args, transformer_options=options, **kwargs)
 
 

@@ -26,8 +26,9 @@ Two ways keep that true:
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager
 
 import torch
 
@@ -90,6 +91,9 @@ class BreakableGraph:
     _open: Any = field(default=None, repr=False)
     _segments_opened: int = 0
     _in_pool: Callable[[torch.Tensor], bool] | None = field(default=None, repr=False)
+    #: ``(name, carried) -> context`` entered around each break's eager run: the outside-reads
+    #: audit (:meth:`.outside_reads.OutsideReads.breaking`) counts only a break's arguments as reads.
+    break_scope: Callable[[str, Any], ContextManager] | None = None
 
     @property
     def num_segments(self) -> int:
@@ -131,7 +135,8 @@ class BreakableGraph:
     def run_break(self, fn: Callable, args: tuple, kwargs: dict) -> Any:
         """Called by :func:`graph_break` during capture; see the module docstring."""
         self._end_segment()
-        with self.backend.allocate_in_pool(self.pool, self.device):
+        scope = self.break_scope(_name(fn), (args, kwargs)) if self.break_scope else contextlib.nullcontext()
+        with scope, self.backend.allocate_in_pool(self.pool, self.device):
             output = fn(*args, **kwargs)
         (held_args, held_kwargs), _ = self._hold((args, kwargs))
         held_output, owned_bytes = self._hold(output)

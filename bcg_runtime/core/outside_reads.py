@@ -16,6 +16,11 @@ first read it and whether some op wrote it. A quantised weight (a tensor subclas
 data in inner tensors) is looked up by its inner tensors. ``lift_fresh`` (a tensor Python built
 inside the forward, ``torch.tensor(...)``) makes its tensor the forward's own.
 
+A break (``graph_break``) is eager at every replay: its Python runs again and reads what it reaches
+then (the live call's ``transformer_options``, a module's current state), so what it reads is not
+the graph's. Only the arguments its replay passes as captured are (:meth:`OutsideReads.breaking`);
+what it returns is new memory like any op's output.
+
 What the mode cannot see: work that bypasses the dispatcher (an inductor or Triton kernel called
 directly) reads tensors the mode never meets. Such a kernel's inputs are produced by ops it does
 see or are arguments and weights, so what it misses is outside memory read only by such kernels;
@@ -24,6 +29,7 @@ the exact modes the runner audits run none of those except through registered op
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -142,6 +148,7 @@ class OutsideReads(TorchDispatchMode):
         self.device_type = device_type
         self.found: dict[int, OutsideRead] = {}
         self._own: set[int] = set()
+        self._breaks = 0  # depth of breaks running now: their ops' reads are the live call's
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -155,8 +162,8 @@ class OutsideReads(TorchDispatchMode):
             if key is None:
                 continue
             inputs.add(key)
-            if key not in self._own and key not in self.found:
-                self.found[key] = OutsideRead(t, str(func))
+            if not self._breaks:
+                self._note(t, key, str(func))
         for t in plain_tensors(list(_written_arguments(func, args, kwargs))):
             read = self.found.get(self._key(t))
             if read is not None:
@@ -167,6 +174,25 @@ class OutsideReads(TorchDispatchMode):
             if key is not None and key not in inputs:  # new memory (a view or in-place result shares an input's)
                 self._own.add(key)
         return out
+
+    @contextlib.contextmanager
+    def breaking(self, name: str, carried: Any) -> Iterator[None]:
+        """A break named ``name`` runs inside: ``carried`` (its arguments, which each replay passes
+        again as captured) are reads of the graph; the reads of its ops are the live call's, since
+        the break runs again at every replay. Writes and new memory are recorded as elsewhere."""
+        for t in plain_tensors(carried):
+            key = self._key(t)
+            if key is not None:
+                self._note(t, key, f"graph_break({name})")
+        self._breaks += 1
+        try:
+            yield
+        finally:
+            self._breaks -= 1
+
+    def _note(self, t: torch.Tensor, key: int, op: str) -> None:
+        if key not in self._own and key not in self.found:
+            self.found[key] = OutsideRead(t, op)
 
     def _key(self, t: torch.Tensor) -> int | None:
         return storage_key(t) if t.device.type == self.device_type else None

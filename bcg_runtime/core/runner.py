@@ -604,10 +604,12 @@ class GraphRunner:
         keyed = {k: v for k, v in kwargs.items() if k not in call.key.opaque}
         s_args, s_kwargs = unflatten_inputs((tuple(args), keyed), static_leaves)
         s_kwargs.update((k, kwargs[k]) for k in call.key.opaque if k in kwargs)  # passed as they are
-        graph = BreakableGraph(backend, pool, call.device, self.limits.max_segments)
+        audit = OutsideReads(call.device.type) if strategy.audits_reads else None
+        graph = BreakableGraph(
+            backend, pool, call.device, self.limits.max_segments, break_scope=audit.breaking if audit else None
+        )
         staging = HostCopyStaging(call.device.type) if self.stage_host_copies and call.device.type != "cpu" else None
         reads = HostReads(call.device.type) if self.replay_host_reads else None
-        audit = OutsideReads(call.device.type) if strategy.audits_reads else None
         nothing = contextlib.nullcontext
         start = time.perf_counter()
         try:

@@ -14,7 +14,7 @@ import weakref
 import pytest
 import torch
 
-from bcg_runtime.core import CaptureStatus, GraphRunner, RunnerLimits
+from bcg_runtime.core import CaptureStatus, GraphRunner, RunnerLimits, graph_break
 from bcg_runtime.core.cpu_graph import RecordingBackend
 from bcg_runtime.core.outside_reads import OutsideReads, storage_keys
 
@@ -187,6 +187,43 @@ def test_a_tensor_read_from_an_unkeyed_opaque_argument_fails_the_capture(device)
         assert "reads transformer_options['sigmas'] (float32[1]" in result.reason, result.reason
         assert torch.equal(result.output, forward(x, options))  # answered with eager
         assert runner._entries == {}
+
+
+def test_a_break_reads_the_live_call_and_only_its_arguments_are_the_graphs(device):
+    """A break runs again at every replay, so a tensor it fetches itself (the attention break
+    fetches this call's ``transformer_options`` and a sigma-dependent override reads its
+    ``sigmas``) is the live call's, never the graph's: not held, not refused. What it is passed is
+    carried from the capture into every replay, so a tensor of an unkeyed opaque argument passed
+    to a break still fails the capture."""
+    live: dict = {}
+
+    def scale_by_live_sigma(h):
+        return h * live["options"]["sigmas"]
+
+    def forward(x, transformer_options):
+        return graph_break(scale_by_live_sigma, x + 1) - 1
+
+    def passes_it_on(x, transformer_options):
+        return graph_break(torch.mul, x + 1, transformer_options["sigmas"]) - 1
+
+    x = torch.randn(2, 16, device=device)
+    opaque = {"opaque": ("transformer_options",), "label": "x"}
+    runner = runner_on(device)
+    with torch.no_grad():
+        for step, sigma in enumerate((0.9, 0.6, 0.3)):
+            options = live["options"] = {"sigmas": torch.full((1,), sigma, device=device)}
+            if step == 0:
+                result = runner.capture(forward, (x,), {"transformer_options": options}, **opaque)
+                assert result.status is CaptureStatus.CAPTURED, result
+                assert next(iter(runner._entries.values())).outside == []
+            else:
+                out = runner(forward, (x,), {"transformer_options": options}, **opaque)
+                assert torch.equal(out, forward(x, options)), sigma  # this step's sigma, not the capture's
+        assert runner.stats.hits == 2 and not runner.stats.eager, runner.stats
+
+        result = runner_on(device).capture(passes_it_on, (x,), {"transformer_options": options}, **opaque)
+        assert result.status is CaptureStatus.FAILED, result
+        assert "reads transformer_options['sigmas']" in result.reason and "first read by graph_break(" in result.reason
 
 
 def test_an_inference_tensor_is_guarded_by_its_bits_once_per_state(device):
