@@ -1,0 +1,149 @@
+"""Does CUDA graph work make cuDNN's attention non-deterministic? ``python -m bench.sdpa_probe``.
+
+LTX-2's eager sampling stops repeating itself with cuDNN's attention first once the process has
+captured CUDA graphs around ``F.scaled_dot_product_attention`` (docs/benchmarks.md, LTX-2's
+exactness): the audio stream's cross-attention, a few queries over 1024 text keys, gives another
+output on the same inputs. This probe asks the question in plain torch, without ComfyUI or BCG,
+one fresh process per variant (whatever a variant changes in the process stays changed):
+
+- ``none``: nothing before; the baseline, which must repeat itself;
+- ``eager_sdpa``: one eager SDPA of the small capture shape (flash first), no graph;
+- ``graph_matmul``: a ``torch.cuda.graph`` capture and replay of a matmul (graph work without SDPA);
+- ``graph_sdpa``: the same around an SDPA in torch's default order (flash first), as the
+  break-memory tests capture it;
+- ``graph_sdpa_cudnn``: the same with cuDNN's attention first inside the capture.
+
+Then, with cuDNN's attention first (``sdpa_kernel(..., set_priority=True)``, the order a stock
+ComfyUI server ends up with), the probe shape (``--q`` / ``--kv``, LTX-2's audio cross-attention at
+512x512x1 and batch 2 by default) is run ``--repeats`` times on the same inputs. A variant
+*repeats* when every output equals the first bit for bit. Prints one line per variant and writes
+them to ``--json``. Needs CUDA.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+VARIANTS = ("none", "eager_sdpa", "graph_matmul", "graph_sdpa", "graph_sdpa_cudnn")
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        shape = ()
+    if len(shape) != 4 or min(shape) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give batch,heads,tokens,head_dim, e.g. 2,32,1,64")
+    return shape
+
+
+def _cudnn_first():
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    order = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+    return sdpa_kernel(order, set_priority=True)
+
+
+def _before(variant: str) -> None:
+    """The work ``variant`` does before the probe (module docstring)."""
+    import contextlib
+
+    import torch
+    import torch.nn.functional as F
+
+    if variant == "none":
+        return
+    q = torch.randn(1, 8, 256, 64, device="cuda", dtype=torch.bfloat16)
+    if variant == "eager_sdpa":
+        F.scaled_dot_product_attention(q, q, q)
+        torch.cuda.synchronize()
+        return
+    work = (
+        (lambda: q.flatten(0, 2) @ q.flatten(0, 2).T)
+        if variant == "graph_matmul"
+        else (lambda: F.scaled_dot_product_attention(q, q, q))
+    )
+    order = _cudnn_first() if variant == "graph_sdpa_cudnn" else contextlib.nullcontext()
+    with order:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            work()  # warm-up outside the capture, as torch.cuda.graphs' docs ask
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            work()
+        graph.replay()
+    torch.cuda.synchronize()
+    del graph
+
+
+def probe(variant: str, q_shape, kv_shape, repeats: int, seed: int) -> dict:
+    """Runs in this process: ``variant``'s work, then the cuDNN-first repeats."""
+    import torch
+    import torch.nn.functional as F
+
+    _before(variant)
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    q = torch.randn(q_shape, generator=gen, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(kv_shape, generator=gen, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn(kv_shape, generator=gen, device="cuda", dtype=torch.bfloat16)
+    with _cudnn_first():
+        outs = [F.scaled_dot_product_attention(q, k, v) for _ in range(repeats)]
+    torch.cuda.synchronize()
+    diffs = [(out.float() - outs[0].float()).abs().max().item() for out in outs[1:]]
+    return {
+        "variant": variant,
+        "repeats": all(torch.equal(out, outs[0]) for out in outs[1:]),
+        "max_abs_vs_first": diffs,
+        "order_after": str(torch._C._get_sdp_priority_order()),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.sdpa_probe", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--q", type=_shape, default=(2, 32, 1, 64), help="query shape b,h,s,d (default 2,32,1,64)")
+    parser.add_argument("--kv", type=_shape, default=(2, 32, 1024, 64), help="key/value shape (default 2,32,1024,64)")
+    parser.add_argument("--repeats", type=int, default=8, help="probe calls per variant (default 8)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)}")
+    parser.add_argument("--json", help="write the findings here")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one variant in this process
+    args = parser.parse_args(argv)
+    import torch
+
+    if not torch.cuda.is_available():
+        print("sdpa_probe: needs a CUDA GPU (cuDNN's attention); nothing to probe here", file=sys.stderr)
+        return 2
+    shapes = [",".join(map(str, args.q)), ",".join(map(str, args.kv))]
+    if args.one:
+        print(json.dumps(probe(args.one, args.q, args.kv, args.repeats, args.seed)))
+        return 0
+    variants = [v for v in args.variants.split(",") if v]
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        parser.error(f"--variants: {', '.join(unknown)} not one of {', '.join(VARIANTS)}")
+    found = []
+    for variant in variants:  # a fresh process each: what a variant changes stays changed
+        cmd = [sys.executable, "-m", "bench.sdpa_probe", "--one", variant, "--q", shapes[0], "--kv", shapes[1]]
+        cmd += ["--repeats", str(args.repeats), "--seed", str(args.seed)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        lines = done.stdout.strip().splitlines()
+        result = (
+            json.loads(lines[-1])
+            if done.returncode == 0 and lines
+            else {"variant": variant, "error": done.stderr[-600:]}
+        )
+        found.append(result)
+        print(f"sdpa_probe: {json.dumps(result)}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"q": args.q, "kv": args.kv, "repeats": args.repeats, "variants": found}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
