@@ -111,8 +111,12 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)}")
     parser.add_argument("--json", help="write the findings here")
-    parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one variant in this process
+    parser.add_argument("--one", choices=VARIANTS, help=argparse.SUPPRESS)  # internal: one variant, this process
     args = parser.parse_args(argv)
+    variants = [v for v in args.variants.split(",") if v]
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        parser.error(f"--variants: {', '.join(unknown)} not one of {', '.join(VARIANTS)}")
     import torch
 
     if not torch.cuda.is_available():
@@ -122,10 +126,6 @@ def main(argv=None) -> int:
     if args.one:
         print(json.dumps(probe(args.one, args.q, args.kv, args.repeats, args.seed)))
         return 0
-    variants = [v for v in args.variants.split(",") if v]
-    unknown = [v for v in variants if v not in VARIANTS]
-    if unknown:
-        parser.error(f"--variants: {', '.join(unknown)} not one of {', '.join(VARIANTS)}")
     found = []
     for variant in variants:  # a fresh process each: what a variant changes stays changed
         cmd = [sys.executable, "-m", "bench.sdpa_probe", "--one", variant, "--q", shapes[0], "--kv", shapes[1]]

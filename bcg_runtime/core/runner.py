@@ -41,7 +41,8 @@ Serving contract. An entry serves a call only when all three hold:
   tensor (none: ComfyUI samples under ``torch.inference_mode``), by its bits against a copy taken
   at capture, compared once per ``state`` object the entry serves under (the caller takes one per
   run; every call where the state is None). Those the forward writes itself are held only (a
-  replay writes them as eager does). A tensor read from an opaque argument is a constant of the graph, while the next
+  replay writes them as eager does). A break is no read of the graph's beyond its arguments: it
+  runs again at every replay and reads the live call (``OutsideReads.breaking``). A tensor read from an opaque argument is a constant of the graph, while the next
   call passes its own: it may serve only where the caller keys that argument's tensors by value
   (``opaque_keyed``); read from any other opaque argument (``transformer_options``), it fails the
   capture with its path, and the shape runs eager. ``bound_storages`` tells the runner which storages the ``state`` covers (the

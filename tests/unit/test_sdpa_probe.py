@@ -20,3 +20,10 @@ def test_a_shape_that_is_not_four_positive_sizes_is_refused_naming_the_field(bad
         sdpa_probe.main(["--q", bad])
     err = capsys.readouterr().err
     assert "argument --q" in err and "batch,heads,tokens,head_dim" in err, err
+
+
+def test_an_unknown_variant_is_refused_naming_the_field_before_anything_runs(capsys):
+    with pytest.raises(SystemExit):
+        sdpa_probe.main(["--variants", "none,graph_everything"])
+    err = capsys.readouterr().err
+    assert "--variants: graph_everything not one of" in err, err
