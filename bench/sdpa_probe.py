@@ -16,7 +16,8 @@ one fresh process per variant (whatever a variant changes in the process stays c
 Then, with cuDNN's attention first (``sdpa_kernel(..., set_priority=True)``, the order a stock
 ComfyUI server ends up with), the probe shape (``--q`` / ``--kv``, LTX-2's audio cross-attention at
 512x512x1 and batch 2 by default) is run ``--repeats`` times on the same inputs. A variant
-*repeats* when every output equals the first bit for bit. Prints one line per variant and writes
+*repeats* when every output equals the first bit for bit; the same is asked of copies of the
+inputs at new addresses (``repeats_at_new_addresses``), as a sampling step's tensors are. Prints one line per variant and writes
 them to ``--json``. Needs CUDA.
 """
 
@@ -93,12 +94,22 @@ def probe(variant: str, q_shape, kv_shape, repeats: int, seed: int) -> dict:
     v = torch.randn(kv_shape, generator=gen, device="cuda", dtype=torch.bfloat16)
     with _cudnn_first():
         outs = [F.scaled_dot_product_attention(q, k, v) for _ in range(repeats)]
+        moved = []  # equal values at new addresses, as each sampling step's tensors are
+        for i in range(repeats):
+            spacer = torch.empty(4096 * (i + 1), device="cuda", dtype=torch.bfloat16)
+            moved.append(F.scaled_dot_product_attention(q.clone(), k.clone(), v.clone()))
+            del spacer
     torch.cuda.synchronize()
     diffs = [(out.float() - outs[0].float()).abs().max().item() for out in outs[1:]]
+    moved_diffs = [(out.float() - outs[0].float()).abs().max().item() for out in moved]
     return {
         "variant": variant,
         "repeats": all(torch.equal(out, outs[0]) for out in outs[1:]),
         "max_abs_vs_first": diffs,
+        "repeats_at_new_addresses": all(torch.equal(out, outs[0]) for out in moved),
+        "moved_max_abs_vs_first": moved_diffs,
+        "cudnn": torch.backends.cudnn.version(),
+        "torch": torch.__version__,
         "order_after": str(torch._C._get_sdp_priority_order()),
     }
 
