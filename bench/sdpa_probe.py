@@ -9,15 +9,19 @@ one fresh process per variant (whatever a variant changes in the process stays c
 - ``none``: nothing before; the baseline, which must repeat itself;
 - ``eager_sdpa``: one eager SDPA of the small capture shape (flash first), no graph;
 - ``graph_matmul``: a ``torch.cuda.graph`` capture and replay of a matmul (graph work without SDPA);
-- ``graph_sdpa``: the same around an SDPA in torch's default order (flash first), as the
-  break-memory tests capture it;
+- ``graph_sdpa``: the same around a bf16 SDPA in torch's default order (flash first);
+- ``graph_sdpa_fp32``: the same in fp32 (memory-efficient attention), the break-memory tests' dtype;
 - ``graph_sdpa_cudnn``: the same with cuDNN's attention first inside the capture.
 
 Then, with cuDNN's attention first (``sdpa_kernel(..., set_priority=True)``, the order a stock
 ComfyUI server ends up with), the probe shape (``--q`` / ``--kv``, LTX-2's audio cross-attention at
 512x512x1 and batch 2 by default) is run ``--repeats`` times on the same inputs. A variant
-*repeats* when every output equals the first bit for bit; the same is asked of copies of the
-inputs at new addresses (``repeats_at_new_addresses``), as a sampling step's tensors are. Prints one line per variant and writes
+*repeats* when every output equals the first bit for bit, asked three ways: the same tensors
+again, equal copies at new addresses (as each sampling step's tensors are), and equal copies
+whose neighbouring memory holds other values (a kernel reading past its tensor would show there;
+filling *free* memory, as the eager-reads test does, cannot show a read of a live neighbour). The
+inputs are laid out as ComfyUI's attention passes them (a (b, s, h, d) projection seen through
+``transpose(1, 2)``). Prints one line per variant and writes
 them to ``--json``. Needs CUDA.
 """
 
@@ -28,7 +32,7 @@ import json
 import subprocess
 import sys
 
-VARIANTS = ("none", "eager_sdpa", "graph_matmul", "graph_sdpa", "graph_sdpa_cudnn")
+VARIANTS = ("none", "eager_sdpa", "graph_matmul", "graph_sdpa", "graph_sdpa_fp32", "graph_sdpa_cudnn")
 
 
 def _shape(text: str) -> tuple[int, ...]:
@@ -57,7 +61,8 @@ def _before(variant: str) -> None:
 
     if variant == "none":
         return
-    q = torch.randn(1, 8, 256, 64, device="cuda", dtype=torch.bfloat16)
+    dtype = torch.float32 if variant == "graph_sdpa_fp32" else torch.bfloat16
+    q = torch.randn(1, 8, 256, 64, device="cuda", dtype=dtype)
     if variant == "eager_sdpa":
         F.scaled_dot_product_attention(q, q, q)
         torch.cuda.synchronize()
@@ -82,36 +87,62 @@ def _before(variant: str) -> None:
     del graph
 
 
+def _as_comfy_lays_out(values, filler=None):
+    """``values`` (b, h, s, d) laid out as ComfyUI's attention passes it: a (b, s, h, d) projection
+    output seen through ``transpose(1, 2)``. With ``filler``, that storage is the front of a buffer
+    twice its size whose back half holds ``filler``'s values, so what lies beside the tensor in
+    memory differs while its own values do not."""
+    import torch
+
+    b, h, s, d = values.shape
+    size = b * s * h * d
+    storage = torch.empty(2 * size if filler is not None else size, device=values.device, dtype=values.dtype)
+    if filler is not None:
+        storage[size:].copy_(filler(size))
+    bshd = storage[:size].view(b, s, h, d)
+    bshd.copy_(values.transpose(1, 2))
+    return bshd.transpose(1, 2)
+
+
 def probe(variant: str, q_shape, kv_shape, repeats: int, seed: int) -> dict:
-    """Runs in this process: ``variant``'s work, then the cuDNN-first repeats."""
+    """Runs in this process: ``variant``'s work, then the cuDNN-first repeats, three ways: the same
+    tensors again, equal copies at new addresses, equal copies beside different neighbours."""
     import torch
     import torch.nn.functional as F
 
     _before(variant)
     gen = torch.Generator(device="cuda").manual_seed(seed)
-    q = torch.randn(q_shape, generator=gen, device="cuda", dtype=torch.bfloat16)
-    k = torch.randn(kv_shape, generator=gen, device="cuda", dtype=torch.bfloat16)
-    v = torch.randn(kv_shape, generator=gen, device="cuda", dtype=torch.bfloat16)
+    q, k, v = (
+        _as_comfy_lays_out(torch.randn(shape, generator=gen, device="cuda", dtype=torch.bfloat16))
+        for shape in (q_shape, kv_shape, kv_shape)
+    )
     with _cudnn_first():
-        outs = [F.scaled_dot_product_attention(q, k, v) for _ in range(repeats)]
-        moved = []  # equal values at new addresses, as each sampling step's tensors are
+        first = F.scaled_dot_product_attention(q, k, v)
+        ways = {"same_tensors": [], "new_addresses": [], "beside_other_values": []}
         for i in range(repeats):
+            ways["same_tensors"].append(F.scaled_dot_product_attention(q, k, v))
             spacer = torch.empty(4096 * (i + 1), device="cuda", dtype=torch.bfloat16)
-            moved.append(F.scaled_dot_product_attention(q.clone(), k.clone(), v.clone()))
+            ways["new_addresses"].append(F.scaled_dot_product_attention(*(_as_comfy_lays_out(t) for t in (q, k, v))))
             del spacer
+
+            def filler(n, i=i):
+                return torch.full((n,), float(i + 1), device="cuda", dtype=torch.bfloat16) * (-1) ** i
+
+            beside = (_as_comfy_lays_out(t, filler) for t in (q, k, v))
+            ways["beside_other_values"].append(F.scaled_dot_product_attention(*beside))
     torch.cuda.synchronize()
-    diffs = [(out.float() - outs[0].float()).abs().max().item() for out in outs[1:]]
-    moved_diffs = [(out.float() - outs[0].float()).abs().max().item() for out in moved]
-    return {
-        "variant": variant,
-        "repeats": all(torch.equal(out, outs[0]) for out in outs[1:]),
-        "max_abs_vs_first": diffs,
-        "repeats_at_new_addresses": all(torch.equal(out, outs[0]) for out in moved),
-        "moved_max_abs_vs_first": moved_diffs,
-        "cudnn": torch.backends.cudnn.version(),
-        "torch": torch.__version__,
-        "order_after": str(torch._C._get_sdp_priority_order()),
-    }
+    found = {"variant": variant}
+    for way, outs in ways.items():
+        found[way] = {
+            "repeats": all(torch.equal(out, first) for out in outs),
+            "max_abs_vs_first": max((out.float() - first.float()).abs().max().item() for out in outs),
+        }
+    found.update(
+        cudnn=torch.backends.cudnn.version(),
+        torch=torch.__version__,
+        order_after=str(torch._C._get_sdp_priority_order()),
+    )
+    return found
 
 
 def main(argv=None) -> int:
