@@ -535,8 +535,9 @@ def output_latent_shape(
     family: str, width: int, height: int, batch: int = 1, frames: int | None = None
 ) -> tuple[int, ...]:
     """Shape of what :func:`sample` returns (Qwen-Image adds a time axis of 1; video families
-    have T = (frames-1)//temporal_downscale + 1; a family with a second stream (LTX-2's audio)
-    returns both packed into ``[B, 1, N]``; ``sampled_channels`` where the latent format repacks)."""
+    have T = (frames-1)//temporal_downscale + 1; a family with a second stream (LTX-2's audio, or
+    MiniMax H3's, which its latent format adds to the empty latent) returns the streams packed
+    into ``[B, 1, N]``; ``sampled_channels`` where the latent format repacks)."""
     info = family_info(family)
     channels = info.sampled_channels or info.latent_channels
     spatial = (height // info.latent_downscale, width // info.latent_downscale)
@@ -546,7 +547,22 @@ def output_latent_shape(
         shape = (batch, channels, 1) + spatial
     else:
         shape = (batch, channels) + spatial
-    if info.second_stream_shape is None:
-        return shape
-    second = info.second_stream_shape(info, batch, frames)
-    return (batch, 1, math.prod(shape[1:]) + math.prod(second[1:]))
+    if info.second_stream_shape is not None:
+        second = info.second_stream_shape(info, batch, frames)
+        return (batch, 1, math.prod(shape[1:]) + math.prod(second[1:]))
+    joint = _joint_latent_size(info, shape)
+    return shape if joint is None else (batch, 1, joint)
+
+
+def _joint_latent_size(info: FamilyInfo, shape: tuple[int, ...]) -> int | None:
+    """Elements per batch item of the joint latent the family's latent format makes of an empty
+    ``shape`` latent (``fix_empty_latent``, as :func:`sample` runs it: MiniMax H3's audio beside
+    its video), asked of ComfyUI's own class so the count follows the host; None where the latent
+    stays one tensor."""
+    import comfy.latent_formats
+
+    fix = getattr(getattr(comfy.latent_formats, info.latent_format)(), "fix_empty_latent", None)
+    made = fix(torch.zeros(shape)) if fix is not None else None
+    if not getattr(made, "is_nested", False):
+        return None
+    return sum(math.prod(stream.shape[1:]) for stream in made.unbind())
