@@ -2,8 +2,8 @@
 
 The runner drops a graph whose proof replay differs from eager (``replay not exact``) and the call
 runs eager: safe, but the family cannot be called verified until the cause is known. This tool
-takes one real DiT call of a synthetic model (the first call of a KSampler-path run, recorded by a
-DIFFUSION_MODEL wrapper) and answers, in order:
+takes one real DiT call of a synthetic model (the first call of a KSampler-path run, recorded
+where BCG's own hook sees it: :func:`watch_dit_calls`) and answers, in order:
 
 1. **Is eager itself deterministic?** The forward twice on the same inputs: if the two differ,
    no graph can be proven and the cause is a non-deterministic kernel, not the capture. Then the
@@ -36,6 +36,7 @@ import json
 import logging
 import operator
 import sys
+import types
 from typing import Any
 
 import torch
@@ -185,11 +186,33 @@ def _digest(output: Any) -> torch.Tensor:
     return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64)
 
 
+def plain_forward(dm) -> Any:
+    """The DiT's own forward, without ComfyUI's wrapper dispatch: ``_forward`` where the class's
+    ``forward`` runs the DIFFUSION_MODEL WrapperExecutor, else the class's ``forward`` itself (SD3's
+    ``MMDiT`` runs none), bound to ``dm`` past any object patch of ``forward``."""
+    return getattr(dm, "_forward", None) or types.MethodType(type(dm).forward, dm)
+
+
+def watch_dit_calls(patched, key: str, wrapper) -> None:
+    """``wrapper(executor, *args, **kwargs)`` around every DiT call of ``patched`` (a clone the
+    caller owns), where BCG's hook sees the call: a DIFFUSION_MODEL wrapper where the class's
+    ``forward`` runs them, else the object patch ``diffusion_model.forward`` (as BCG Apply patches
+    SD3's ``MMDiT``), whose executor is :func:`plain_forward`."""
+    import comfy.patcher_extension as pe
+
+    dm = patched.get_model_object("diffusion_model")
+    if hasattr(type(dm), "_forward"):
+        pe.add_wrapper_with_key(
+            pe.WrappersMP.DIFFUSION_MODEL, key, wrapper, patched.model_options, is_model_options=True
+        )
+        return
+    forward = plain_forward(dm)
+    patched.add_object_patch("diffusion_model.forward", lambda *args, **kwargs: wrapper(forward, *args, **kwargs))
+
+
 def record_first_call(model, family: str, width: int, height: int, frames: int | None, batch: int):
     """``(diffusion_model, args, kwargs)`` of the first DiT call of a KSampler-path run (cfg 2.5
     when ``batch`` is 2, so cond and uncond reach the DiT together), its tensors cloned."""
-    import comfy.patcher_extension as pe
-
     from bcg_runtime.comfy import sampling
     from bcg_runtime.core.trees import map_tensors
 
@@ -201,9 +224,7 @@ def record_first_call(model, family: str, width: int, height: int, frames: int |
         return executor(*args, **kwargs)
 
     patched = model.clone()
-    pe.add_wrapper_with_key(
-        pe.WrappersMP.DIFFUSION_MODEL, "bcg_not_exact", wrapper, patched.model_options, is_model_options=True
-    )
+    watch_dit_calls(patched, "bcg_not_exact", wrapper)
     info = sampling.family_info(family)
     positive = sampling.make_conditioning(family, info.prompt_lengths[0], seed=1)
     negative = sampling.make_conditioning(family, info.prompt_lengths[0], seed=2)  # one length: one batch
@@ -213,7 +234,7 @@ def record_first_call(model, family: str, width: int, height: int, frames: int |
     dm = patched.model.diffusion_model
     # Every argument by name, so transformer_options (positional in some forwards) is the
     # runner's opaque argument as in BCG's hook, not a part of the key.
-    bound = inspect.signature(dm._forward).bind(*args, **kwargs)
+    bound = inspect.signature(plain_forward(dm)).bind(*args, **kwargs)
     named = {k: v for k, v in bound.arguments.items() if k != "kwargs"}
     named.update(bound.arguments.get("kwargs", {}))
     return dm, (), named
@@ -226,8 +247,6 @@ def record_calls(
     each, tensors cloned (on the device: a full-size model's calls at a test size are small). With
     ``modules``, a third element: ``(name, digest)`` of every submodule's output in the order they
     returned (:func:`_digest`), so that :func:`compare_runs` can name the first module that parted."""
-    import comfy.patcher_extension as pe
-
     from bcg_runtime.comfy import sampling
     from bcg_runtime.core.trees import map_tensors
 
@@ -243,9 +262,7 @@ def record_calls(
         return out
 
     patched = model.clone()
-    pe.add_wrapper_with_key(
-        pe.WrappersMP.DIFFUSION_MODEL, "bcg_not_exact_calls", wrapper, patched.model_options, is_model_options=True
-    )
+    watch_dit_calls(patched, "bcg_not_exact_calls", wrapper)
     handles = []
     if modules:
         for name, module in patched.model.diffusion_model.named_modules():
@@ -271,7 +288,7 @@ def rerun_call(model, call: tuple, times: int = 2) -> list[float | None]:
     (args, kwargs), output = call[0], call[1]
     dm = model.model.diffusion_model
     with torch.no_grad():
-        return [outputs_diff(output, dm._forward(*args, **kwargs)) for _ in range(times)]
+        return [outputs_diff(output, plain_forward(dm)(*args, **kwargs)) for _ in range(times)]
 
 
 def compare_runs(first: list[tuple], second: list[tuple]) -> dict[str, Any]:
@@ -396,7 +413,7 @@ class BlockTap:
 def capture_once(
     dm, args, kwargs, shift: bool, tap: BlockTap | None = None, prior: tuple | None = None
 ) -> tuple[str, float | None]:
-    """One runner capture of ``dm._forward`` on these inputs: ``(status, max_abs_diff)``.
+    """One runner capture of the DiT's :func:`plain_forward` on these inputs: ``(status, max_abs_diff)``.
     ``shift=False`` captures on the live values (the runner's shift off). ``prior``: the
     ``(args, kwargs)`` of another call captured first on the same runner, so that this capture
     gets the one warm-up run a runner gives every capture after its first (as in a session)."""
@@ -405,7 +422,7 @@ def capture_once(
 
     runner = GraphRunner(name="not_exact", stage_host_copies=True)
     if prior is not None:
-        runner.capture(dm._forward, prior[0], prior[1], opaque=("transformer_options",))
+        runner.capture(plain_forward(dm), prior[0], prior[1], opaque=("transformer_options",))
     undo = contextlib.nullcontext()
     if not shift:
         saved = runner_module._shift_floats
@@ -423,7 +440,7 @@ def capture_once(
         if tap is not None:
             tap.recording = True
         try:
-            result = runner.capture(dm._forward, args, kwargs, opaque=("transformer_options",))
+            result = runner.capture(plain_forward(dm), args, kwargs, opaque=("transformer_options",))
         finally:
             if tap is not None:
                 tap.recording = False
@@ -501,12 +518,12 @@ def standalone(model, args, info, width: int, height: int, frames: int | None) -
     dm, call_args, call_kwargs = record_first_call(model, args.family, width, height, frames, args.batch)
     findings: dict[str, Any] = {}
     with torch.no_grad():
-        first = dm._forward(*call_args, **call_kwargs)
-        second = dm._forward(*call_args, **call_kwargs)
+        first = plain_forward(dm)(*call_args, **call_kwargs)
+        second = plain_forward(dm)(*call_args, **call_kwargs)
         findings["eager_twice_max_abs"] = outputs_diff(first, second)
         print(f"not_exact: eager twice on the same inputs: max abs {findings['eager_twice_max_abs']}")
         unwritten = eager_reads_unwritten(
-            lambda: dm._forward(*call_args, **call_kwargs), model.load_device, args.fill_gib, root=dm
+            lambda: plain_forward(dm)(*call_args, **call_kwargs), model.load_device, args.fill_gib, root=dm
         )
         findings["eager_after_fill"] = unwritten
         print(
@@ -538,7 +555,7 @@ def standalone(model, args, info, width: int, height: int, frames: int | None) -
             # the proof's last replay ran on the live inputs: the captured clones hold its values
             tap.eager.clear()
             tap.recording = True
-            dm._forward(*call_args, **call_kwargs)
+            plain_forward(dm)(*call_args, **call_kwargs)
             tap.recording = False
             per_block = [outputs_diff(r, e) for r, e in zip(tap.captured, tap.eager)]
         finally:

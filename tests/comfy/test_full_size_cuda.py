@@ -61,7 +61,7 @@ class EagerProbe:
 
     def forward(self):
         with torch.no_grad():
-            return self.dm._forward(*self.args, **self.kwargs)
+            return not_exact.plain_forward(self.dm)(*self.args, **self.kwargs)
 
     def checksum(self) -> float:
         with torch.no_grad():

@@ -38,3 +38,30 @@ def test_two_eager_samples_compare_call_by_call():
     found = not_exact.compare_runs(first, second)
     assert found["first_output_differing"][0] == 2, found
     assert found["first_module_differing"] == name, found
+
+
+@pytest.mark.parametrize("family", ["zimage", "sd3"])
+def test_the_first_call_is_recorded_where_bcg_sees_it_and_its_plain_forward_repeats_it(family):
+    """SD3's ``MMDiT`` runs no DIFFUSION_MODEL wrapper (BCG patches its ``forward``): a recorder that
+    only wraps would see no call there. The recorded call, run again through ``plain_forward``,
+    gives the output the sampler's call gave (the full-size GPU test's eager probe rests on it)."""
+    model = synthetic.load_model(family, depth=1, seed=0)
+    outputs = []
+
+    def keep(executor, *args, **kwargs):
+        outputs.append(executor(*args, **kwargs))
+        return outputs[-1]
+
+    patched = model.clone()
+    not_exact.watch_dit_calls(patched, "test_not_exact", keep)
+    with torch.no_grad():
+        synthetic.sample(patched, family, 64, 64, 1, 2.5, *_conds(family), seed=7)
+        dm, args, kwargs = not_exact.record_first_call(model, family, 64, 64, None, batch=2)
+        again = not_exact.plain_forward(dm)(*args, **kwargs)
+    assert len(outputs) == 1 and "x" in kwargs, (len(outputs), sorted(kwargs))  # cfg 2.5: cond and uncond in one call
+    assert torch.equal(again, outputs[0])
+
+
+def _conds(family):
+    lengths = synthetic.family_info(family).prompt_lengths
+    return [synthetic.make_conditioning(family, lengths[0], seed=seed) for seed in (1, 2)]
