@@ -245,8 +245,9 @@ def record_calls(
 ) -> list[tuple]:
     """Every DiT call of one eager KSampler-path run (cfg 2.5, seed 7): ``(arguments, output)``
     each, tensors cloned (on the device: a full-size model's calls at a test size are small). With
-    ``modules``, a third element: ``(name, digest)`` of every submodule's output in the order they
-    returned (:func:`_digest`), so that :func:`compare_runs` can name the first module that parted."""
+    ``modules``, a third element: ``(name, digest)`` of every submodule's output and of every
+    attention call's operands and output (:func:`_sdpa_digests`) in the order they returned
+    (:func:`_digest`), so that :func:`compare_runs` can name the first module that parted."""
     from bcg_runtime.comfy import sampling
     from bcg_runtime.core.trees import map_tensors
 
@@ -273,12 +274,57 @@ def record_calls(
             handles.append(module.register_forward_hook(keep))
     info = sampling.family_info(family)
     positive, negative = (sampling.make_conditioning(family, n, seed=s) for n, s in zip(info.prompt_lengths, (1, 2)))
+    attention = _sdpa_digests(digests) if modules else contextlib.nullcontext()
     try:
-        sampling.sample(patched, family, width, height, steps, 2.5, positive, negative, seed=7, frames=frames)
+        with attention:
+            sampling.sample(patched, family, width, height, steps, 2.5, positive, negative, seed=7, frames=frames)
     finally:
         for handle in handles:
             handle.remove()
     return calls
+
+
+@contextlib.contextmanager
+def _sdpa_digests(digests: list[tuple[str, torch.Tensor]]):
+    """Every ``F.scaled_dot_product_attention`` call for the duration as two digest entries, its
+    operands and its output, named by the backend torch picks for it and the operands' layout
+    (:func:`_sdpa_name`): a run that parts at an attention then says which kernel served it and
+    whether its operands were already different. ComfyUI's attention looks the function up on
+    ``torch.nn.functional`` at each call, so replacing it there sees every call."""
+    import torch.nn.functional as F
+
+    original = F.scaled_dot_product_attention
+
+    def recorded(q, k, v, *args, **kwargs):
+        name = _sdpa_name(q, k, v, *args, **kwargs)
+        digests.append((f"{name} operands", _digest((q, k, v))))
+        out = original(q, k, v, *args, **kwargs)
+        digests.append((name, _digest(out)))
+        return out
+
+    F.scaled_dot_product_attention = recorded
+    try:
+        yield
+    finally:
+        F.scaled_dot_product_attention = original
+
+
+def _sdpa_name(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False) -> str:
+    """``sdpa[BACKEND] q=shape/stride@addr%256 k=... v=...``: the backend as torch's selection
+    (``torch._fused_sdp_choice``) picks it under the order in force, each operand's layout and
+    its address modulo 256 (kernels pick tiles and vector widths by alignment)."""
+    from torch.nn.attention import SDPBackend
+
+    try:
+        choice = torch._fused_sdp_choice(q, k, v, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
+        backend = SDPBackend(choice).name
+    except Exception as e:  # a private API: name what it said rather than lose the record
+        backend = f"unknown ({type(e).__name__})"
+
+    def layout(t) -> str:
+        return f"{tuple(t.shape)}/{t.stride()}@{t.data_ptr() % 256}"
+
+    return f"sdpa[{backend}] q={layout(q)} k={layout(k)} v={layout(v)}"
 
 
 def rerun_call(model, call: tuple, times: int = 2) -> list[float | None]:
@@ -295,8 +341,10 @@ def compare_runs(first: list[tuple], second: list[tuple]) -> dict[str, Any]:
     """Call by call: ``calls`` (per run), ``first_input_differing`` and ``first_output_differing``
     (``(index, max abs)`` or None; the latter among calls whose inputs were equal), ``per_call``
     (``(input max abs, output max abs)`` each) and, where both runs kept module digests
-    (``record_calls(modules=True)``), ``first_module_differing``: the first submodule whose output
-    parted in the first call with equal inputs and another output."""
+    (``record_calls(modules=True)``), ``first_module_differing``: the first submodule (or
+    attention call, :func:`_sdpa_digests`) whose output parted in the first call with equal inputs
+    and another output, and ``second_run_names_it`` where the second run's entry there has another
+    name (an attention whose backend or layout differed)."""
     per_call = [(tensors_diff(a[0], b[0]), tensors_diff(a[1], b[1])) for a, b in zip(first, second)]
     inputs = next(((i, d) for i, (d, _) in enumerate(per_call) if d != 0.0), None)
     outputs = next(((i, o) for i, (d, o) in enumerate(per_call) if d == 0.0 and o != 0.0), None)
@@ -308,9 +356,10 @@ def compare_runs(first: list[tuple], second: list[tuple]) -> dict[str, Any]:
     }
     if outputs is not None and len(first[outputs[0]]) > 2 and len(second[outputs[0]]) > 2:
         pairs = zip(first[outputs[0]][2], second[outputs[0]][2])
-        found["first_module_differing"] = next(
-            (name for (name, a), (_, b) in pairs if a.shape != b.shape or not torch.equal(a, b)), None
-        )
+        parted = next(((a, b) for a, b in pairs if a[1].shape != b[1].shape or not torch.equal(a[1], b[1])), None)
+        found["first_module_differing"] = parted and parted[0][0]
+        if parted and parted[1][0] != parted[0][0]:  # an attention served otherwise the second time
+            found["second_run_names_it"] = parted[1][0]
     return found
 
 
