@@ -561,7 +561,8 @@ def _joint_latent_size(info: FamilyInfo, shape: tuple[int, ...]) -> int | None:
     stays one tensor."""
     import comfy.latent_formats
 
-    fix = getattr(getattr(comfy.latent_formats, info.latent_format)(), "fix_empty_latent", None)
+    latent_format = getattr(comfy.latent_formats, info.latent_format, None)  # None: a host without the class
+    fix = getattr(latent_format() if latent_format else None, "fix_empty_latent", None)  # None: no hook (0.8.0)
     made = fix(torch.zeros(shape)) if fix is not None else None
     if not getattr(made, "is_nested", False):
         return None
