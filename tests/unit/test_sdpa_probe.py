@@ -27,3 +27,10 @@ def test_an_unknown_variant_is_refused_naming_the_field_before_anything_runs(cap
         sdpa_probe.main(["--variants", "none,graph_everything"])
     err = capsys.readouterr().err
     assert "--variants: graph_everything not one of" in err, err
+
+
+@pytest.mark.parametrize("bad", ["0", "-3", "many"])
+def test_a_repeat_count_below_one_is_refused_naming_the_field(bad, capsys):
+    with pytest.raises(SystemExit):
+        sdpa_probe.main(["--repeats", bad])
+    assert "--repeats" in capsys.readouterr().err
