@@ -134,8 +134,8 @@ ADAPTER = LTXAVAdapter(
         "process on the H200 and after the runtime tests in one process under the SDPA order the tests settle (H100, "
         "2026-12-06; LTX-2.3 too); with cuDNN's attention first (a stock server's order) after CUDA graph work with SDPA "
         "in the process, eager itself stops repeating (the audio stream's cross-attention; narrowed to three "
-        "break-memory tests; plain torch on that attention's shapes repeated itself in a short probe, a longer one is "
-        "next: docs/benchmarks.md, LTX-2's exactness): served once that is explained"
+        "break-memory tests, while plain torch on that attention's shapes repeats itself 1,000 calls in a row after the "
+        "same kinds of graph work: docs/benchmarks.md, LTX-2's exactness): served once that is explained"
     ),
     text_dim=3840,
 )
