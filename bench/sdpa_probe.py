@@ -15,15 +15,14 @@ one fresh process per variant (whatever a variant changes in the process stays c
 
 Then, with cuDNN's attention first (``sdpa_kernel(..., set_priority=True)``, the order a stock
 ComfyUI server ends up with), the probe shape (``--q`` / ``--kv``, LTX-2's audio cross-attention at
-512x512x1 and batch 2 by default) is run ``--repeats`` times on the same inputs (LTX-2's case parted
-once in a few hundred attention calls, so a few calls prove little). A variant *repeats* when every
-output equals the first bit for bit, asked three ways: the same tensors
-again, equal copies at new addresses (as each sampling step's tensors are), and equal copies
-whose neighbouring memory holds other values (a kernel reading past its tensor would show there;
-filling *free* memory, as the eager-reads test does, cannot show a read of a live neighbour). The
-inputs are laid out as ComfyUI's attention passes them (a (b, s, h, d) projection seen through
-``transpose(1, 2)``). Prints one line per variant and writes
-them to ``--json``. Needs CUDA.
+512x512x1 and batch 2 by default) is run ``--repeats`` times on the same inputs (LTX-2's case
+parted once in a few hundred attention calls, so a few calls prove little). A variant *repeats*
+when every output equals the first bit for bit, asked three ways: the same tensors again, equal
+copies at new addresses (as each sampling step's tensors are), and equal copies whose neighbouring
+memory holds other values (a kernel reading past its tensor would show there; filling *free*
+memory, as the eager-reads test does, cannot show a read of a live neighbour). The inputs are laid
+out as ComfyUI's attention passes them (a (b, s, h, d) projection seen through
+``transpose(1, 2)``). Prints one line per variant and writes them to ``--json``. Needs CUDA.
 """
 
 from __future__ import annotations
