@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import inspect
 import json
 import logging
 import operator
@@ -213,7 +212,7 @@ def watch_dit_calls(patched, key: str, wrapper) -> None:
 def record_first_call(model, family: str, width: int, height: int, frames: int | None, batch: int):
     """``(diffusion_model, args, kwargs)`` of the first DiT call of a KSampler-path run (cfg 2.5
     when ``batch`` is 2, so cond and uncond reach the DiT together), its tensors cloned."""
-    from bcg_runtime.comfy import sampling
+    from bcg_runtime.comfy import api, sampling
     from bcg_runtime.core.trees import map_tensors
 
     calls: list[tuple] = []
@@ -232,12 +231,9 @@ def record_first_call(model, family: str, width: int, height: int, frames: int |
     sampling.sample(patched, family, width, height, 1, cfg, positive, negative, seed=7, frames=frames)
     ((args, kwargs),) = calls
     dm = patched.model.diffusion_model
-    # Every argument by name, so transformer_options (positional in some forwards) is the
-    # runner's opaque argument as in BCG's hook, not a part of the key.
-    bound = inspect.signature(plain_forward(dm)).bind(*args, **kwargs)
-    named = {k: v for k, v in bound.arguments.items() if k != "kwargs"}
-    named.update(bound.arguments.get("kwargs", {}))
-    return dm, (), named
+    # Every argument by name, as BCG's hook names them, so transformer_options (positional in
+    # some forwards) is the runner's opaque argument, not a part of the key.
+    return dm, (), api.bind_call(dm, args, kwargs)
 
 
 def record_calls(

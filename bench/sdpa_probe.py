@@ -55,7 +55,11 @@ def _positive(text: str) -> int:
     return value
 
 
-def _cudnn_first():
+def cudnn_first_in_torch():
+    """torch's SDPA order with cuDNN's attention first, for the duration (``set_priority``): the
+    order a process on a Hopper GPU can hold (docs/how-it-works.md, the fingerprint). Unlike the
+    pack's ``sdpa_order.cudnn_first`` it leaves ComfyUI's own list, which governs its large
+    attentions, as it is."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     order = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
@@ -82,7 +86,7 @@ def _before(variant: str) -> None:
         if variant == "graph_matmul"
         else (lambda: F.scaled_dot_product_attention(q, q, q))
     )
-    order = _cudnn_first() if variant == "graph_sdpa_cudnn" else contextlib.nullcontext()
+    order = cudnn_first_in_torch() if variant == "graph_sdpa_cudnn" else contextlib.nullcontext()
     with order:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
@@ -127,7 +131,7 @@ def probe(variant: str, q_shape, kv_shape, repeats: int, seed: int) -> dict:
         for shape in (q_shape, kv_shape, kv_shape)
     )
     ways = {"same_tensors": [], "new_addresses": [], "beside_other_values": []}  # (parted?, max abs) per call
-    with _cudnn_first():
+    with cudnn_first_in_torch():
         first = F.scaled_dot_product_attention(q, k, v)
 
         def versus_first(way, out):  # kept on the device as two numbers: no sync, no held outputs

@@ -6,8 +6,8 @@ of the runtime: what they show (the modes, the capture policies), check (``resol
 re-run on (``invalidations``), report (``publish_input_error``) and serve (``register_routes``)
 comes from here too. The tools (``bench``) reach the glue through here as well: a model's session
 (``session_of``), why BCG steps aside for a stacked TorchCompileModel (``compile_refusal``), the
-cuDNN-first SDPA order fast mode uses (``cudnn_first``) and the compiler-policy variable
-(``COMPILER_POLICY_VAR``).
+cuDNN-first SDPA order fast mode uses (``cudnn_first``), a DiT call's arguments named as BCG's
+hook names them (``bind_call``) and the compiler-policy variable (``COMPILER_POLICY_VAR``).
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ from .sdpa_order import cudnn_first
 from .session import BCGConfig, BCGSession, CapturePolicy, Mode, invalidations
 from .twin import fixed_address_clone
 from .warmup import WarmupReport, per_step_refusal, run_warmup
-from .wrappers import install, session_of
+from .wrappers import bind_call, install, session_of
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "ANY_MODEL_MAX_TEXT", "COMPILER_POLICY_VAR", "UNVERIFIED_OPT_IN", "CapturePolicy", "InputError", "Mode", "apply",
-    "compile_refusal", "cudnn_first", "invalidations", "publish_input_error", "register_routes", "require_session",
+    "bind_call", "compile_refusal", "cudnn_first", "invalidations", "publish_input_error", "register_routes", "require_session",
     "resolutions_error", "session_of", "warm_up",
 ]  # fmt: skip
 

@@ -19,7 +19,7 @@ import pytest
 import torch
 from bcg_testing import release_cuda_memory, skip_unless_host_builds
 
-from bench import not_exact, synthetic
+from bench import not_exact, sdpa_probe, synthetic
 
 pytestmark = [
     pytest.mark.gpu,
@@ -48,7 +48,7 @@ def test_eager_forward_does_not_read_memory_it_never_wrote(loaded, sdpa_order):
     leaves to torch's order (under its 128k-element bound) only when cuDNN is first."""
     family, model = loaded
     dm, args, kwargs = not_exact.record_first_call(model, family, 512, 512, None, batch=2)
-    order = _cudnn_first() if sdpa_order == "cudnn first" else contextlib.nullcontext()
+    order = sdpa_probe.cudnn_first_in_torch() if sdpa_order == "cudnn first" else contextlib.nullcontext()
     with torch.no_grad(), order:
         found = not_exact.eager_reads_unwritten(
             lambda: not_exact.plain_forward(dm)(*args, **kwargs), model.load_device, root=dm
@@ -62,15 +62,6 @@ def test_eager_forward_does_not_read_memory_it_never_wrote(loaded, sdpa_order):
     )
 
 
-def _cudnn_first():
-    """torch's SDPA order with cuDNN's attention first: the order a process on a Hopper GPU can
-    hold (docs/how-it-works.md, the fingerprint); ComfyUI's own list still governs its large attentions."""
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    order = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
-    return sdpa_kernel(order, set_priority=True)
-
-
 @pytest.mark.parametrize("sdpa_order", ["as found", "cudnn first"])
 def test_eager_sampling_repeats_itself_call_by_call(loaded, sdpa_order):
     """Every DiT call of a 3-step 512² cfg 2.5 run, sampled twice: the same inputs and outputs, or
@@ -78,7 +69,7 @@ def test_eager_sampling_repeats_itself_call_by_call(loaded, sdpa_order):
     the DiT's own kernels), with the first module that parted, what that call gives when run again
     on its recorded inputs, and the process's torch settings."""
     family, model = loaded
-    order = _cudnn_first() if sdpa_order == "cudnn first" else contextlib.nullcontext()
+    order = sdpa_probe.cudnn_first_in_torch() if sdpa_order == "cudnn first" else contextlib.nullcontext()
     with torch.no_grad(), order:
         runs = [not_exact.record_calls(model, family, 512, 512, None, steps=3, modules=True) for _ in range(2)]
         found = not_exact.compare_runs(*runs)
