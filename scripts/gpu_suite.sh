@@ -38,7 +38,8 @@
 #   bash scripts/gpu_suite.sh                 # = all: tests + quick benchmark
 #   bash scripts/gpu_suite.sh full            # tests, noflags, e2e, bench (each within the time budget)
 #   bash scripts/gpu_suite.sh tests           # tests only (TESTS="paths" to pick some; BCG_GPU_FAMILIES="sd3 wan"
-#                                             # limits the full-size test to those families)
+#                                             # limits the full-size test to those families; TEST_LANES runs
+#                                             # several pytest processes on the GPU at once: see stage_test_lanes)
 #   bash scripts/gpu_suite.sh tests,noflags   # any comma list of stages
 #   bash scripts/gpu_suite.sh bench 1024x1024 # benchmark only, at the given resolutions
 #   bash scripts/gpu_suite.sh e2e             # e2e layer only (E2E_TESTS=<files> for some of it)
@@ -192,11 +193,44 @@ pytest_result() { # the last pytest count line of a log, or why there is none
 }
 show_failures() { grep -E "^(FAILED|ERROR) " "$1" | head -25; }
 
+gpu_tests() { python3 -m pytest ${TESTS:-tests} -m "(gpu or comfy) and not e2e" -p no:cacheprovider -q -rfEs; }
+
 stage_tests() {
-  timed tests "$OUT_H/gpu_tests.log" python3 -m pytest ${TESTS:-tests} -m "(gpu or comfy) and not e2e" -p no:cacheprovider -q -rfEs
+  [ -n "${TEST_LANES:-}" ] && { stage_test_lanes; return; }
+  timed tests "$OUT_H/gpu_tests.log" gpu_tests
   show_failures "$OUT_H/gpu_tests.log"
   row tests "$(pytest_result "$OUT_H/gpu_tests.log")" "$SECS"
   [ "$RC" = 0 ] || status=1
+}
+
+# TEST_LANES: pytest processes sharing the one GPU at once, separated by ';', each a list of
+# assignments over this environment (TESTS=..., BCG_GPU_FAMILIES="...", PYTEST_ADDOPTS=...):
+#   TEST_LANES='BCG_GPU_FAMILIES="anima flux2"; BCG_GPU_FAMILIES="lens omnigen2"; TESTS=tests/comfy/test_wan.py'
+# Device time is the scarce thing and one process leaves the GPU idle while it builds models and
+# captures, so lanes overlap that work; each process still compares BCG with its own eager, so
+# exactness does not depend on what the others run. Keep the lanes' models within the GPU's memory
+# together. One log (gpu_tests.log, lane by lane) and one table row per lane.
+stage_test_lanes() {
+  local budget t0=$SECONDS i=0 n spec lanes pids=()
+  budget=$(left)
+  IFS=';' read -ra lanes <<<"$TEST_LANES"
+  for spec in "${lanes[@]}"; do
+    i=$((i + 1))
+    echo "== $HOST tests lane $i (up to ${budget}s): $spec"
+    (eval "export $spec" && timeout -k 15 "$budget" bash -c "$(declare -f gpu_tests); gpu_tests") \
+      >"$OUT_H/gpu_tests.lane$i.log" 2>&1 &
+    pids+=($!)
+  done
+  : >"$OUT_H/gpu_tests.log"
+  for n in $(seq 1 "$i"); do
+    wait "${pids[$((n - 1))]}"
+    RC=$? SECS=$((SECONDS - t0))
+    { echo "######## lane $n: ${lanes[$((n - 1))]}"; cat "$OUT_H/gpu_tests.lane$n.log"; } >>"$OUT_H/gpu_tests.log"
+    show_failures "$OUT_H/gpu_tests.lane$n.log"
+    row "tests$n" "$(pytest_result "$OUT_H/gpu_tests.lane$n.log")" "$SECS"
+    rm -f "$OUT_H/gpu_tests.lane$n.log"
+    [ "$RC" = 0 ] || status=1
+  done
 }
 
 stage_e2e() {
