@@ -193,11 +193,9 @@ pytest_result() { # the last pytest count line of a log, or why there is none
 }
 show_failures() { grep -E "^(FAILED|ERROR) " "$1" | head -25; }
 
-gpu_tests() { python3 -m pytest ${TESTS:-tests} -m "(gpu or comfy) and not e2e" -p no:cacheprovider -q -rfEs; }
-
 stage_tests() {
   [ -n "${TEST_LANES:-}" ] && { stage_test_lanes; return; }
-  timed tests "$OUT_H/gpu_tests.log" gpu_tests
+  timed tests "$OUT_H/gpu_tests.log" python3 -m pytest ${TESTS:-tests} -m "(gpu or comfy) and not e2e" -p no:cacheprovider -q -rfEs
   show_failures "$OUT_H/gpu_tests.log"
   row tests "$(pytest_result "$OUT_H/gpu_tests.log")" "$SECS"
   [ "$RC" = 0 ] || status=1
@@ -208,8 +206,10 @@ stage_tests() {
 #   TEST_LANES='BCG_GPU_FAMILIES="anima flux2"; BCG_GPU_FAMILIES="lens omnigen2"; TESTS=tests/comfy/test_wan.py'
 # Device time is the scarce thing and one process leaves the GPU idle while it builds models and
 # captures, so lanes overlap that work; each process still compares BCG with its own eager, so
-# exactness does not depend on what the others run. Keep the lanes' models within the GPU's memory
-# together. One log (gpu_tests.log, lane by lane) and one table row per lane.
+# exactness does not depend on what the others run. Lanes suit tests that build their models on the
+# GPU directly (test_full_size_cuda.py); a test that loads through ComfyUI's model management sees
+# the other lanes' memory as taken, loads partly (lowvram) and BCG turns itself off, so run those in
+# one process. One log (gpu_tests.log, lane by lane) and one table row per lane.
 stage_test_lanes() {
   local budget t0=$SECONDS i=0 n spec lanes pids=()
   budget=$(left)
@@ -217,7 +217,8 @@ stage_test_lanes() {
   for spec in "${lanes[@]}"; do
     i=$((i + 1))
     echo "== $HOST tests lane $i (up to ${budget}s): $spec"
-    (eval "export $spec" && timeout -k 15 "$budget" bash -c "$(declare -f gpu_tests); gpu_tests") \
+    (eval "export $spec" && timeout -k 15 "$budget" python3 -m pytest ${TESTS:-tests} -m "(gpu or comfy) and not e2e" \
+      -p no:cacheprovider -q -rfEs) \
       >"$OUT_H/gpu_tests.lane$i.log" 2>&1 &
     pids+=($!)
   done
