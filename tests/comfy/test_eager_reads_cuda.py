@@ -30,6 +30,11 @@ pytestmark = [
 ]
 
 FAMILIES = os.environ.get("BCG_GPU_FAMILIES", "").split() or list(synthetic.FAMILIES)
+#: How many more eager samples the repeat test compares with the first (``BCG_EAGER_REPEATS=20``
+#: to catch a kernel that parts only now and then: the first repeat that parts is the one named).
+EAGER_REPEATS = int(os.environ.get("BCG_EAGER_REPEATS", "1"))
+if EAGER_REPEATS < 1:
+    raise ValueError(f"BCG_EAGER_REPEATS={EAGER_REPEATS}: give 1 or more (the eager samples compared with the first)")
 
 
 @pytest.fixture(scope="module", params=FAMILIES)
@@ -64,15 +69,21 @@ def test_eager_forward_does_not_read_memory_it_never_wrote(loaded, sdpa_order):
 
 @pytest.mark.parametrize("sdpa_order", ["as found", "cudnn first"])
 def test_eager_sampling_repeats_itself_call_by_call(loaded, sdpa_order):
-    """Every DiT call of a 3-step 512² cfg 2.5 run, sampled twice: the same inputs and outputs, or
-    the first call where they part (inputs: something outside the DiT; outputs on equal inputs:
-    the DiT's own kernels), with the first module that parted, what that call gives when run again
-    on its recorded inputs, and the process's torch settings."""
+    """Every DiT call of a 3-step 512² cfg 2.5 run, sampled 1 + ``EAGER_REPEATS`` times: the same
+    inputs and outputs, or the first call where a repeat parts from the first run (inputs:
+    something outside the DiT; outputs on equal inputs: the DiT's own kernels), with the first
+    module that parted, what that call gives when run again on its recorded inputs, and the
+    process's torch settings."""
     family, model = loaded
     order = sdpa_probe.cudnn_first_in_torch() if sdpa_order == "cudnn first" else contextlib.nullcontext()
     with torch.no_grad(), order:
-        runs = [not_exact.record_calls(model, family, 512, 512, None, steps=3, modules=True) for _ in range(2)]
-        found = not_exact.compare_runs(*runs)
+        runs = [not_exact.record_calls(model, family, 512, 512, None, steps=3, modules=True)]
+        for repeat in range(1, EAGER_REPEATS + 1):  # each against the first, up to the first that parts
+            runs[1:] = [not_exact.record_calls(model, family, 512, 512, None, steps=3, modules=True)]
+            found = not_exact.compare_runs(*runs)
+            found["repeat"] = f"{repeat} of {EAGER_REPEATS}"
+            if found["first_input_differing"] is not None or found["first_output_differing"] is not None:
+                break
         if found["first_output_differing"] is not None:
             index = found["first_output_differing"][0]
             found["rerun_vs_first_run"] = not_exact.rerun_call(model, runs[0][index])

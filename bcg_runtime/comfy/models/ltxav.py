@@ -133,9 +133,10 @@ ADAPTER = LTXAVAdapter(
         "every full-size case passes (both modes, 512² and 1024², cfg 1 and 2.5, under inference mode), in a fresh "
         "process on the H200 and after the runtime tests in one process under the SDPA order the tests settle (H100, "
         "2026-12-06; LTX-2.3 too); with cuDNN's attention first (a stock server's order) after CUDA graph work with SDPA "
-        "in the process, eager itself stops repeating (the audio stream's cross-attention; narrowed to three "
-        "break-memory tests, while plain torch on that attention's shapes repeats itself 1,000 calls in a row after the "
-        "same kinds of graph work: docs/benchmarks.md, LTX-2's exactness): served once that is explained"
+        "in the process, eager itself now and then stops repeating (the audio stream's cross-attention; after three "
+        "break-memory tests it parted in one run and repeated in the next, while plain torch on that attention's "
+        "shapes repeats itself 1,000 calls in a row after the same kinds of graph work: docs/benchmarks.md, LTX-2's "
+        "exactness): served once that is explained"
     ),
     text_dim=3840,
 )
