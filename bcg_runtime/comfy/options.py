@@ -44,6 +44,10 @@ KEYED_OPTIONS = (
     "rope_options",
     # ChromaRadianceOptions: overrides of Chroma Radiance's params (nerf_tile_size, use_sequential_txt_ids)
     "chroma_radiance_options",
+    # ModelSamplingMiniMaxH3 (MiniMaxH3SigmaShift): the flow shifts MiniMax H3's forward reads as
+    # floats and steers its timestep rows with; the audio shift moves the math at an unchanged step
+    "minimax_h3_sigma_shift_video",
+    "minimax_h3_sigma_shift_audio",
 )
 #: 0.33 (``BaseModel._apply_model``): True when the model is a Dynamic VRAM patcher, whose forward
 #: faults weights in through side-stream prefetch queues (``comfy/model_prefetch.py``). False is

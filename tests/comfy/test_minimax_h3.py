@@ -110,6 +110,33 @@ def test_each_step_is_its_own_graph_and_a_schedule_replays_from_a_later_run(pack
     assert session.last_run["replayed"] == 2, session.last_run  # the one step both share (sigma max), two prompts
 
 
+def test_its_shift_node_is_served_and_each_audio_shift_is_its_own_graph(pack, model, standin_graphs, monkeypatch):
+    """ModelSamplingMiniMaxH3 (``MiniMaxH3SigmaShift``, the node H3 workflows carry) puts both flow
+    shifts in transformer_options, where the forward reads them: BCG keys them by value, so the
+    schedule under the node replays, and a new audio shift (the same sigmas: the video shift
+    drives the schedule) is new graphs, never the old shift's."""
+    from comfy_extras.nodes_minimax_h3 import MiniMaxH3SigmaShift
+
+    from bcg_runtime.core import stats
+
+    monkeypatch.setattr(stats.CaptureCosts, "repays", lambda self, calls: calls > 0)  # as above
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    calls = 2 * STEPS
+    for shift_audio in (2.0, 4.0):
+        shifted, reference = (MiniMaxH3SigmaShift.execute(m, 6.0, shift_audio).args[0] for m in (bcg_model, model))
+        eager = sample(reference)
+        for run_index in range(3):
+            assert torch.equal(sample(shifted), eager), (shift_audio, run_index)
+        run = session.last_run
+        assert run["replayed"] == calls and not any("transformer_options" in r for r in run["eager"]), run
+        assert session.runner.stats.captures == calls * (1 if shift_audio == 2.0 else 2), session.runner.stats
+    assert not torch.equal(eager, sample(MiniMaxH3SigmaShift.execute(model, 6.0, 2.0).args[0])), (
+        "the audio shift changes the output, so a graph of another shift would be a wrong latent"
+    )
+
+
 def test_the_step_is_in_the_key(model):
     """Two calls that differ only in the step's value have different keys (the graph of one step
     would hand the other its timestep rows)."""

@@ -54,3 +54,15 @@ def test_rope_options_enter_the_key_and_differ_by_value():
 def test_math_changing_or_unknown_entries_run_eager_with_the_reason(options, reason):
     extra, refusal = options_key(options, OWN)
     assert refusal is not None and refusal.startswith(reason), refusal
+
+
+def test_minimax_h3_flow_shifts_enter_the_key_each_by_value():
+    """ModelSamplingMiniMaxH3's two shifts: the audio shift alone moves H3's math at an unchanged
+    step, so each is keyed apart."""
+    base = {"minimax_h3_sigma_shift_video": 12.0, "minimax_h3_sigma_shift_audio": 3.0}
+    keys = [
+        options_key(o, None)
+        for o in (base, {**base, "minimax_h3_sigma_shift_audio": 2.0}, {**base, "minimax_h3_sigma_shift_video": 6.0})
+    ]
+    assert all(refusal is None and extra for extra, refusal in keys), keys
+    assert len({extra for extra, _ in keys}) == 3, keys

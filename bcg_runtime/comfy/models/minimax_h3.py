@@ -24,8 +24,8 @@ replays from its second run (batch jobs with fixed steps; ``keys_per_step`` tell
 gate that a key comes back once per run, not once per step). The other values Python reads:
 
 - ``shift_v`` / ``shift_a`` (l.574-575): ``transformer_options`` entries
-  (``minimax_h3_sigma_shift_*``) that ``options.py`` does not know, so a call carrying them runs
-  eager with that reason; otherwise the model's constructor values (its config, fixed).
+  (``minimax_h3_sigma_shift_*``, set by ModelSamplingMiniMaxH3) that ``options.py`` keys by value;
+  without them the model's constructor values (its config, fixed).
 - ``minimax_payload`` (a ``CONDConstant`` dict, :attr:`opaque_args`): ``layout`` (a
   ``PackedLayout``: its ``signature`` and ``segments``, and its tensors ``img_update``,
   ``audio_update``, ``position_ids`` on the host, all made from that signature when there are no
@@ -143,8 +143,8 @@ _KNOWN_PAYLOAD = frozenset(
 #: test (tests/comfy/test_minimax_h3.py) fails when ComfyUI's forward has a line not listed here,
 #: so a new read is looked at before any graph serves it.
 HOST_READS = {
-    'shift_v = float(transformer_options.get("minimax_h3_sigma_shift_video", self.sigma_shift_video))': "options: unknown entry is eager, else the config",
-    'shift_a = float(transformer_options.get("minimax_h3_sigma_shift_audio", self.sigma_shift_audio))': "options: unknown entry is eager, else the config",
+    'shift_v = float(transformer_options.get("minimax_h3_sigma_shift_video", self.sigma_shift_video))': "options: keyed by value (ModelSamplingMiniMaxH3), else the config",
+    'shift_a = float(transformer_options.get("minimax_h3_sigma_shift_audio", self.sigma_shift_audio))': "options: keyed by value (ModelSamplingMiniMaxH3), else the config",
     "sigma_v = (timestep.flatten()[0] / 1000.0).float().clamp(min=1e-6)": "a device op, no read",
     "t_v = float(1.0 - sigma_v)": "keyed: the step; replayed by HostReads",
     "t_a = float(1.0 - time_shift_sigma(sigma_v, shift_v, shift_a))": "keyed: the step and shifts; replayed by HostReads",
