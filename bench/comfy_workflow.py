@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from .comfy_base import PACK_ROOT
@@ -24,8 +25,38 @@ EXAMPLES = {
 #: Node ids of the example workflows (the UI and API examples use the same ids).
 APPLY_ID, WARMUP_ID, SAVE_ID = "7", "8", "12"
 SAMPLER_ID, COND_ID = "10", "4"
-#: The SaveLatent node :func:`latent_workflow` adds.
-SAVE_LATENT_ID = "13"
+SHIFT_ID, LATENT_ID = "6", "9"
+#: The SaveLatent node :func:`latent_workflow` adds; for a joint audio-video family also Separate
+#: AV Latent (the sampler's latent is a NestedTensor, which SaveLatent cannot write) and the audio
+#: stream's SaveLatent.
+SAVE_LATENT_ID, SEPARATE_ID, AUDIO_SAVE_ID = "13", "14", "15"
+
+
+@dataclass(frozen=True)
+class VideoNodes:
+    """What a video family's users put where the example (a Z-Image text-to-image) has its
+    sampling-shift node and its empty image latent: ``shift`` (class, inputs besides the model),
+    ``latent`` (class; it takes width, height and ``length`` in pixel frames), whether that
+    node takes a ``batch_size``, and whether the latent holds an audio stream beside the video."""
+
+    shift: tuple[str, dict]
+    latent: str
+    batch_input: bool = True
+    joint_audio: bool = False
+
+
+#: Video families the server workflow knows, with the nodes of ComfyUI's own workflows for them:
+#: MiniMax H3's joint video+audio latent and its two flow shifts (a plain shift node would drop
+#: the audio schedule), Wan's 16-channel video latent with the SD3-style shift of its examples.
+VIDEO_NODES = {
+    "minimax_h3": VideoNodes(
+        ("MiniMaxH3SigmaShift", {"shift_video": 12.0, "shift_audio": 3.0}),
+        "EmptyMiniMaxH3LatentAV",
+        batch_input=False,
+        joint_audio=True,
+    ),
+    "wan": VideoNodes(("ModelSamplingSD3", {"shift": 8.0}), "EmptyHunyuanLatentVideo"),
+}
 
 
 def example(kind: str) -> dict:
@@ -33,11 +64,19 @@ def example(kind: str) -> dict:
 
 
 def api_workflow(
-    unet_name: str, cond_folder: str, size: tuple[int, int], steps: int, seed: int, capture: str = "warm-up only"
+    unet_name: str,
+    cond_folder: str,
+    size: tuple,
+    steps: int,
+    seed: int,
+    capture: str = "warm-up only",
+    family: str | None = None,
 ) -> dict:
     """The API example with ``unet_name``, the conditioning dataset ``cond_folder``, the "taef1"
-    VAE, ``size`` (latent and warm-up resolution), ``steps``, ``seed`` and BCG Apply's ``capture``
-    policy (default "warm-up only": the e2e plans count warmed vs unwarmed shapes)."""
+    VAE, ``size`` (latent and warm-up resolution: ``(width, height)``, or ``(width, height,
+    frames)`` for a video ``family`` of :data:`VIDEO_NODES`, whose shift and empty-latent nodes
+    replace the example's), ``steps``, ``seed`` and BCG Apply's ``capture`` policy (default
+    "warm-up only": the e2e plans count warmed vs unwarmed shapes)."""
     prompt = copy.deepcopy(example("api"))
     by_class = {node["class_type"]: node_id for node_id, node in prompt.items()}
     clip_loader, text = by_class.pop("CLIPLoader"), by_class["CLIPTextEncode"]
@@ -49,29 +88,49 @@ def api_workflow(
                 node["inputs"][name] = [text, 1]
     prompt[by_class["UNETLoader"]]["inputs"]["unet_name"] = unet_name
     prompt[by_class["VAELoader"]]["inputs"]["vae_name"] = "taef1"
-    prompt[by_class["BCGWarmupCapture"]]["inputs"]["resolutions"] = f"{size[0]}x{size[1]}"
+    prompt[by_class["BCGWarmupCapture"]]["inputs"]["resolutions"] = "x".join(map(str, size))
     prompt[by_class["BCGApply"]]["inputs"]["capture"] = capture
     latent = prompt[by_class["EmptySD3LatentImage"]]["inputs"]
-    latent["width"], latent["height"] = size
+    latent["width"], latent["height"] = size[:2]
     sampler = prompt[by_class["KSampler"]]["inputs"]
     sampler["seed"], sampler["steps"] = seed, steps
+    return with_video_nodes(prompt, family, size) if family in VIDEO_NODES else prompt
+
+
+def with_video_nodes(prompt: dict, family: str, size: tuple) -> dict:
+    """``prompt`` (the API example, in place, returned) with ``family``'s shift and empty-latent
+    nodes (:data:`VIDEO_NODES`) for a video of ``size`` = (width, height, frames)."""
+    if len(size) != 3:
+        raise ValueError(f"{family} makes video: its size is WIDTHxHEIGHTxFRAMES, not {'x'.join(map(str, size))}")
+    nodes = VIDEO_NODES[family]
+    shift_class, shift_inputs = nodes.shift
+    prompt[SHIFT_ID] = {
+        "class_type": shift_class,
+        "inputs": {**shift_inputs, "model": prompt[SHIFT_ID]["inputs"]["model"]},
+    }
+    width, height, frames = size
+    inputs = {"width": width, "height": height, "length": frames}
+    if nodes.batch_input:
+        inputs["batch_size"] = prompt[LATENT_ID]["inputs"]["batch_size"]
+    prompt[LATENT_ID] = {"class_type": nodes.latent, "inputs": inputs}
     return prompt
 
 
 def latent_workflow(
     unet_name: str,
     cond_folder: str,
-    size: tuple[int, int],
+    size: tuple,
     steps: int,
     seed: int,
     prefix: str,
     capture: str = "warm-up only",
+    family: str | None = None,
 ) -> dict:
     """:func:`api_workflow` saving the sampler's latent (SaveLatent, node :data:`SAVE_LATENT_ID`,
-    files ``output/<prefix>_NNNNN_.latent``) instead of decoding and saving an image. The model
-    goes through the example's sampling-shift node whatever the family; its eager twin does the
-    same, so comparisons are unaffected."""
-    prompt = api_workflow(unet_name, cond_folder, size, steps, seed, capture)
+    files ``output/<prefix>_NNNNN_.latent``) instead of decoding and saving an image. An image
+    model goes through the example's sampling-shift node whatever its family (its eager twin does
+    the same, so comparisons are unaffected); a video family of :data:`VIDEO_NODES` through its own."""
+    prompt = api_workflow(unet_name, cond_folder, size, steps, seed, capture, family)
     decode = prompt[SAVE_ID]["inputs"]["images"][0]
     vae = prompt[decode]["inputs"]["vae"][0]
     for node_id in (SAVE_ID, decode, vae):
@@ -80,6 +139,13 @@ def latent_workflow(
         "class_type": "SaveLatent",
         "inputs": {"samples": [SAMPLER_ID, 0], "filename_prefix": prefix},
     }
+    if family in VIDEO_NODES and VIDEO_NODES[family].joint_audio:
+        prompt[SEPARATE_ID] = {"class_type": "LTXVSeparateAVLatent", "inputs": {"av_latent": [SAMPLER_ID, 0]}}
+        prompt[SAVE_LATENT_ID]["inputs"]["samples"] = [SEPARATE_ID, 0]
+        prompt[AUDIO_SAVE_ID] = {
+            "class_type": "SaveLatent",
+            "inputs": {"samples": [SEPARATE_ID, 1], "filename_prefix": f"{prefix}_audio"},
+        }
     return prompt
 
 
@@ -116,8 +182,10 @@ def set_sampler(prompt: dict, seed: int | None = None, steps: int | None = None,
 
 
 def set_prefix(prompt: dict, prefix: str) -> dict:
-    """Save the latent under ``prefix`` (in place, returned)."""
+    """Save the latent under ``prefix`` (an audio stream under ``<prefix>_audio``; in place, returned)."""
     prompt[SAVE_LATENT_ID]["inputs"]["filename_prefix"] = prefix
+    if AUDIO_SAVE_ID in prompt:
+        prompt[AUDIO_SAVE_ID]["inputs"]["filename_prefix"] = f"{prefix}_audio"
     return prompt
 
 
@@ -159,3 +227,14 @@ def saved_latent(output_dir: Path, entry: dict, node_id: str = SAVE_LATENT_ID):
 
     [item] = entry["outputs"][node_id]["latents"]
     return load_file(str(Path(output_dir) / item["subfolder"] / item["filename"]))["latent_tensor"]
+
+
+def saved_streams(output_dir: Path, entry: dict):
+    """The sampler's latent as the workflow saved it: SaveLatent's tensor, or where a joint
+    audio-video family's streams were saved apart, both flattened into one tensor (video, then
+    audio), so one comparison covers both."""
+    if AUDIO_SAVE_ID not in entry["outputs"]:
+        return saved_latent(output_dir, entry)
+    import torch
+
+    return torch.cat([saved_latent(output_dir, entry, i).flatten() for i in (SAVE_LATENT_ID, AUDIO_SAVE_ID)])

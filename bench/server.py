@@ -2,6 +2,7 @@
 
     python -m bench.server --comfyui /path/to/ComfyUI                  # Z-Image-Turbo, 512² and 1024²
     python -m bench.server --models zimage,flux,flux:fp8_scaled,qwen_image --prompts 10 --json out.json
+    python -m bench.server --models minimax_h3 --sizes 1344x768x124     # a video family, its own nodes
     python -m bench.server --cpu                                       # smoke test without CUDA
 
 Starts ComfyUI as users start it, ``python main.py`` with no flags (Dynamic VRAM where that
@@ -13,7 +14,9 @@ One server per model (family and weight format), one after the other; each model
 after its server stopped (``--keep-models`` keeps them).
 
 On each server, per size, the pack's example workflow (``scripts/bcg_api_example.json``, its latent
-saved) in these variants, ``--prompts`` prompts each with seeds ``--seed``, ``--seed``+1, ...:
+saved; for a video family, MiniMax H3 or Wan, its own shift and empty-latent nodes in place of the
+example's: ``comfy_workflow.VIDEO_NODES``) in these variants, ``--prompts`` prompts each with seeds
+``--seed``, ``--seed``+1, ...:
 
 - ``eager``: BCG Apply and BCG Warmup Capture bypassed; always run, it is every BCG prompt's twin;
 - ``bcg``: BCG Apply alone (mode auto, capture on first call);
@@ -64,7 +67,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bcg_runtime.plan import PlanError, parse_resolutions
+from bcg_runtime.plan import PlanError, parse_sizes
 
 from . import comfy_base, comfy_workflow, server_report, server_stats
 from .comfy_server import TEST_ONLY_ENV, ComfyServer, cuda_available, free_port, gpu_memory, post, rss_mib
@@ -73,11 +76,18 @@ from .gpu_clocks import ClockSampler
 
 log = logging.getLogger("bench.server")
 
-#: Families whose text-to-image workflow is the example's (16-channel latent, EmptySD3LatentImage).
-FAMILIES = ("zimage", "flux", "qwen_image")
+#: Families whose text-to-image workflow is the example's (16-channel latent, EmptySD3LatentImage),
+#: then the video families whose own shift and empty-latent nodes replace the example's
+#: (``comfy_workflow.VIDEO_NODES``).
+IMAGE_FAMILIES = ("zimage", "flux", "qwen_image")
+FAMILIES = (*IMAGE_FAMILIES, *comfy_workflow.VIDEO_NODES)
+#: Default sizes: the image families at the example's two, a video family at what its users meet
+#: (MiniMax H3: its latent node's default, about 5 s of video; Wan: 33 frames at 480p).
+IMAGE_SIZES = "512x512,1024x1024"
+VIDEO_SIZES = {"minimax_h3": "1344x768x124", "wan": "832x480x33"}
 VARIANTS = ("eager", "bcg", "warmup", "fast")
-#: What ``--cpu`` changes when its flag is not given.
-SMOKE = {"sizes": "64x64", "prompts": 2, "depth": 1, "steps": 2, "prompt_length": 8}
+#: What ``--cpu`` changes when its flag is not given (and the sizes: 64x64, 64x64x5 for video).
+SMOKE = {"prompts": 2, "depth": 1, "steps": 2, "prompt_length": 8}
 NO_CUDA = (
     "bench.server measures a stock ComfyUI on an NVIDIA GPU and this machine has no CUDA, so it has no real "
     "numbers to take. Run it on a CUDA machine; `--cpu` runs the same steps here as a smoke test on a tiny model "
@@ -103,6 +113,33 @@ def parse_models(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def family_sizes(family: str, text: str | None, cpu: bool = False) -> list[tuple[int, ...]]:
+    """The sizes ``family`` is measured at: ``--sizes`` (WIDTHxHEIGHT for an image family,
+    WIDTHxHEIGHTxFRAMES for a video family, frames as its latent node takes them), else its
+    default (:data:`IMAGE_SIZES`, :data:`VIDEO_SIZES`; 64x64 or 64x64x5 with ``--cpu``)."""
+    video = family in comfy_workflow.VIDEO_NODES
+    if text is None:
+        text = ("64x64x5" if video else "64x64") if cpu else (VIDEO_SIZES[family] if video else IMAGE_SIZES)
+    try:
+        sizes = parse_sizes(text, field_name="--sizes")
+    except PlanError as e:
+        raise SystemExit(str(e)) from None
+    for w, h, frames in sizes:
+        if video and frames is None:
+            raise SystemExit(
+                f"--sizes: {family} makes video: give WIDTHxHEIGHTxFRAMES (e.g. {VIDEO_SIZES[family]}), not {w}x{h}"
+            )
+        if not video and frames is not None:
+            raise SystemExit(
+                f"--sizes: {family} makes images: give WIDTHxHEIGHT (e.g. 1024x1024), not {w}x{h}x{frames}"
+            )
+    return [(w, h) if frames is None else (w, h, frames) for w, h, frames in sizes]
+
+
+def size_text(size: tuple[int, ...]) -> str:
+    return "x".join(map(str, size))
+
+
 def parse_variants(text: str) -> list[str]:
     """The ``--variants`` list in run order, eager first (always: the twins)."""
     asked = [v.strip() for v in text.split(",") if v.strip()]
@@ -124,7 +161,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="zimage",
         help=f"FAMILY[:WEIGHTS] list, one server each; families {', '.join(FAMILIES)}; weights {', '.join(comfy_base.WEIGHT_FORMATS)} (default bf16), e.g. zimage,flux,flux:fp8_scaled,qwen_image",
     )
-    p.add_argument("--sizes", default=None, help="WIDTHxHEIGHT list (default 512x512,1024x1024; 64x64 with --cpu)")
+    p.add_argument(
+        "--sizes",
+        default=None,
+        help=f"WIDTHxHEIGHT list, WIDTHxHEIGHTxFRAMES for a video family (default {IMAGE_SIZES}; "
+        f"{', '.join(f'{k} {v}' for k, v in VIDEO_SIZES.items())}; 64x64 or 64x64x5 with --cpu)",
+    )
     p.add_argument(
         "--prompts",
         type=int,
@@ -175,13 +217,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         for name, value in SMOKE.items():
             if getattr(args, name) is None:
                 setattr(args, name, value)
-    args.sizes = args.sizes or "512x512,1024x1024"
     args.prompts = args.prompts or 3
-    try:
-        args.size_list = parse_resolutions(args.sizes)
-    except PlanError as e:
-        raise SystemExit(f"--sizes: {e}") from None
     args.model_list = parse_models(args.models)
+    args.size_lists = {family: family_sizes(family, args.sizes, args.cpu) for family, _ in args.model_list}
     args.variant_list = parse_variants(args.variants)
     return args
 
@@ -268,7 +306,7 @@ def measure_prompt(server: ComfyServer, prompt: dict, timeout: float) -> tuple[d
             eager=dict(last.get("eager") or {}),
             state=last.get("state"),
         )
-    return rec, comfy_workflow.saved_latent(server.base / "output", entry)
+    return rec, comfy_workflow.saved_streams(server.base / "output", entry)
 
 
 def free_server(server: ComfyServer, settle_s: float = 2.0) -> None:
@@ -333,10 +371,10 @@ def run_job(
         from bcg_client import comfy_http
 
         record["env"]["device"] = comfy_http.http_json(server.url, "/system_stats")["devices"][0]["name"]
-        for size in args.size_list:
-            size_text = f"{size[0]}x{size[1]}"
+        for size in args.size_lists[family]:
+            size_name = size_text(size)
             base = comfy_workflow.latent_workflow(
-                unet, cond, size, steps, args.seed, prefix="bcg_server/x", capture="on first call"
+                unet, cond, size, steps, args.seed, prefix="bcg_server/x", capture="on first call", family=family
             )
             comfy_workflow.set_sampler(base, cfg=cfg)
             twins, differing = {}, []
@@ -349,20 +387,20 @@ def run_job(
                     prompt = variant_prompt(
                         comfy_workflow.set_sampler(base, seed=seed),
                         variant,
-                        f"bcg_server/{family}_{weights}_{size_text}_{variant}_{i}",
+                        f"bcg_server/{family}_{weights}_{size_name}_{variant}_{i}",
                     )
                     rec, latent = measure_prompt(server, prompt, args.timeout)
-                    rec.update(size=size_text, variant=variant, index=i, seed=seed)
+                    rec.update(size=size_name, variant=variant, index=i, seed=seed)
                     if variant == "eager":
                         twins[seed] = latent
                         if weights == "bf16":
-                            references[(family, size_text, seed)] = latent
+                            references[(family, size_name, seed)] = latent
                     else:
                         rec["bit_equal"], rec["max_abs_diff"] = compare(latent, twins[seed])
                         if not rec["bit_equal"]:
                             differing.append((rec, latent))
-                    if weights != "bf16" and (family, size_text, seed) in references:
-                        rec["vs_bf16_eager"] = fidelity(latent, references[(family, size_text, seed)])
+                    if weights != "bf16" and (family, size_name, seed) in references:
+                        rec["vs_bf16_eager"] = fidelity(latent, references[(family, size_name, seed)])
                     log.info("[BCG] %s", server_report.format_prompts({**job, "prompts": [rec]})[0])
                     prompts.append(rec)
                 job["prompts"] += prompts
@@ -370,25 +408,25 @@ def run_job(
                     (
                         s["median_wall_s"]
                         for s in job["summaries"]
-                        if s["size"] == size_text and s["variant"] == "eager"
+                        if s["size"] == size_name and s["variant"] == "eager"
                     ),
                     None,
                 )
                 job["summaries"].append(
                     {
-                        "size": size_text,
+                        "size": size_name,
                         "variant": variant,
                         **server_stats.summarize(prompts, None if variant == "eager" else eager),
                     }
                 )
                 save()  # a run cut by its time limit keeps every variant that finished
             job["eager_repeats"] = job.get("eager_repeats", []) + repeat_eager(
-                server, base, differing, twins, args, f"{family}_{weights}_{size_text}"
+                server, base, differing, twins, args, f"{family}_{weights}_{size_name}"
             )
             for summary in job["summaries"]:
-                if summary["size"] == size_text:
+                if summary["size"] == size_name:
                     summary["equal_to_eager_repeat"] = sum(
-                        1 for p in job["prompts"] if p["size"] == size_text and p["variant"] == summary["variant"] and p.get("bit_equal_to_eager_repeat")
+                        1 for p in job["prompts"] if p["size"] == size_name and p["variant"] == summary["variant"] and p.get("bit_equal_to_eager_repeat")
                     )  # fmt: skip
             save()
     finally:
@@ -435,10 +473,11 @@ def repeat_eager(server, base: dict, differing: list, twins: dict, args: argpars
 def environment(args: argparse.Namespace, tree: Path) -> dict:
     import torch
 
+    sizes = {family: ",".join(map(size_text, sizes)) for family, sizes in args.size_lists.items()}
     return {
         "comfyui": comfyui_version(tree), "torch": torch.__version__, "python": platform.python_version(),
         "date": datetime.date.today().isoformat(), "cpu_smoke": args.cpu, "command": "python main.py",
-        "device": None, "dynamic_vram": None, "sizes": args.sizes, "variants": args.variant_list, "prompts": args.prompts,
+        "device": None, "dynamic_vram": None, "sizes": sizes, "variants": args.variant_list, "prompts": args.prompts,
         "seed": args.seed, "argv": sys.argv[1:],
     }  # fmt: skip
 

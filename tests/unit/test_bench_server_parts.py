@@ -3,6 +3,8 @@ summary, the markdown table, the command line and the variants' workflows."""
 
 import math
 
+import re
+
 import pytest
 
 from bench import comfy_workflow, server, server_report, server_stats
@@ -185,12 +187,60 @@ def test_command_line():
     args = server.parse_args(["--cpu", "--models", "flux:fp8_scaled,zimage", "--variants", "fast,bcg"])
     assert args.model_list == [("flux", "fp8_scaled"), ("zimage", "bf16")]
     assert args.variant_list == ["eager", "bcg", "fast"]  # eager always, in run order
-    assert (args.size_list, args.prompts, args.depth, args.steps) == ([(64, 64)], 2, 1, 2)
+    assert (args.size_lists, args.prompts, args.depth, args.steps) == (
+        {"flux": [(64, 64)], "zimage": [(64, 64)]},
+        2,
+        1,
+        2,
+    )
     full = server.parse_args([])
-    assert (full.size_list, full.prompts, full.depth, full.steps) == ([(512, 512), (1024, 1024)], 3, None, None)
+    assert (full.size_lists, full.prompts, full.depth, full.steps) == (
+        {"zimage": [(512, 512), (1024, 1024)]},
+        3,
+        None,
+        None,
+    )
     for bad in (["--models", "sd3"], ["--models", "flux:fp4"], ["--variants", "turbo"], ["--sizes", "12"]):
         with pytest.raises(SystemExit):
             server.parse_args(bad)
+
+
+def test_video_families_take_frame_counts_and_image_families_refuse_them():
+    both = server.parse_args(["--models", "zimage,minimax_h3,wan"])
+    assert both.size_lists == {
+        "zimage": [(512, 512), (1024, 1024)],
+        "minimax_h3": [(1344, 768, 124)],
+        "wan": [(832, 480, 33)],
+    }
+    assert server.parse_args(["--cpu", "--models", "minimax_h3"]).size_lists == {"minimax_h3": [(64, 64, 5)]}
+    for models, sizes, says in (
+        ("minimax_h3", "1344x768", "minimax_h3 makes video: give WIDTHxHEIGHTxFRAMES (e.g. 1344x768x124)"),
+        ("zimage,wan", "512x512x5", "zimage makes images: give WIDTHxHEIGHT"),
+    ):
+        with pytest.raises(SystemExit, match=re.escape(says)):
+            server.parse_args(["--models", models, "--sizes", sizes])
+
+
+def test_a_video_family_gets_its_own_shift_and_latent_nodes():
+    base = comfy_workflow.latent_workflow(
+        "m.safetensors", "cond", (1344, 768, 124), 8, 5, prefix="x", family="minimax_h3"
+    )
+    shift, latent = base[comfy_workflow.SHIFT_ID], base[comfy_workflow.LATENT_ID]
+    assert shift["class_type"] == "MiniMaxH3SigmaShift" and shift["inputs"]["model"] == ["1", 0], shift
+    assert latent == {"class_type": "EmptyMiniMaxH3LatentAV", "inputs": {"width": 1344, "height": 768, "length": 124}}
+    assert base[comfy_workflow.WARMUP_ID]["inputs"]["resolutions"] == "1344x768x124"
+    assert base[KS]["inputs"]["latent_image"] == [comfy_workflow.LATENT_ID, 0]
+    # H3's latent holds video and audio (a NestedTensor SaveLatent cannot write): both streams saved
+    assert base[comfy_workflow.SEPARATE_ID]["inputs"]["av_latent"] == [KS, 0]
+    saves = {i: base[i]["inputs"] for i in (comfy_workflow.SAVE_LATENT_ID, comfy_workflow.AUDIO_SAVE_ID)}
+    assert [v["samples"] for v in saves.values()] == [[comfy_workflow.SEPARATE_ID, 0], [comfy_workflow.SEPARATE_ID, 1]]
+    eager = server.variant_prompt(base, "eager", "p/e")
+    assert [eager[i]["inputs"]["filename_prefix"] for i in saves] == ["p/e", "p/e_audio"]
+    wan = comfy_workflow.latent_workflow("m.safetensors", "cond", (832, 480, 33), 8, 5, prefix="x", family="wan")
+    assert wan[comfy_workflow.LATENT_ID]["inputs"] == {"width": 832, "height": 480, "length": 33, "batch_size": 1}
+    assert wan[comfy_workflow.SHIFT_ID]["class_type"] == "ModelSamplingSD3" and comfy_workflow.SEPARATE_ID not in wan
+    with pytest.raises(ValueError, match="WIDTHxHEIGHTxFRAMES"):
+        comfy_workflow.latent_workflow("m.safetensors", "cond", (832, 480), 8, 5, prefix="x", family="wan")
 
 
 def test_no_cuda_says_what_it_needs(monkeypatch, capsys):
