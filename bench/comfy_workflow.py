@@ -94,7 +94,13 @@ def api_workflow(
     latent["width"], latent["height"] = size[:2]
     sampler = prompt[by_class["KSampler"]]["inputs"]
     sampler["seed"], sampler["steps"] = seed, steps
-    return with_video_nodes(prompt, family, size) if family in VIDEO_NODES else prompt
+    if family in VIDEO_NODES:
+        return with_video_nodes(prompt, family, size)
+    if len(size) != 2:
+        raise ValueError(
+            f"{family or 'an image model'} makes images: its size is WIDTHxHEIGHT, not {'x'.join(map(str, size))}"
+        )
+    return prompt
 
 
 def with_video_nodes(prompt: dict, family: str, size: tuple) -> dict:

@@ -193,9 +193,11 @@ pytest_result() { # the last pytest count line of a log, or why there is none
 }
 show_failures() { grep -E "^(FAILED|ERROR) " "$1" | head -25; }
 
+GPU_PYTEST_ARGS=(-m "(gpu or comfy) and not e2e" -p no:cacheprovider -q -rfEs)
+
 stage_tests() {
   [ -n "${TEST_LANES:-}" ] && { stage_test_lanes; return; }
-  timed tests "$OUT_H/gpu_tests.log" python3 -m pytest ${TESTS:-tests} -m "(gpu or comfy) and not e2e" -p no:cacheprovider -q -rfEs
+  timed tests "$OUT_H/gpu_tests.log" python3 -m pytest ${TESTS:-tests} "${GPU_PYTEST_ARGS[@]}"
   show_failures "$OUT_H/gpu_tests.log"
   row tests "$(pytest_result "$OUT_H/gpu_tests.log")" "$SECS"
   [ "$RC" = 0 ] || status=1
@@ -217,8 +219,7 @@ stage_test_lanes() {
   for spec in "${lanes[@]}"; do
     i=$((i + 1))
     echo "== $HOST tests lane $i (up to ${budget}s): $spec"
-    (eval "export $spec" && timeout -k 15 "$budget" python3 -m pytest ${TESTS:-tests} -m "(gpu or comfy) and not e2e" \
-      -p no:cacheprovider -q -rfEs) \
+    (eval "export $spec" && timeout -k 15 "$budget" python3 -m pytest ${TESTS:-tests} "${GPU_PYTEST_ARGS[@]}") \
       >"$OUT_H/gpu_tests.lane$i.log" 2>&1 &
     pids+=($!)
   done

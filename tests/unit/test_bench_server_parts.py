@@ -241,6 +241,8 @@ def test_a_video_family_gets_its_own_shift_and_latent_nodes():
     assert wan[comfy_workflow.SHIFT_ID]["class_type"] == "ModelSamplingSD3" and comfy_workflow.SEPARATE_ID not in wan
     with pytest.raises(ValueError, match="WIDTHxHEIGHTxFRAMES"):
         comfy_workflow.latent_workflow("m.safetensors", "cond", (832, 480), 8, 5, prefix="x", family="wan")
+    with pytest.raises(ValueError, match="zimage makes images"):
+        comfy_workflow.latent_workflow("m.safetensors", "cond", (832, 480, 33), 8, 5, prefix="x", family="zimage")
 
 
 def test_no_cuda_says_what_it_needs(monkeypatch, capsys):
