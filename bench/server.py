@@ -136,7 +136,7 @@ def family_sizes(family: str, text: str | None, cpu: bool = False) -> list[tuple
     return [(w, h) if frames is None else (w, h, frames) for w, h, frames in sizes]
 
 
-def size_text(size: tuple[int, ...]) -> str:
+def size_label(size: tuple[int, ...]) -> str:
     return "x".join(map(str, size))
 
 
@@ -372,7 +372,7 @@ def run_job(
 
         record["env"]["device"] = comfy_http.http_json(server.url, "/system_stats")["devices"][0]["name"]
         for size in args.size_lists[family]:
-            size_name = size_text(size)
+            size_text = size_label(size)
             base = comfy_workflow.latent_workflow(
                 unet, cond, size, steps, args.seed, prefix="bcg_server/x", capture="on first call", family=family
             )
@@ -387,20 +387,20 @@ def run_job(
                     prompt = variant_prompt(
                         comfy_workflow.set_sampler(base, seed=seed),
                         variant,
-                        f"bcg_server/{family}_{weights}_{size_name}_{variant}_{i}",
+                        f"bcg_server/{family}_{weights}_{size_text}_{variant}_{i}",
                     )
                     rec, latent = measure_prompt(server, prompt, args.timeout)
-                    rec.update(size=size_name, variant=variant, index=i, seed=seed)
+                    rec.update(size=size_text, variant=variant, index=i, seed=seed)
                     if variant == "eager":
                         twins[seed] = latent
                         if weights == "bf16":
-                            references[(family, size_name, seed)] = latent
+                            references[(family, size_text, seed)] = latent
                     else:
                         rec["bit_equal"], rec["max_abs_diff"] = compare(latent, twins[seed])
                         if not rec["bit_equal"]:
                             differing.append((rec, latent))
-                    if weights != "bf16" and (family, size_name, seed) in references:
-                        rec["vs_bf16_eager"] = fidelity(latent, references[(family, size_name, seed)])
+                    if weights != "bf16" and (family, size_text, seed) in references:
+                        rec["vs_bf16_eager"] = fidelity(latent, references[(family, size_text, seed)])
                     log.info("[BCG] %s", server_report.format_prompts({**job, "prompts": [rec]})[0])
                     prompts.append(rec)
                 job["prompts"] += prompts
@@ -408,25 +408,25 @@ def run_job(
                     (
                         s["median_wall_s"]
                         for s in job["summaries"]
-                        if s["size"] == size_name and s["variant"] == "eager"
+                        if s["size"] == size_text and s["variant"] == "eager"
                     ),
                     None,
                 )
                 job["summaries"].append(
                     {
-                        "size": size_name,
+                        "size": size_text,
                         "variant": variant,
                         **server_stats.summarize(prompts, None if variant == "eager" else eager),
                     }
                 )
                 save()  # a run cut by its time limit keeps every variant that finished
             job["eager_repeats"] = job.get("eager_repeats", []) + repeat_eager(
-                server, base, differing, twins, args, f"{family}_{weights}_{size_name}"
+                server, base, differing, twins, args, f"{family}_{weights}_{size_text}"
             )
             for summary in job["summaries"]:
-                if summary["size"] == size_name:
+                if summary["size"] == size_text:
                     summary["equal_to_eager_repeat"] = sum(
-                        1 for p in job["prompts"] if p["size"] == size_name and p["variant"] == summary["variant"] and p.get("bit_equal_to_eager_repeat")
+                        1 for p in job["prompts"] if p["size"] == size_text and p["variant"] == summary["variant"] and p.get("bit_equal_to_eager_repeat")
                     )  # fmt: skip
             save()
     finally:
@@ -473,7 +473,7 @@ def repeat_eager(server, base: dict, differing: list, twins: dict, args: argpars
 def environment(args: argparse.Namespace, tree: Path) -> dict:
     import torch
 
-    sizes = {family: ",".join(map(size_text, sizes)) for family, sizes in args.size_lists.items()}
+    sizes = {family: ",".join(map(size_label, sizes)) for family, sizes in args.size_lists.items()}
     return {
         "comfyui": comfyui_version(tree), "torch": torch.__version__, "python": platform.python_version(),
         "date": datetime.date.today().isoformat(), "cpu_smoke": args.cpu, "command": "python main.py",
