@@ -36,26 +36,30 @@ SAVE_LATENT_ID, SEPARATE_ID, AUDIO_SAVE_ID = "13", "14", "15"
 class VideoNodes:
     """What a video family's users put where the example (a Z-Image text-to-image) has its
     sampling-shift node and its empty image latent: ``shift`` (class, inputs besides the model),
-    ``latent`` (class; it takes width, height and ``length`` in pixel frames), whether that
-    node takes a ``batch_size``, and whether the latent holds an audio stream beside the video."""
+    ``latent`` (class; it takes width, height and ``length`` in pixel frames), the size its users
+    meet (``WIDTHxHEIGHTxFRAMES``), whether the latent node takes a ``batch_size``, and whether
+    the latent holds an audio stream beside the video."""
 
     shift: tuple[str, dict]
     latent: str
+    default_size: str
     batch_input: bool = True
     joint_audio: bool = False
 
 
 #: Video families the server workflow knows, with the nodes of ComfyUI's own workflows for them:
 #: MiniMax H3's joint video+audio latent and its two flow shifts (a plain shift node would drop
-#: the audio schedule), Wan's 16-channel video latent with the SD3-style shift of its examples.
+#: the audio schedule) at its latent node's default size (about 5 s of video), Wan's 16-channel
+#: video latent with the SD3-style shift of its examples, 33 frames at 480p.
 VIDEO_NODES = {
     "minimax_h3": VideoNodes(
         ("MiniMaxH3SigmaShift", {"shift_video": 12.0, "shift_audio": 3.0}),
         "EmptyMiniMaxH3LatentAV",
+        "1344x768x124",
         batch_input=False,
         joint_audio=True,
     ),
-    "wan": VideoNodes(("ModelSamplingSD3", {"shift": 8.0}), "EmptyHunyuanLatentVideo"),
+    "wan": VideoNodes(("ModelSamplingSD3", {"shift": 8.0}), "EmptyHunyuanLatentVideo", "832x480x33"),
 }
 
 

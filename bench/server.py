@@ -81,10 +81,8 @@ log = logging.getLogger("bench.server")
 #: (``comfy_workflow.VIDEO_NODES``).
 IMAGE_FAMILIES = ("zimage", "flux", "qwen_image")
 FAMILIES = (*IMAGE_FAMILIES, *comfy_workflow.VIDEO_NODES)
-#: Default sizes: the image families at the example's two, a video family at what its users meet
-#: (MiniMax H3: its latent node's default, about 5 s of video; Wan: 33 frames at 480p).
+#: Default sizes of the image families: the example's two (a video family's: ``VideoNodes.default_size``).
 IMAGE_SIZES = "512x512,1024x1024"
-VIDEO_SIZES = {"minimax_h3": "1344x768x124", "wan": "832x480x33"}
 VARIANTS = ("eager", "bcg", "warmup", "fast")
 #: What ``--cpu`` changes when its flag is not given (and the sizes: 64x64, 64x64x5 for video).
 SMOKE = {"prompts": 2, "depth": 1, "steps": 2, "prompt_length": 8}
@@ -116,10 +114,11 @@ def parse_models(text: str) -> list[tuple[str, str]]:
 def family_sizes(family: str, text: str | None, cpu: bool = False) -> list[tuple[int, ...]]:
     """The sizes ``family`` is measured at: ``--sizes`` (WIDTHxHEIGHT for an image family,
     WIDTHxHEIGHTxFRAMES for a video family, frames as its latent node takes them), else its
-    default (:data:`IMAGE_SIZES`, :data:`VIDEO_SIZES`; 64x64 or 64x64x5 with ``--cpu``)."""
-    video = family in comfy_workflow.VIDEO_NODES
+    default (:data:`IMAGE_SIZES`, ``VideoNodes.default_size``; 64x64 or 64x64x5 with ``--cpu``)."""
+    nodes = comfy_workflow.VIDEO_NODES.get(family)
+    video = nodes is not None
     if text is None:
-        text = ("64x64x5" if video else "64x64") if cpu else (VIDEO_SIZES[family] if video else IMAGE_SIZES)
+        text = ("64x64x5" if video else "64x64") if cpu else (nodes.default_size if video else IMAGE_SIZES)
     try:
         sizes = parse_sizes(text, field_name="--sizes")
     except PlanError as e:
@@ -127,7 +126,7 @@ def family_sizes(family: str, text: str | None, cpu: bool = False) -> list[tuple
     for w, h, frames in sizes:
         if video and frames is None:
             raise SystemExit(
-                f"--sizes: {family} makes video: give WIDTHxHEIGHTxFRAMES (e.g. {VIDEO_SIZES[family]}), not {w}x{h}"
+                f"--sizes: {family} makes video: give WIDTHxHEIGHTxFRAMES (e.g. {nodes.default_size}), not {w}x{h}"
             )
         if not video and frames is not None:
             raise SystemExit(
@@ -165,7 +164,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--sizes",
         default=None,
         help=f"WIDTHxHEIGHT list, WIDTHxHEIGHTxFRAMES for a video family (default {IMAGE_SIZES}; "
-        f"{', '.join(f'{k} {v}' for k, v in VIDEO_SIZES.items())}; 64x64 or 64x64x5 with --cpu)",
+        f"{', '.join(f'{k} {v.default_size}' for k, v in comfy_workflow.VIDEO_NODES.items())}; 64x64 or 64x64x5 with --cpu)",
     )
     p.add_argument(
         "--prompts",
