@@ -148,6 +148,17 @@ def parse_variants(text: str) -> list[str]:
     return [v for v in VARIANTS if v in asked or v == "eager"]
 
 
+def family_variants(family: str, variants: list[str]) -> tuple[list[str], dict[str, str]]:
+    """(the variants ``family`` runs, {variant left out: why}): a variant whose BCG mode the
+    family's adapter refuses (MiniMax H3 and Wan have no mode fast) is left out with the node's
+    own error text rather than failing the family's remaining sizes."""
+    from bcg_runtime.comfy.models import by_family
+
+    adapter = by_family(family)
+    left_out = {v: why for v in variants if v == "fast" and (why := adapter.mode_refusal("fast"))}
+    return [v for v in variants if v not in left_out], left_out
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.server", description=__doc__.split("\n\n")[0])
     p.add_argument(
@@ -349,9 +360,12 @@ def run_job(
     (``vs_bf16_eager``, :func:`fidelity`), so `fast` over fp8 stands against the bf16 eager it
     replaces."""
     steps, cfg, length = family_settings(family, args)
+    variants, left_out = family_variants(family, args.variant_list)
     job = {"family": family, "weights": weights, "depth": args.depth, "steps": steps, "cfg": cfg, "prompt_length": length,
-           "prompts": [], "summaries": []}  # fmt: skip
+           "prompts": [], "summaries": [], "variants_left_out": left_out}  # fmt: skip
     record["jobs"].append(job)
+    for variant, why in left_out.items():
+        log.warning("[BCG] %s: variant %s left out: %s", family, variant, why)
     t0 = time.monotonic()
     unet, cond = prepare_model(tree, family, weights, args.depth, length, cuda)
     job["model_build_s"] = time.monotonic() - t0
@@ -377,7 +391,7 @@ def run_job(
             )
             comfy_workflow.set_sampler(base, cfg=cfg)
             twins, differing = {}, []
-            for variant in args.variant_list:
+            for variant in variants:
                 if job["prompts"] and not args.keep_cache:
                     free_server(server)
                 prompts = []

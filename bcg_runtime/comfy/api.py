@@ -82,18 +82,9 @@ def apply(
     config = BCGConfig(
         mode=chosen, memory_budget_mb=int(memory_budget_mb), verify=bool(verify), capture=policy
     ).for_adapter(adapter)
-    if config.mode in (Mode.FULL, Mode.FAST) and adapter is not None and not adapter.full_graph_safe:
-        raise InputError(
-            f"mode: '{config.mode.value}' is not safe for {adapter.display_name} (its forward syncs with the host); use 'breakable'"
-        )
-    if config.mode is Mode.FAST and adapter is not None and (adapter.stage_host_copies or adapter.replay_host_reads):
-        # Dynamo would trace the host-copy staging and host-read modes (core/host_copies.py,
-        # core/host_reads.py) inside the compiled blocks, with the mode stack differing between
-        # warm-up, capture and proof: untested.
-        what = "replay host reads" if adapter.replay_host_reads else "stage host copies"
-        raise InputError(
-            f"mode: 'fast' is not available for {adapter.display_name} yet (its captures {what}); use 'auto'"
-        )
+    mode_refusal = adapter.mode_refusal(config.mode.value) if adapter is not None else None
+    if mode_refusal:
+        raise InputError(mode_refusal)
     if policy is CapturePolicy.WARMUP_ONLY and adapter is not None and adapter.keys_per_step and not refusal:
         log.warning(
             "[BCG] capture 'warm-up only' captures nothing for %s (each graph is keyed on its sampling step, "

@@ -221,6 +221,26 @@ def test_video_families_take_frame_counts_and_image_families_refuse_them():
             server.parse_args(["--models", models, "--sizes", sizes])
 
 
+def test_a_family_without_mode_fast_leaves_that_variant_out_saying_why():
+    variants = ["eager", "bcg", "warmup", "fast"]
+    assert server.family_variants("zimage", variants) == (variants, {})
+    for family, name, why in (("minimax_h3", "MiniMax H3", "replay host reads"), ("wan", "Wan", "stage host copies")):
+        kept, left_out = server.family_variants(family, variants)
+        assert kept == ["eager", "bcg", "warmup"]
+        assert left_out == {"fast": f"mode: 'fast' is not available for {name} yet (its captures {why}); use 'auto'"}
+    job = {
+        "family": "wan",
+        "weights": "bf16",
+        "depth": None,
+        "prompts": [],
+        "summaries": [],
+        "variants_left_out": left_out,
+    }
+    assert f"Not run: {server_report.model_label(job)} fast: {left_out['fast']}" in server_report.format_report(
+        {}, [job]
+    )
+
+
 def test_a_video_family_gets_its_own_shift_and_latent_nodes():
     base = comfy_workflow.latent_workflow(
         "m.safetensors", "cond", (1344, 768, 124), 8, 5, prefix="x", family="minimax_h3"
