@@ -87,9 +87,13 @@ def write_unet(family: str, path: Path, depth=None, weights: str = "bf16", devic
         raise ValueError(f"weights {weights!r}: one of {', '.join(WEIGHT_FORMATS)}")
     path.parent.mkdir(parents=True, exist_ok=True)
     sd = synthetic.build_state_dict(family, depth=depth, device=device)
-    if weights == "fp8_scaled":
-        sd = synthetic.comfy_quant_checkpoint(sd, synthetic.quantized_layers(family, depth, "float8_e4m3fn"))
     cpu = {}
+    if weights == "fp8_scaled":
+        # One layer at a time, each off the device as it is made: the device never holds the model
+        # in both formats (MiniMax H3's 62 GiB in bf16 fits an 80 GB GPU once, not twice).
+        for layer, fmt in synthetic.quantized_layers(family, depth, "float8_e4m3fn").items():
+            one = synthetic.comfy_quant_checkpoint({f"{layer}.weight": sd.pop(f"{layer}.weight")}, {layer: fmt})
+            cpu.update((key, t.contiguous().cpu()) for key, t in one.items())
     for key in list(sd):  # one tensor at a time off the device
         cpu[key] = sd.pop(key).contiguous().cpu()
     save_file(cpu, str(path), metadata=synthetic.family_info(family).metadata(depth))

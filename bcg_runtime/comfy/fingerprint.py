@@ -373,6 +373,13 @@ def kernel_settings() -> tuple:
     return tuple(settings)
 
 
+def process_settings_changed(state: Fingerprint) -> bool:
+    """Whether the process-wide settings ``state`` holds (:func:`torch_math_flags`,
+    :func:`kernel_settings`) differ from the settings now: cheap, unlike taking a fingerprint."""
+    parts = state.parts
+    return parts.get("torch math flags") != torch_math_flags() or parts.get("kernel settings") != kernel_settings()
+
+
 def _global_refusal() -> Reason | None:
     """Process-wide code that runs inside every module call or op."""
     from torch.nn.modules import module as nn_module

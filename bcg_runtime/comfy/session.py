@@ -247,6 +247,7 @@ class BCGSession:
             replay_host_reads=bool(self.adapter and self.adapter.replay_host_reads),
             bound_storages=self._bound_storages,
             opaque_keyed=self.adapter.opaque_args if self.adapter else (),
+            state_after_capture=self._state_after_capture,
         )
         if self.permanent_refusal:
             self.runner.disable(self.permanent_refusal)
@@ -328,6 +329,29 @@ class BCGSession:
         self.state = self.last_state = state
         if state.refusal is not None and self.runner.disabled_reason is None:
             self.runner.disable(state.refusal)
+
+    def _state_after_capture(self, state: Any) -> Any:
+        """The state a proven capture is bound to (the runner's ``state_after_capture``): ``state``,
+        or the run's fingerprint taken again where a process setting that picks kernels changed
+        during the capture. torch settles its SDPA backend order at a process's first attention call
+        (cuDNN's attention first on Hopper, unless that call ran inside ComfyUI's own
+        ``set_priority``): where that call is a capture's warm-up run, the capture and its proof ran
+        under the settled order while ``state`` holds the order before it, and binding the graph to
+        ``state`` would drop it at the next run. Graphs captured earlier in the run, under the old
+        settings, are dropped at their next call as for any change of the fingerprint."""
+        if not isinstance(state, fingerprint.Fingerprint) or not fingerprint.process_settings_changed(state):
+            return state
+        now = self.take_fingerprint()
+        log.info(
+            "[BCG] %s: %s during a capture (torch settles its SDPA backend order at a process's first attention): "
+            "the graph is bound to the settings it was captured and proven under",
+            self.runner.name, now.change_from(state),
+        )  # fmt: skip
+        if self.state is state:
+            self.state = self.last_state = now
+        if now.refusal is not None and self.runner.disabled_reason is None:
+            self.runner.disable(now.refusal)
+        return now
 
     def _watch_modules(self) -> None:
         """Start the per-call token over the run model's module dictionaries as they are now."""

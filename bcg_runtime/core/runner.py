@@ -33,6 +33,9 @@ Serving contract. An entry serves a call only when all three hold:
   capture. The caller puts there whatever the graph reads by address and the key cannot see
   (for a DiT: the addresses of weights and buffers, object patches). A mismatch drops the entry
   (the memory it read is no longer what it captured) and the call runs eager with that reason.
+  A caller whose ``state`` can change during the capture itself (a process setting torch settles
+  at the forward's first use) gives ``state_after_capture``: the entry is then bound to the state
+  it returns once the proof passed, the one the capture and the proof both ran under.
 * **held**: every other tensor the capture read that it did not make (a table an ``lru_cache``
   keeps, a tensor in an opaque argument: :mod:`~bcg_runtime.core.outside_reads` finds them at
   capture, however they are reached) is held by the entry, so its memory is never freed and reused
@@ -300,6 +303,7 @@ class GraphRunner:
         replay_host_reads: bool = False,
         bound_storages: Callable[[], set[int]] | None = None,
         opaque_keyed: Iterable[str] = (),
+        state_after_capture: Callable[[Any], Any] | None = None,
     ):
         """``abort_errors``: exceptions that end a capture without blocking its key and propagate
         to the caller (a user's Cancel); the next warm-up retries that shape.
@@ -313,10 +317,13 @@ class GraphRunner:
         that the caller's ``state`` binds by address, asked at each capture; a capture's other
         outside reads are held and guarded (module docstring). None: only the inputs are bound.
         ``opaque_keyed``: opaque arguments whose tensors ``key_extra`` describes by value (a capture
-        may read them); a capture that reads a tensor of any other opaque argument fails."""
+        may read them); a capture that reads a tensor of any other opaque argument fails.
+        ``state_after_capture``: given the ``state`` a call was captured with, the state to bind
+        its proven entry to (module docstring, "bound"). None: the state passed."""
         self.name = name
         self.bound_storages = bound_storages
         self.opaque_keyed = frozenset(opaque_keyed)
+        self.state_after_capture = state_after_capture
         self.abort_errors = abort_errors
         self.stage_host_copies = stage_host_copies
         self.replay_host_reads = replay_host_reads
@@ -662,9 +669,12 @@ class GraphRunner:
             result = self._prove(entry, call, capture_fn, args, kwargs)
             if result.status is CaptureStatus.CAPTURED and strategy.accept is not None:
                 result = self._accept(call, result, strategy.accept, fn, args, kwargs)
+            if result.status is CaptureStatus.CAPTURED and self.state_after_capture is not None:
+                entry.state = self.state_after_capture(state)
         except BaseException:
             # Out of memory or a Cancel in the proof (its eager run needs a forward's activations
-            # beside the new pool): the unproven graph and its pool go before the error does.
+            # beside the new pool), or the caller's state_after_capture raising: the graph, not
+            # stored, and its pool go before the error does.
             graph.reset()
             self._release_unused_pools()
             raise

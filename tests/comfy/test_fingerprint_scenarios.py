@@ -11,7 +11,7 @@ import threading
 
 import pytest
 import torch
-from bcg_testing import conds, session_of
+from bcg_testing import WARMUP_ONLY, conds, session_of
 from test_bcg_nodes import QWEN, models  # noqa: F401  (fixture)
 
 from bench import synthetic
@@ -225,6 +225,53 @@ def test_a_process_setting_that_picks_kernels_changed_between_runs_drops_the_gra
     finally:
         undo()
     assert take(bcg_model) == before
+
+
+def test_the_sdpa_order_torch_settles_in_the_warmups_first_attention_binds_its_graphs(
+    pack, models, standin_graphs, monkeypatch
+):
+    """torch settles its SDPA backend order at a process's first attention call (cuDNN's attention
+    first on Hopper, where that call is not inside ComfyUI's own ``set_priority``). On a server
+    whose first attention is the warm-up's (a workflow whose conditioning comes from a file), the
+    order changes inside the first capture: the capture and its proof ran under the settled order,
+    so the graphs are bound to it and the sampling run replays them. Bound to the order taken
+    before the capture, 'warm-up only' ran every call eager until the next warm-up (the e2e plain
+    start on the H100, 2026-12-06)."""
+    from bcg_runtime.comfy.fingerprint import kernel_settings
+
+    _, nodes = pack
+    model = models(QWEN)
+    positive, negative = conds(QWEN)
+    eager = sample(model, positive, negative)
+    before = list(torch._C._get_sdp_priority_order())
+    settled = [3, 1, 2, 0, 4]  # cuDNN, flash, efficient, math, overrideable: torch 2.11 on an H100/H200
+    assert before != settled
+    import comfy.ldm.qwen_image.model as qwen
+
+    # The model's attention settles the order at its first call, as torch's SDPA does on a GPU
+    # (ComfyUI on the CPU attends without SDPA).
+    attention = qwen.optimized_attention_masked
+    unsettled = [True]
+
+    def first_call_settles_the_order(*args, **kwargs):
+        if unsettled:
+            unsettled.clear()
+            torch._C._set_sdp_priority_order(settled)
+        return attention(*args, **kwargs)
+
+    monkeypatch.setattr(qwen, "optimized_attention_masked", first_call_settles_the_order)
+    try:
+        (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
+        warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+        session = session_of(warmed)
+        assert not unsettled and session.runner.stats.captures == 2, report
+        assert session.last_state.parts["kernel settings"] == kernel_settings()
+        out = sample(warmed, positive, negative)
+        run = session.last_run
+        assert run["state"] == "replayed" and run["replayed"] == run["calls"] > 0, run
+        assert torch.equal(out, eager)
+    finally:
+        torch._C._set_sdp_priority_order(before)
 
 
 def test_bypass_lora_follows_the_model_into_a_copy_rebuilt_from_its_loader(pack, tmp_path):

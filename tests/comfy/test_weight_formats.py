@@ -408,3 +408,26 @@ def test_the_mixed_checkpoint_keeps_the_first_and_last_block_in_fp8(pack):
     out = synthetic.sample(model, "zimage", 64, 64, 1, 1.0, positive, positive, seed=0)
     assert torch.isfinite(out).all()
     comfy.model_management.unload_all_models()
+
+
+def test_the_server_benchmarks_fp8_file_is_the_whole_model_quantized(pack, tmp_path):
+    """``bench.server``'s ``--models FAMILY:fp8_scaled`` file (``comfy_base.write_unet``), made a
+    layer at a time so a full-size model never sits on the device twice, holds exactly what
+    quantizing the whole checkpoint at once gives, with its metadata."""
+    from safetensors import safe_open
+
+    from bench import comfy_base
+
+    path = comfy_base.write_unet("zimage", tmp_path / "z.safetensors", depth=2, weights="fp8_scaled")
+    layers = synthetic.quantized_layers("zimage", 2, "float8_e4m3fn")
+    want = synthetic.comfy_quant_checkpoint(synthetic.build_state_dict("zimage", depth=2), layers)
+    with safe_open(str(path), "pt") as f:
+        assert set(f.keys()) == set(want) and f.metadata() == synthetic.family_info("zimage").metadata(2)
+        for key, tensor in want.items():
+            got = f.get_tensor(key)
+            assert got.dtype == tensor.dtype and torch.equal(
+                got.reshape(-1).view(torch.uint8), tensor.reshape(-1).view(torch.uint8)
+            ), key
+    assert {t.dtype for k, t in want.items() if k.endswith(".weight") and k[: -len(".weight")] in layers} == {
+        torch.float8_e4m3fn
+    }

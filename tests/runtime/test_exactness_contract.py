@@ -70,6 +70,45 @@ def test_capture_under_a_new_state_replaces_the_old_entry(device, make_runner):
         assert runner.retain("c") == 1 and not runner.entries()
 
 
+def test_an_entry_is_bound_to_the_state_the_caller_gives_after_the_proof(device):
+    """A caller whose state changes during the capture itself (a process setting the forward's
+    first call settles) binds the entry to what ``state_after_capture`` returns once the proof
+    passed: the entry serves under that state and not the one passed with the call. Where it
+    raises, the capture fails like any other: nothing stored, the key blocked, eager's output."""
+    model = Scaled(device)
+    setting = {"order": "unsettled"}
+
+    def forward(x):
+        setting["order"] = "settled"
+        return model(x)
+
+    asked = []
+
+    def after(state):
+        asked.append(state)
+        return (state[0], setting["order"])
+
+    backend = RecordingBackend() if device.type == "cpu" else None
+    runner = GraphRunner(backend=backend, name="test", state_after_capture=after)
+    x = torch.ones(4, device=device)
+    with torch.inference_mode():
+        assert runner.capture(forward, (x,), state=("weights", "unsettled")).ok
+        assert asked == [("weights", "unsettled")]
+        assert runner.is_captured((x,), state=("weights", "settled"))
+        assert not runner.is_captured((x,), state=("weights", "unsettled"))
+        assert torch.equal(runner(forward, (x,), state=("weights", "settled")), model(x))
+        assert runner.stats.hits == 1 and not runner.stats.eager
+
+        def unreadable(state):
+            raise RuntimeError("the state cannot be read")
+
+        failing = GraphRunner(backend=backend, name="test", state_after_capture=unreadable)
+        result = failing.capture(forward, (x,), state=("weights", "settled"))
+        assert result.status is CaptureStatus.FAILED and "the state cannot be read" in result.reason
+        assert torch.equal(result.output, model(x))
+        assert not failing.entries() and failing.memory_bytes == 0
+
+
 class HostCounter:
     """A forward whose result depends on Python state a graph freezes: replay != eager."""
 
