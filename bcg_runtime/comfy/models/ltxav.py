@@ -132,11 +132,11 @@ ADAPTER = LTXAVAdapter(
     gpu_pending=(
         "every full-size case passes (both modes, 512² and 1024², cfg 1 and 2.5, under inference mode), in a fresh "
         "process on the H200 and after the runtime tests in one process under the SDPA order the tests settle (H100, "
-        "2026-12-06; LTX-2.3 too); with cuDNN's attention first (a stock server's order) after CUDA graph work with SDPA "
-        "in the process, eager itself now and then stops repeating (the audio stream's cross-attention; after three "
-        "break-memory tests it parted in one run and repeated in the next, while plain torch on that attention's "
-        "shapes repeats itself 1,000 calls in a row after the same kinds of graph work: docs/benchmarks.md, LTX-2's "
-        "exactness): served once that is explained"
+        "2026-12-06; LTX-2.3 too); with cuDNN's attention first (a stock server's order) eager itself does not "
+        "always repeat: the audio stream's cross-attention (one query per head over 1,024 text keys) served by "
+        "cuDNN's attention gave another output for equal inputs, after CUDA graph work in the process, while plain "
+        "torch on those shapes repeats itself 1,000 calls in a row (docs/benchmarks.md, LTX-2's exactness): no graph "
+        "can be proven equal to an eager that does not repeat"
     ),
     text_dim=3840,
 )
