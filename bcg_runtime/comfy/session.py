@@ -343,8 +343,7 @@ class BCGSession:
             return state
         now = self.take_fingerprint()
         log.info(
-            "[BCG] %s: %s during a capture (torch settles its SDPA backend order at a process's first attention): "
-            "the graph is bound to the settings it was captured and proven under",
+            "[BCG] %s: %s during a capture: the graph is bound to the settings it was captured and proven under",
             self.runner.name, now.change_from(state),
         )  # fmt: skip
         if self.state is state:
