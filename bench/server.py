@@ -84,6 +84,8 @@ FAMILIES = (*IMAGE_FAMILIES, *comfy_workflow.VIDEO_NODES)
 #: Default sizes of the image families: the example's two (a video family's: ``VideoNodes.default_size``).
 IMAGE_SIZES = "512x512,1024x1024"
 VARIANTS = ("eager", "bcg", "warmup", "fast")
+#: The BCG Apply mode each BCG variant runs (eager bypasses the node).
+VARIANT_MODES = {"bcg": "auto", "warmup": "auto", "fast": "fast"}
 #: What ``--cpu`` changes when its flag is not given (and the sizes: 64x64, 64x64x5 for video).
 SMOKE = {"prompts": 2, "depth": 1, "steps": 2, "prompt_length": 8}
 NO_CUDA = (
@@ -149,13 +151,13 @@ def parse_variants(text: str) -> list[str]:
 
 
 def family_variants(family: str, variants: list[str]) -> tuple[list[str], dict[str, str]]:
-    """(the variants ``family`` runs, {variant left out: why}): a variant whose BCG mode the
-    family's adapter refuses (MiniMax H3 and Wan have no mode fast) is left out with the node's
-    own error text rather than failing the family's remaining sizes."""
+    """(the variants ``family`` runs, {variant left out: why}): a variant whose BCG mode
+    (:data:`VARIANT_MODES`) the family's adapter refuses (MiniMax H3 and Wan have no mode fast)
+    is left out with the node's own error text rather than failing the family's remaining sizes."""
     from bcg_runtime.comfy.models import by_family
 
     adapter = by_family(family)
-    left_out = {v: why for v in variants if v == "fast" and (why := adapter.mode_refusal("fast"))}
+    left_out = {v: why for v in variants if v in VARIANT_MODES and (why := adapter.mode_refusal(VARIANT_MODES[v]))}
     return [v for v in variants if v not in left_out], left_out
 
 
@@ -282,12 +284,10 @@ def variant_prompt(base: dict, variant: str, prefix: str) -> dict:
         return comfy_workflow.eager_twin(base, prefix)
     if variant == "warmup":
         return comfy_workflow.set_prefix(
-            comfy_workflow.set_apply(json.loads(json.dumps(base)), "auto", "warm-up only"), prefix
+            comfy_workflow.set_apply(json.loads(json.dumps(base)), VARIANT_MODES[variant], "warm-up only"), prefix
         )
     prompt = comfy_workflow.without_warmup(base)
-    return comfy_workflow.set_prefix(
-        comfy_workflow.set_apply(prompt, "fast" if variant == "fast" else "auto", "on first call"), prefix
-    )
+    return comfy_workflow.set_prefix(comfy_workflow.set_apply(prompt, VARIANT_MODES[variant], "on first call"), prefix)
 
 
 def measure_prompt(server: ComfyServer, prompt: dict, timeout: float) -> tuple[dict, object]:
