@@ -99,12 +99,13 @@ class ComfyServer:
     ``base``, which must then be a ComfyUI tree: its own folders and database and ComfyUI's default
     port 8188, as a user starts it (``scripts/noflags_check.py``, :mod:`bench.server`); ``port``
     another port (then ``--port N`` is the one more flag, for a local smoke run beside other
-    servers). ``log_path`` overrides where the log goes.
+    servers). ``log_path`` overrides where the log goes. ``extra_args`` go after everything else,
+    e.g. ``["--disable-dynamic-vram"]`` to measure a start that is not the stock one.
     """
 
     def __init__(
         self, base: Path, cuda: bool | None = None, env: dict[str, str | None] | None = None, name: str = "server",
-        bare: bool = False, log_path: Path | None = None, port: int | None = None,
+        bare: bool = False, log_path: Path | None = None, port: int | None = None, extra_args: list[str] | None = None,
     ):  # fmt: skip
         self.base = base
         self.cuda = cuda_available() if cuda is None else cuda
@@ -113,6 +114,7 @@ class ComfyServer:
         self.port = port or (DEFAULT_PORT if bare else free_port())
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path or base / f"{name}.log"
+        self.extra_args = list(extra_args or [])
         self.proc: subprocess.Popen | None = None
 
     def device_args(self) -> list[str]:
@@ -128,7 +130,7 @@ class ComfyServer:
             ]  # fmt: skip
         elif self.port != DEFAULT_PORT:
             cmd += ["--port", str(self.port)]
-        return cmd
+        return cmd + self.extra_args
 
     def cwd(self) -> str:
         return str(self.base) if self.bare else os.environ["COMFYUI_PATH"]

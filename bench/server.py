@@ -220,6 +220,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--timeout", type=float, default=900, help="seconds one prompt may take")
     p.add_argument(
+        "--server-args",
+        default="",
+        help="flags for main.py after the stock start, space-separated, e.g. '--disable-dynamic-vram' (default none: "
+        "`python main.py` as users start it); the table's header shows the command",
+    )
+    p.add_argument(
         "--cpu",
         action="store_true",
         help="smoke test without CUDA: the server gets --cpu and a free port, a tiny model (see --sizes, --prompts, --depth, --steps)",
@@ -370,7 +376,8 @@ def run_job(
     unet, cond = prepare_model(tree, family, weights, args.depth, length, cuda)
     job["model_build_s"] = time.monotonic() - t0
     server = ComfyServer(tree, cuda=cuda, env=dict.fromkeys(TEST_ONLY_ENV), bare=True, port=None if cuda else free_port(),
-                         log_path=Path(args.json).parent / f"server_{family}_{weights}.log")  # fmt: skip
+                         log_path=Path(args.json).parent / f"server_{family}_{weights}.log",
+                         extra_args=args.server_args.split())  # fmt: skip
     try:
         t0 = time.monotonic()
         server.start(timeout=600)

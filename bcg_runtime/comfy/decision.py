@@ -102,8 +102,9 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
         if state.refusal is not None:
             return eager(state.refusal, call)
         return CallPlan(Decision(CAPTURE), call, {**dispatch, "state": state})
+    calls_left, runs_seen = session.record_call(dispatch["label"])
     decision = runner.decide(
-        (), call, capture_first_call=session.captures_on_first_call, calls_left=session.record_call(dispatch["label"]),
+        (), call, capture_first_call=session.captures_on_first_call, calls_left=calls_left, runs_seen=runs_seen,
         state=LazyState(lambda: _servable_state(session)), **dispatch,
     )  # fmt: skip
     return CallPlan(decision, call, dispatch)

@@ -226,6 +226,8 @@ class BCGSession:
     #: Runs each label was met in (``keys_per_step`` families: see :meth:`record_call`), at most
     #: :data:`LABEL_RUNS_KEPT` labels (a server sampling many schedules meets new ones forever).
     label_runs: Counter = field(default_factory=Counter)
+    #: The most DiT calls of each of those labels one run made (cond and uncond: 2).
+    label_calls: Counter = field(default_factory=Counter)
     #: DiT calls the DIFFUSION_MODEL hook ran for in Python (wrappers.ApplyModelHook counts the rest).
     hook_calls: int = 0
     #: The run's compile refusal while a torch.compile'd forward serves its DiT calls, else None.
@@ -357,15 +359,19 @@ class BCGSession:
         self.run_dicts = fingerprint.module_dicts(self.run_patcher.model.diffusion_model)
         self.run_token = fingerprint.modules_token(self.run_dicts)
 
-    def record_call(self, label: str) -> int | None:
-        """Count a DiT call of signature ``label``; returns how many more this run will make
-        (one per step; None outside a run or when the steps are unknown). A sampler calling the
-        model twice per step makes this an underestimate, which only makes captures wait longer.
-        A family whose labels hold the step (``ModelAdapter.keys_per_step``) meets each label once
-        per run: the count is then the earlier runs it was met in, the runner's estimate of the runs
-        to come (its capture gate multiplies by the runs it saw)."""
+    def record_call(self, label: str) -> tuple[int | None, int | None]:
+        """Count a DiT call of signature ``label``; returns ``(calls_left, runs_seen)`` for the
+        runner's capture gate (``GraphRunner.decide``).
+
+        Most families: the calls this run will still make (one per step; a sampler calling the
+        model twice per step makes it an underestimate, which only makes captures wait longer),
+        and None: the runner tells a new run by that count growing. A family whose labels hold the
+        step (``ModelAdapter.keys_per_step``) meets each label once or twice per run (cond, uncond),
+        so the count cannot grow: it gives the most calls of the label one run made and the earlier
+        runs it was met in, the gate's evidence of the runs to come. ``(None, None)`` outside a run
+        or when the steps are unknown."""
         if self.run_steps is None:
-            return None
+            return None, None
         self.run_seen[label] += 1
         if self.adapter is not None and self.adapter.keys_per_step:
             if self.run_seen[label] == 1:
@@ -373,8 +379,10 @@ class BCGSession:
                 if len(self.label_runs) > LABEL_RUNS_KEPT:  # forget the oldest: they only wait longer
                     for old in list(self.label_runs)[: LABEL_RUNS_KEPT // 2]:
                         del self.label_runs[old]
-            return self.label_runs[label] - 1
-        return max(0, self.run_steps - self.run_seen[label])
+                        self.label_calls.pop(old, None)
+            self.label_calls[label] = max(self.label_calls[label], self.run_seen[label])
+            return self.label_calls[label], self.label_runs[label] - 1
+        return max(0, self.run_steps - self.run_seen[label]), None
 
     def take_fingerprint(self) -> fingerprint.Fingerprint:
         """The fingerprint of the run's model now (:func:`fingerprint.take`)."""

@@ -7,7 +7,10 @@ of the signature are left (``calls_left``, e.g. the steps left in a sampling run
 weigh a first-sight capture: where the measured saving of those replays would not repay the
 measured cost of a capture, the call runs eager under :data:`NOT_WORTH_IT`; when the signature
 comes back in a later run (``calls_left`` larger again), the runs it was seen in count as evidence
-of its future: it is captured once this run's calls times the runs seen would repay it. Every call that does not replay
+of its future: it is captured once this run's calls times the runs seen would repay it. A caller
+whose signatures come once per run (a key that holds the sampling step) cannot tell a new run by
+``calls_left`` and counts the runs itself: it passes ``runs_seen`` (the earlier runs the signature
+was met in) with ``calls_left`` as the calls of one run. Every call that does not replay
 runs the callable eagerly on the live arguments and is counted under its reason in
 :attr:`GraphRunner.stats` (a first-sight capture under :data:`FIRST_CALL`).
 
@@ -356,6 +359,7 @@ class GraphRunner:
         state: Any = None,
         capture_first_call: bool = False,
         calls_left: int | None = None,
+        runs_seen: int | None = None,
     ) -> Decision:
         """What to do with this call: :data:`SERVE` its proven entry, :data:`CAPTURE` it now, or
         run it :data:`EAGER` with the reason. The one place the runner decides; :meth:`__call__`
@@ -376,7 +380,7 @@ class GraphRunner:
                 return Decision(
                     EAGER, call, reason=reason or Reason(reasons.NOT_CAPTURED, f"{NOT_CAPTURED}: {call.label}")
                 )
-            if self._put_off(call, calls_left):
+            if self._put_off(call, calls_left, runs_seen):
                 return Decision(EAGER, call, reason=NOT_WORTH_IT)
         refused = None
         if isinstance(state, LazyState):
@@ -402,7 +406,7 @@ class GraphRunner:
         if had_entry:  # its entry was bound to another state, or a tensor it holds was written: dropped
             if not capture_first_call:
                 return Decision(EAGER, call, reason=dropped)
-            if self._put_off(call, calls_left):
+            if self._put_off(call, calls_left, runs_seen):
                 return Decision(EAGER, call, reason=NOT_WORTH_IT)
         return Decision(CAPTURE, call, dispatch={"key_extra": key_extra, "opaque": opaque, "state": state})
 
@@ -422,6 +426,7 @@ class GraphRunner:
         verify: bool = False,
         capture_first_call: bool = False,
         calls_left: int | None = None,
+        runs_seen: int | None = None,
         strategy: "CaptureStrategy | None" = None,
     ) -> Any:
         """Replay the captured entry for this call, or run ``fn`` eagerly and count the reason.
@@ -435,7 +440,7 @@ class GraphRunner:
         kwargs = kwargs or {}
         decision = self.decide(
             args, kwargs, key_extra=key_extra, opaque=opaque, label=label, state=state,
-            capture_first_call=capture_first_call, calls_left=calls_left,
+            capture_first_call=capture_first_call, calls_left=calls_left, runs_seen=runs_seen,
         )  # fmt: skip
         return self.execute(decision, fn, args, kwargs, verify=verify, strategy=strategy)
 
@@ -473,24 +478,29 @@ class GraphRunner:
         self._entries[call.key] = self._entries.pop(call.key)  # most recently used last (evict_lru)
         return out
 
-    def _put_off(self, call: _Call, calls_left: int | None) -> bool:
+    def _put_off(self, call: _Call, calls_left: int | None, runs_seen: int | None = None) -> bool:
         """Should this first-sight capture wait? Yes while the calls it can expect cannot repay it
         by the measured costs. Expected calls: the calls left in this run times the runs the
         signature was seen in (a new run is told by ``calls_left`` growing: a run counts down), on
         the reasoning that a shape seen in n runs comes back about as often again. So a batch of
-        all-distinct shapes stays eager, and a shape that recurs is captured once it repays."""
+        all-distinct shapes stays eager, and a shape that recurs is captured once it repays.
+        ``runs_seen`` given: the caller counted the runs (``calls_left`` is then one run's calls),
+        and counting them again here would make the expectation grow with the square of the runs."""
         if calls_left is None:
             return False
         before, runs = self._deferred.get(call.key, (None, 1))
-        if before is not None and calls_left > before:
+        if runs_seen is not None:
+            runs = runs_seen
+        elif before is not None and calls_left > before:
             runs += 1
-        if self.stats.costs.repays(calls_left * runs):
+        expected = calls_left * runs
+        if self.stats.costs.repays(expected):
             self._deferred.pop(call.key, None)
             return False
         if before is None:
             costs = self.stats.costs
-            log.info("[BCG] %s: %s: first call left eager: %d calls left would save about %.0f ms, a capture costs %.0f ms",
-                     self.name, call.label, calls_left, 1000 * calls_left * costs.saving_s, 1000 * costs.overhead_s)  # fmt: skip
+            log.info("[BCG] %s: %s: first call left eager: %d calls to come would save about %.0f ms, a capture costs %.0f ms",
+                     self.name, call.label, expected, 1000 * expected * costs.saving_s, 1000 * costs.overhead_s)  # fmt: skip
             if len(self._deferred) >= MAX_DEFERRED:
                 del self._deferred[next(iter(self._deferred))]
         self._deferred[call.key] = (calls_left, runs)

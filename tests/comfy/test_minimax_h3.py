@@ -110,6 +110,37 @@ def test_each_step_is_its_own_graph_and_a_schedule_replays_from_a_later_run(pack
     assert session.last_run["replayed"] == 2, session.last_run  # the one step both share (sigma max), two prompts
 
 
+@pytest.mark.capture_costs
+def test_the_gate_expects_a_steps_calls_per_run_times_the_runs_it_was_met_in(pack, model, standin_graphs, monkeypatch):
+    """The capture gate with measured costs (100 ms saved a replay, a capture 500 ms) and cond and
+    uncond of one length (one key, two calls a run): a step met in n earlier runs expects 2 x n
+    calls, so it waits through run 3 (2 x 2 x 100 = 400 ms) and is captured in run 4 (600 ms).
+    Counting the runs twice (calls left := earlier runs, times the runs seen) captured in run 3: on
+    a server that was a prompt capturing 28 steps at once, about 45 s, for 30 expected calls
+    where 10 were due (docs/benchmarks.md, MiniMax H3 on a stock server)."""
+    from bcg_runtime.core import stats
+
+    monkeypatch.setattr(stats.CaptureCosts, "record", lambda self, *measured: None)  # the costs stay as set
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    session.runner.stats.costs.overheads.append(0.5)
+    session.runner.stats.costs.savings.append(0.1)
+    positive, negative = conds(lengths=(12, 12))
+
+    def run(m):
+        return synthetic.sample(m, FAMILY, 64, 64, STEPS, 2.0, positive, negative, seed=3, frames=5)
+
+    eager = run(model)
+    for run_index in range(3):
+        assert torch.equal(run(bcg_model), eager), run_index
+        assert session.runner.stats.captures == 0, (run_index, session.last_run)
+        assert all("not captured yet" in r for r in session.last_run["eager"]), session.last_run
+    assert torch.equal(run(bcg_model), eager)
+    assert session.runner.stats.captures == STEPS, session.last_run  # every step, once: its uncond replays
+    assert session.last_run["replayed"] == STEPS, session.last_run
+
+
 def test_its_shift_node_is_served_and_each_audio_shift_is_its_own_graph(pack, model, standin_graphs, monkeypatch):
     """ModelSamplingMiniMaxH3 (``MiniMaxH3SigmaShift``, the node H3 workflows carry) puts both flow
     shifts in transformer_options, where the forward reads them: BCG keys them by value, so the

@@ -148,6 +148,29 @@ def test_a_capture_waits_while_the_calls_left_cannot_repay_it(device, make_runne
         assert runner.stats.captures == 4
 
 
+def test_a_caller_that_counts_the_runs_gets_calls_times_runs_not_its_square(device, make_runner):
+    """``runs_seen``: a signature met once per run (a key holding the step) cannot be told to be in
+    a new run by ``calls_left`` growing, so its caller counts the runs and passes ``calls_left`` as
+    one run's calls. Expected calls are then 2 calls x the earlier runs: with 15 ms saved against
+    a 100 ms capture, 2 x 3 x 15 = 90 ms waits, 2 x 4 x 15 = 120 ms is captured, in the fifth run
+    (counting the runs again on top would make it 3 x 4 x 15 in the fourth)."""
+    model = model_on(device, n_blocks=1)
+    runner = make_runner()
+    runner.stats.costs.record(capture_s=0.095, eager_s=0.020, replay_s=0.005)
+    step = inputs(device, n_img=6)
+    with torch.inference_mode():
+        for earlier_runs in range(4):
+            for _ in range(2):  # cond and uncond: the same key twice a run
+                out = runner(model, step, capture_first_call=True, calls_left=2, runs_seen=earlier_runs)
+                assert torch.equal(out, model(*step))
+            assert runner.stats.captures == 0, earlier_runs
+        assert runner.stats.eager[NOT_WORTH_IT] == 8
+        assert torch.equal(runner(model, step, capture_first_call=True, calls_left=2, runs_seen=4), model(*step))
+        assert runner.stats.captures == 1
+        assert torch.equal(runner(model, step, capture_first_call=True, calls_left=2, runs_seen=4), model(*step))
+    assert runner.stats.hits == 1
+
+
 def test_a_lazy_state_is_taken_only_by_calls_that_check_or_bind_an_entry(device, make_runner):
     """``LazyState``: a call that runs eager whatever the state (not captured) never takes it; a
     capture binds the taken state, a replay takes it to compare; a refused state runs the call eager
