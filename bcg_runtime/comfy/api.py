@@ -56,8 +56,31 @@ def apply(
 
     ``capture``: a :class:`CapturePolicy` value ('on first call' or 'warm-up only')."""
     compiler.policy()  # a bad BCG_COMFY_COMPILER is this node's error, not a sampling run's
-    m, refusal = fixed_address_clone(model)
-    adapter = adapter_for(m)
+    try:
+        chosen = Mode(mode)
+    except ValueError:
+        raise InputError(f"mode: '{mode}' is not a BCG mode; accepted: {', '.join(x.value for x in Mode)}") from None
+    try:
+        policy = CapturePolicy(capture)
+    except ValueError:
+        raise InputError(
+            f"capture: '{capture}' is not a capture policy; accepted: {', '.join(repr(p.value) for p in CapturePolicy)}"
+        ) from None
+    adapter = adapter_for(model)
+    config = BCGConfig(
+        mode=chosen, memory_budget_mb=int(memory_budget_mb), verify=bool(verify), capture=policy
+    ).for_adapter(adapter)
+    mode_refusal = adapter.mode_refusal(config.mode.value) if adapter is not None else None
+    if mode_refusal:
+        raise InputError(mode_refusal)
+    never_replays = warmup_only_refusal(adapter, policy)
+    if never_replays:
+        # Nothing could ever replay, so BCG takes no fixed-address twin either: the twin is a
+        # second, fully loaded copy of the model that samples slower than ComfyUI's own where
+        # nothing replays (docs/benchmarks.md, MiniMax H3 on a stock server).
+        m, refusal = model.clone(), never_replays
+    else:
+        m, refusal = fixed_address_clone(model)
     if adapter is None:
         name = config_class_name(m)
         why = f" ({UNSUPPORTED[name]})" if name in UNSUPPORTED else ""
@@ -69,28 +92,6 @@ def apply(
         )
     process_refusal = guards.process_refusal()
     refusal = refusal or process_refusal or guards.device_refusal(m)
-    try:
-        chosen = Mode(mode)
-    except ValueError:
-        raise InputError(f"mode: '{mode}' is not a BCG mode; accepted: {', '.join(x.value for x in Mode)}") from None
-    try:
-        policy = CapturePolicy(capture)
-    except ValueError:
-        raise InputError(
-            f"capture: '{capture}' is not a capture policy; accepted: {', '.join(repr(p.value) for p in CapturePolicy)}"
-        ) from None
-    config = BCGConfig(
-        mode=chosen, memory_budget_mb=int(memory_budget_mb), verify=bool(verify), capture=policy
-    ).for_adapter(adapter)
-    mode_refusal = adapter.mode_refusal(config.mode.value) if adapter is not None else None
-    if mode_refusal:
-        raise InputError(mode_refusal)
-    if policy is CapturePolicy.WARMUP_ONLY and adapter is not None and adapter.keys_per_step and not refusal:
-        log.warning(
-            "[BCG] capture 'warm-up only' captures nothing for %s (each graph is keyed on its sampling step, "
-            "which a warm-up cannot know): its calls run eager; use 'on first call' to capture a schedule on its second run",
-            adapter.display_name,
-        )
     session = install(m, adapter, config, refusal)
     if node_id is not None:
         session.node_ids.add(str(node_id))
@@ -99,6 +100,18 @@ def apply(
     elif refusal:  # said once at start-up (startup.py); the badge and the run summary say it too
         log.debug("[BCG] off: %s", refusal)
     return m
+
+
+def warmup_only_refusal(adapter: Any, policy: CapturePolicy) -> str | None:
+    """Why BCG stays off for a model whose graphs only a warm-up would capture but no warm-up can
+    (capture 'warm-up only' on a family keyed on its sampling step, ``per_step_refusal``), else None."""
+    if policy is not CapturePolicy.WARMUP_ONLY or per_step_refusal(adapter) is None:
+        return None
+    return (
+        f"capture 'warm-up only' captures nothing for {adapter.display_name} (each graph is keyed on its sampling "
+        "step, which a warm-up cannot know), so BCG leaves the model unchanged; use capture 'on first call' to "
+        "capture a schedule's steps on its second run"
+    )
 
 
 def require_session(model: Any) -> BCGSession:

@@ -206,6 +206,31 @@ def test_a_warm_up_says_it_cannot_know_the_schedule_and_captures_nothing(pack, m
     assert per_step_refusal(ADAPTER) in report, report
 
 
+def test_warm_up_only_leaves_the_model_unchanged_with_the_reason_and_takes_no_twin(
+    pack, model, standin_graphs, monkeypatch
+):
+    """Capture 'warm-up only' on H3 could never replay (no warm-up can capture a step), so BCG
+    Apply takes no fixed-address twin, which under Dynamic VRAM is a second, fully loaded copy
+    that sampled slower than ComfyUI's own model on a stock server: BCG is off for this model with
+    the reason, every call counted under it, the output eager's. 'on first call' still asks for
+    the twin."""
+    from bcg_runtime.comfy import api
+
+    asked = []
+    real = api.fixed_address_clone
+    monkeypatch.setattr(api, "fixed_address_clone", lambda m: asked.append(m) or real(m))
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture="warm-up only").args
+    session = session_of(bcg_model)
+    assert asked == [] and session.permanent_refusal == api.warmup_only_refusal(ADAPTER, session.config.capture)
+    assert "warm-up only" in session.permanent_refusal and "on first call" in session.permanent_refusal
+    assert torch.equal(sample(bcg_model), sample(model))
+    [(reason, n)] = session.last_run["eager"].items()
+    assert session.permanent_refusal in reason and n == session.last_run["calls"] == 2 * STEPS, session.last_run
+    nodes["BCGApply"].execute(model, "auto")
+    assert len(asked) == 1
+
+
 def test_a_noise_mask_or_an_unknown_payload_entry_runs_eager_with_the_reason(pack, model, standin_graphs):
     _, nodes = pack
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
