@@ -5,6 +5,8 @@ import math
 
 import re
 
+from pathlib import Path
+
 import pytest
 
 from bench import comfy_workflow, server, server_report, server_stats
@@ -203,6 +205,19 @@ def test_command_line():
     for bad in (["--models", "sd3"], ["--models", "flux:fp4"], ["--variants", "turbo"], ["--sizes", "12"]):
         with pytest.raises(SystemExit):
             server.parse_args(bad)
+
+
+def test_server_args_follow_the_stock_start():
+    """``--server-args``: flags after the stock ``python main.py`` (a start that is no longer the
+    stock one, which the report's header then shows); none by default."""
+    from bench.comfy_server import ComfyServer
+
+    assert server.parse_args([]).server_args.split() == []
+    flags = server.parse_args(["--server-args=--disable-dynamic-vram --highvram"]).server_args.split()
+    stock = ComfyServer(Path("/tmp/tree"), cuda=True, bare=True)
+    started = ComfyServer(Path("/tmp/tree"), cuda=True, bare=True, extra_args=flags)
+    assert stock.command()[1:] == ["main.py"]
+    assert started.command()[1:] == ["main.py", "--disable-dynamic-vram", "--highvram"]
 
 
 def test_video_families_take_frame_counts_and_image_families_refuse_them():
