@@ -62,16 +62,22 @@ def timed_sample(model, family, res, steps, cfg, positive, negative, seed: int =
 
 
 def kernel_seconds(model, family, res, steps, cfg, positive, negative) -> tuple[float, dict[str, float], list[dict]]:
-    """(kernel seconds, kernel seconds by :func:`kernel_kind`, the :data:`TOP_KERNELS` costliest
-    kernels) of one profiled denoise."""
-    import torch
+    """:func:`kernel_summary` of one profiled denoise."""
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         timed_sample(model, family, res, steps, cfg, positive, negative)
+    return kernel_summary(prof.key_averages())
+
+
+def kernel_summary(averages) -> tuple[float, dict[str, float], list[dict]]:
+    """(kernel seconds, kernel seconds by :func:`kernel_kind`, the :data:`TOP_KERNELS` costliest
+    kernels) of a finished profile's ``key_averages()``."""
+    import torch
+
     split: dict[str, float] = {}
     kernels = []
-    for evt in prof.key_averages():
+    for evt in averages:
         if evt.device_type == torch.autograd.DeviceType.CUDA:
             us = getattr(evt, "self_device_time_total", None) or getattr(evt, "self_cuda_time_total", 0.0)
             kind = kernel_kind(evt.key)

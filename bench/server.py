@@ -69,7 +69,7 @@ from pathlib import Path
 
 from bcg_runtime.plan import PlanError, parse_sizes
 
-from . import comfy_base, comfy_workflow, server_report, server_stats
+from . import comfy_base, comfy_workflow, server_profile, server_report, server_stats
 from .comfy_server import TEST_ONLY_ENV, ComfyServer, cuda_available, free_port, gpu_memory, post, rss_mib
 from .comfy_ws import run_prompt
 from .gpu_clocks import ClockSampler
@@ -220,6 +220,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--timeout", type=float, default=900, help="seconds one prompt may take")
     p.add_argument(
+        "--profile",
+        action="store_true",
+        help="after each variant's prompts, one more prompt sampled under torch.profiler inside the server "
+        "(bench.server_profile): busy fraction, kernel seconds by kind, costliest kernels, CUDA runtime calls; "
+        "not in the timings",
+    )
+    p.add_argument(
         "--server-args",
         default="",
         help="flags for main.py after the stock start, space-separated, e.g. '--disable-dynamic-vram' (default none: "
@@ -325,6 +332,20 @@ def measure_prompt(server: ComfyServer, prompt: dict, timeout: float) -> tuple[d
     return rec, comfy_workflow.saved_streams(server.base / "output", entry)
 
 
+def profile_prompt(server: ComfyServer, prompt: dict, args: argparse.Namespace) -> dict:
+    """Run ``prompt`` with its sampling profiled inside the server (:mod:`.server_profile`); the
+    profile's summary, or ``{"error": ...}`` when none came back."""
+    out = Path(args.json).parent / "server_profile.json"
+    server_profile.request(server.base, out)
+    try:
+        measure_prompt(server, prompt, args.timeout)
+    finally:
+        (server.base / server_profile.REQUEST).unlink(missing_ok=True)
+    if not out.exists():
+        return {"error": "no profile came back (the prompt sampled nothing, or the profiling node did not load)"}
+    return json.loads(out.read_text())
+
+
 def free_server(server: ComfyServer, settle_s: float = 2.0) -> None:
     """``POST /free`` with ``unload_models`` and ``free_memory``: ComfyUI unloads every model and
     drops its node cache (so the BCG sessions and graphs of the previous variant) as soon as its
@@ -424,6 +445,16 @@ def run_job(
                     log.info("[BCG] %s", server_report.format_prompts({**job, "prompts": [rec]})[0])
                     prompts.append(rec)
                 job["prompts"] += prompts
+                if args.profile:
+                    seed = args.seed + args.prompts
+                    prompt = variant_prompt(
+                        comfy_workflow.set_sampler(base, seed=seed),
+                        variant,
+                        f"bcg_server/{family}_{weights}_{size_text}_{variant}_profile",
+                    )
+                    job.setdefault("profiles", []).append(
+                        {"size": size_text, "variant": variant, "seed": seed, **profile_prompt(server, prompt, args)}
+                    )
                 eager = next(
                     (
                         s["median_wall_s"]
@@ -528,6 +559,10 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(tree, ignore_errors=True)
     comfy_base.stock_copy(source, tree)
     comfy_base.link_pack(tree / "custom_nodes")
+    if args.profile:
+        (tree / "custom_nodes" / server_profile.NODE_DIR.name).symlink_to(
+            server_profile.NODE_DIR, target_is_directory=True
+        )
     comfy_base.import_comfyui(tree, cpu=not cuda)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     record = {"env": environment(args, tree), "jobs": []}

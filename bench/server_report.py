@@ -133,7 +133,37 @@ def format_report(env: dict, jobs: list[dict]) -> str:
     left_out = [f"{model_label(j)} {v}: {why}" for j in jobs for v, why in j.get("variants_left_out", {}).items()]
     report += "".join(f"\nNot run: {line}" for line in left_out) + ("\n" if left_out else "")
     against_bf16 = format_bf16_table(jobs)
-    return report + (f"\n{BF16_TITLE}\n\n{against_bf16}\n" if against_bf16 else "")
+    report += f"\n{BF16_TITLE}\n\n{against_bf16}\n" if against_bf16 else ""
+    profiles = format_profiles(jobs)
+    return report + (f"\n{PROFILE_TITLE}\n\n{profiles}\n" if profiles else "")
+
+
+#: Title and columns of the ``--profile`` table.
+PROFILE_HEAD = ["model", "res", "variant", "sampling s", "kernel s", "busy", "top kinds (s)", "costliest kernel",
+                "cudaMalloc / cudaFree / syncs", "aten calls"]  # fmt: skip
+PROFILE_TITLE = (
+    "One more prompt per variant under torch.profiler inside the server (`--profile`; not in the timings above)"
+)
+
+
+def format_profiles(jobs: list[dict]) -> str:
+    """A markdown table of the ``--profile`` prompts (``bench.server_profile.summary``), or ''."""
+    lines: list[list[Any]] = [PROFILE_HEAD]
+    for job in jobs:
+        for p in job.get("profiles", []):
+            if "error" in p:
+                lines.append([model_label(job), p["size"], p["variant"], p["error"]] + ["-"] * (len(PROFILE_HEAD) - 4))
+                continue
+            kinds = ", ".join(f"{k} {v:.2f}" for k, v in sorted(p["split"].items(), key=lambda kv: -kv[1])[:3])
+            top = p["top"][0] if p["top"] else None
+            calls = p["runtime_calls"]
+            syncs = calls["cudaStreamSynchronize"] + calls["cudaDeviceSynchronize"] + calls["cudaEventSynchronize"]
+            lines.append([
+                model_label(job), p["size"], p["variant"], _s(p["wall_s"]), _s(p["kernel_s"]), _s(p["busy"], 2),
+                kinds or "-", f"{top['name'][:60]} {top['seconds']:.2f} s x{top['calls']}" if top else "-",
+                f"{calls['cudaMalloc']} / {calls['cudaFree']} / {syncs}", p["aten_calls"],
+            ])  # fmt: skip
+    return render_markdown(lines) if len(lines) > 1 else ""
 
 
 def format_prompts(job: dict) -> list[str]:

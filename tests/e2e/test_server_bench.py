@@ -1,6 +1,7 @@
 """The server benchmark (``python -m bench.server``) end to end on a tiny model: it copies the
 ComfyUI of ``$COMFYUI_PATH``, starts ``python main.py`` there with a depth-1 Z-Image, runs the
-variants two prompts each, and its JSON and table hold what they promise.
+variants two prompts each, and its JSON and table hold what they promise; ``--profile`` samples one
+more prompt per variant under torch.profiler inside that server (``bench/server_profile.py``).
 
 Without CUDA it runs in its ``--cpu`` smoke mode (every BCG call eager with the no-CUDA reason, each
 BCG latent still compared with its eager twin); on CUDA the same at 64x64 with no flags (mode fast
@@ -25,7 +26,7 @@ def bench_run(tmp_path_factory):
     cuda = cuda_available()
     variants = "eager,bcg,warmup" if cuda else "eager,bcg,warmup,fast"
     cmd = [sys.executable, "-m", "bench.server", "--models", "zimage", "--sizes", SIZE, "--prompts", str(PROMPTS), "--steps", str(STEPS),
-           "--depth", "1", "--variants", variants, "--json", str(tmp / "server.json"), "--work", str(tmp / "work")]  # fmt: skip
+           "--depth", "1", "--variants", variants, "--json", str(tmp / "server.json"), "--work", str(tmp / "work"), "--profile"]  # fmt: skip
     cmd += [] if cuda else ["--cpu"]
     result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1500)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -123,9 +124,26 @@ def test_summaries_and_table(bench_run):
                 and sum(s["eager_reasons"].values()) == PROMPTS * STEPS
             )
     lines = stdout.rstrip().splitlines()
-    table = lines[-(len(variants) + 2) :]
+    start = lines.index(next(line for line in lines if line.startswith("| model | res | variant | prompts |")))
+    table = lines[start : start + len(variants) + 2]
     assert table[0].startswith("| model | res | variant |") and table[1].startswith("| --- |")
     assert [row.split(" | ")[2] for row in table[2:]] == variants
     assert all(row.startswith("| zimage depth 1 | 64x64 |") for row in table[2:])
     if not cuda:
         assert "CPU smoke run (--cpu)" in stdout
+
+
+def test_one_more_prompt_per_variant_is_profiled_inside_the_server(bench_run):
+    """The profiling node loaded in the real server, took each request and wrote its summary: one
+    per variant, none in the timed prompts; the report's last table shows them."""
+    cuda, variants, doc, stdout = bench_run
+    [job] = doc["jobs"]
+    profiles = job["profiles"]
+    assert [(p["variant"], p["seed"]) for p in profiles] == [(v, 1000 + PROMPTS) for v in variants], profiles
+    for p in profiles:
+        assert "error" not in p and p["wall_s"] > 0 and p["aten_calls"] > 0, p
+        assert (p["kernel_s"] > 0 and 0 < p["busy"]) if cuda else (p["kernel_s"] == 0 and p["top"] == []), p
+    assert len(job["prompts"]) == PROMPTS * len(variants)
+    lines = stdout.rstrip().splitlines()
+    assert [row.split(" | ")[2] for row in lines[-len(variants) :]] == variants
+    assert lines[-len(variants) - 2].startswith("| model | res | variant | sampling s |")
