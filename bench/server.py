@@ -3,6 +3,8 @@
     python -m bench.server --comfyui /path/to/ComfyUI                  # Z-Image-Turbo, 512² and 1024²
     python -m bench.server --models zimage,flux,flux:fp8_scaled,qwen_image --prompts 10 --json out.json
     python -m bench.server --models minimax_h3 --sizes 1344x768x124     # a video family, its own nodes
+    python -m bench.server --models minimax_h3:fp8_scaled --profile    # + one profiled prompt per variant
+    python -m bench.server --server-args=--disable-dynamic-vram         # a start that is not the stock one
     python -m bench.server --cpu                                       # smoke test without CUDA
 
 Starts ComfyUI as users start it, ``python main.py`` with no flags (Dynamic VRAM where that

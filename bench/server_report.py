@@ -126,9 +126,10 @@ def env_line(env: dict) -> str:
 
 
 def format_report(env: dict, jobs: list[dict]) -> str:
-    """The environment line, the table, a line for each variant a family left out (with why) and,
-    where a model was measured against bf16 eager, that table under its title: what
-    ``bench.server`` prints last and ``python -m bench.server_report`` prints."""
+    """The environment line, the table, a line for each variant a family left out (with why),
+    where a model was measured against bf16 eager that table under its title, and the ``--profile``
+    table where there is one: what ``bench.server`` prints last and ``python -m bench.server_report``
+    prints."""
     report = f"{env_line(env)}\n\n{format_table(jobs)}\n"
     left_out = [f"{model_label(j)} {v}: {why}" for j in jobs for v, why in j.get("variants_left_out", {}).items()]
     report += "".join(f"\nNot run: {line}" for line in left_out) + ("\n" if left_out else "")
