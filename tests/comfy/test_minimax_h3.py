@@ -11,6 +11,7 @@ fail, not pass. The joint latent (video ``[1, 24, T, H/16, W/16]`` + audio ``[1,
 """
 
 import contextlib
+import dataclasses
 
 import pytest
 import torch
@@ -59,6 +60,41 @@ def test_every_host_read_of_the_forward_is_listed_with_what_makes_it_safe():
     spelled = re.compile(r"\b(float|int|bool)\(|\.(tolist|item|unique|cpu|numpy)\(")
     found = {line.strip() for line in source if spelled.search(line)}
     assert found == set(HOST_READS), (sorted(found - set(HOST_READS)), sorted(set(HOST_READS) - found))
+
+
+def test_a_final_layer_that_reads_the_schedule_makes_every_call_eager(pack, model):
+    """A later ComfyUI (Comfy-Org/ComfyUI@2c64d4a) gives H3's FinalLayer the sampler's schedule
+    (``forward(x, t_emb, video_seg, audio_seg, sigma, sample_sigmas, shifts)``) and, for a
+    checkpoint with a PDD head bank, picks heads by the next sigma: BCG keys only the step, so such
+    a model runs eager with the reason. 0.33.0's FinalLayer reads no schedule: served as before.
+    The later layer is written here with its signature and head bank only (no such ComfyUI runs
+    here)."""
+    import torch.nn as nn
+
+    from bcg_runtime.comfy.models.minimax_h3 import SCHEDULE_HEADS_REFUSAL, reads_the_schedule
+
+    dm = model.model.diffusion_model
+    assert not reads_the_schedule(dm) and not ADAPTER.for_model(model).schedule_heads
+
+    class LaterFinalLayer(nn.Module):  # the later signature, its bank of heads in one Linear
+        def __init__(self, heads):
+            super().__init__()
+            self.video_out = nn.Linear(8, 4 * heads)
+            self.video_out.out_features = 4
+
+        def forward(self, x, t_emb, video_seg, audio_seg, sigma, sample_sigmas, shifts):
+            raise AssertionError("not called")
+
+    holder = nn.Module()
+    holder.final_layer = LaterFinalLayer(heads=1)
+    assert not reads_the_schedule(holder)  # one head: the later forward returns before it reads the schedule
+    holder.final_layer = LaterFinalLayer(heads=8)
+    assert reads_the_schedule(holder)
+
+    _, nodes = pack
+    (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    later = dataclasses.replace(session_of(bcg_model).adapter, schedule_heads=True)
+    assert later.refusal({"minimax_payload": {}}) == SCHEDULE_HEADS_REFUSAL
 
 
 def test_pixel_frames_follow_the_17k_plus_5_grid():

@@ -51,6 +51,8 @@ schedule's first); leave the frame count out, or warm up at 5 frames.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from typing import Any
 
 from .base import ModelAdapter
@@ -66,6 +68,12 @@ CONDITIONS_REFUSAL = (
     "MiniMax H3 with keyframes or references (MiniMaxH3ImageToVideo, MiniMaxH3AddGuide): the forward "
     "builds their rows with seeded host noise and value-dependent layouts; running eager"
 )
+#: Why a model whose final layer picks its output heads from the sampler's schedule runs eager.
+SCHEDULE_HEADS_REFUSAL = (
+    "MiniMax H3 with a PDD head bank on a ComfyUI whose FinalLayer picks the output heads from the sampler's "
+    "schedule (transformer_options['sample_sigmas'], the next sigma after this step, read on the host): two "
+    "schedules that share a step would share a graph, and BCG keys only the step; running eager"
+)
 #: Payload entries that put condition rows into the sequence.
 _CONDITION_ENTRIES = ("keyframes", "refs", "cond_video_latents", "cond_audio_latents")
 #: Pixel frames per latent frame, cycling (``MiniMaxH3AV.fix_empty_latent``: 1 + 4k, the 17k+5 grid).
@@ -77,8 +85,35 @@ def pixel_frames(latent_frames: int) -> int:
     return sum(FRAMES_PER_LATENT[i % len(FRAMES_PER_LATENT)] for i in range(latent_frames))
 
 
+def reads_the_schedule(diffusion_model: Any) -> bool:
+    """Whether this model's output depends on the sampler's whole schedule, not only the step in
+    the key. ComfyUI 0.33.0's ``FinalLayer`` takes none; a later one (Comfy-Org/ComfyUI@2c64d4a,
+    ``FinalLayer.forward(..., sigma, sample_sigmas, shifts)``) does, and for a checkpoint whose
+    ``video_out`` holds a bank of heads (``weight.shape[0] // out_features > 1``) it picks and
+    blends heads by where the step sits in ``sample_sigmas`` (the next sigma), on the host."""
+    final = getattr(diffusion_model, "final_layer", None)
+    head = getattr(final, "video_out", None)
+    if final is None or head is None:
+        return False
+    if "sample_sigmas" not in inspect.signature(type(final).forward).parameters:
+        return False
+    weight, per_head = getattr(head, "weight", None), getattr(head, "out_features", None)
+    return weight is None or not per_head or weight.shape[0] // per_head != 1
+
+
+@dataclasses.dataclass(frozen=True)
 class MiniMaxH3Adapter(ModelAdapter):
+    #: A fact of the checkpoint and the ComfyUI it runs on (:func:`reads_the_schedule`), fixed at load.
+    schedule_heads: bool = False
+
+    def for_model(self, model_patcher: Any) -> "MiniMaxH3Adapter":
+        dm = getattr(getattr(model_patcher, "model", None), "diffusion_model", None)
+        heads = dm is not None and reads_the_schedule(dm)
+        return self if heads == self.schedule_heads else dataclasses.replace(self, schedule_heads=heads)
+
     def refusal(self, call: dict[str, Any]) -> str | None:
+        if self.schedule_heads:
+            return SCHEDULE_HEADS_REFUSAL
         if call.get("denoise_mask") is not None or call.get("audio_denoise_mask") is not None:
             return DENOISE_MASK_REFUSAL
         payload = call.get("minimax_payload") or {}
