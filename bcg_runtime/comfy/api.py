@@ -73,25 +73,15 @@ def apply(
     mode_refusal = adapter.mode_refusal(config.mode.value) if adapter is not None else None
     if mode_refusal:
         raise InputError(mode_refusal)
-    never_replays = warmup_only_refusal(adapter, policy)
-    if never_replays:
-        # Nothing could ever replay, so BCG takes no fixed-address twin either: the twin is a
-        # second, fully loaded copy of the model that samples slower than ComfyUI's own where
-        # nothing replays (docs/benchmarks.md, MiniMax H3 on a stock server).
-        m, refusal = model.clone(), never_replays
+    process_refusal = guards.process_refusal()
+    refusal = serving_refusal(model, adapter, policy) or process_refusal or guards.device_refusal(model)
+    if refusal:
+        # BCG will serve nothing here, so it takes no fixed-address twin either: under Dynamic VRAM
+        # that twin is a second, fully loaded copy of the model, which sampled slower than ComfyUI's
+        # own where nothing replays (docs/benchmarks.md, MiniMax H3 on a stock server).
+        m = model.clone()
     else:
         m, refusal = fixed_address_clone(model)
-    if adapter is None:
-        name = config_class_name(m)
-        why = f" ({UNSUPPORTED[name]})" if name in UNSUPPORTED else ""
-        refusal = f"unsupported model {name}{why}: BCG supports {SUPPORTED}; the model runs unchanged"
-    elif not adapter.gpu_verified and os.environ.get(UNVERIFIED_OPT_IN) != "1":
-        refusal = (
-            f"{adapter.display_name} support awaits its GPU exactness test: the model runs unchanged "
-            f"(set {UNVERIFIED_OPT_IN}=1 to try it; every graph is still proven bit-equal to eager before it serves)"
-        )
-    process_refusal = guards.process_refusal()
-    refusal = refusal or process_refusal or guards.device_refusal(m)
     session = install(m, adapter, config, refusal)
     if node_id is not None:
         session.node_ids.add(str(node_id))
@@ -100,6 +90,22 @@ def apply(
     elif refusal:  # said once at start-up (startup.py); the badge and the run summary say it too
         log.debug("[BCG] off: %s", refusal)
     return m
+
+
+def serving_refusal(model: Any, adapter: Any, policy: CapturePolicy) -> str | None:
+    """Why BCG Apply serves nothing for this model whatever the process: no adapter for its class,
+    a family awaiting its GPU exactness test (unless opted in), or a capture policy under which
+    nothing could ever replay (:func:`warmup_only_refusal`); else None."""
+    if adapter is None:
+        name = config_class_name(model)
+        why = f" ({UNSUPPORTED[name]})" if name in UNSUPPORTED else ""
+        return f"unsupported model {name}{why}: BCG supports {SUPPORTED}; the model runs unchanged"
+    if not adapter.gpu_verified and os.environ.get(UNVERIFIED_OPT_IN) != "1":
+        return (
+            f"{adapter.display_name} support awaits its GPU exactness test: the model runs unchanged "
+            f"(set {UNVERIFIED_OPT_IN}=1 to try it; every graph is still proven bit-equal to eager before it serves)"
+        )
+    return warmup_only_refusal(adapter, policy)
 
 
 def warmup_only_refusal(adapter: Any, policy: CapturePolicy) -> str | None:

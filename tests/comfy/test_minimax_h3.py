@@ -249,7 +249,7 @@ def test_warm_up_only_leaves_the_model_unchanged_with_the_reason_and_takes_no_tw
     Apply takes no fixed-address twin, which under Dynamic VRAM is a second, fully loaded copy
     that sampled slower than ComfyUI's own model on a stock server: BCG is off for this model with
     the reason, every call counted under it, the output eager's. 'on first call' still asks for
-    the twin."""
+    the twin; a model BCG Apply refuses for another reason known at Apply does not."""
     from bcg_runtime.comfy import api
 
     asked = []
@@ -265,6 +265,11 @@ def test_warm_up_only_leaves_the_model_unchanged_with_the_reason_and_takes_no_tw
     assert session.permanent_refusal in reason and n == session.last_run["calls"] == 2 * STEPS, session.last_run
     nodes["BCGApply"].execute(model, "auto")
     assert len(asked) == 1
+    # Any refusal known at Apply takes no twin either: here the family awaiting its GPU test.
+    monkeypatch.delenv(api.UNVERIFIED_OPT_IN, raising=False)
+    monkeypatch.setattr(api, "adapter_for", lambda m: dataclasses.replace(ADAPTER, gpu_verified=False))
+    (refused,) = nodes["BCGApply"].execute(model, "auto").args
+    assert len(asked) == 1 and "awaits its GPU exactness test" in session_of(refused).permanent_refusal
 
 
 def test_a_noise_mask_or_an_unknown_payload_entry_runs_eager_with_the_reason(pack, model, standin_graphs):
