@@ -25,7 +25,7 @@ from .modes import (
     stacked,
     warmup_cost,
 )
-from .report import Row, format_table, kernel_kind, mode_label, size_text, write_json
+from .report import Row, format_table, kernel_summary, mode_label, size_text, write_json
 from .setup import (
     CPU_NOTE,
     DEFAULTS,
@@ -37,9 +37,6 @@ from .setup import (
 )
 
 log = logging.getLogger(__name__)
-
-#: Kernels per profiled row kept by name in the JSON (``Row.top_kernels``).
-TOP_KERNELS = 15
 
 
 def _sync() -> None:
@@ -68,23 +65,6 @@ def kernel_seconds(model, family, res, steps, cfg, positive, negative) -> tuple[
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         timed_sample(model, family, res, steps, cfg, positive, negative)
     return kernel_summary(prof.key_averages())
-
-
-def kernel_summary(averages) -> tuple[float, dict[str, float], list[dict]]:
-    """(kernel seconds, kernel seconds by :func:`kernel_kind`, the :data:`TOP_KERNELS` costliest
-    kernels) of a finished profile's ``key_averages()``."""
-    import torch
-
-    split: dict[str, float] = {}
-    kernels = []
-    for evt in averages:
-        if evt.device_type == torch.autograd.DeviceType.CUDA:
-            us = getattr(evt, "self_device_time_total", None) or getattr(evt, "self_cuda_time_total", 0.0)
-            kind = kernel_kind(evt.key)
-            split[kind] = split.get(kind, 0.0) + us / 1e6
-            kernels.append({"name": evt.key[:160], "kind": kind, "calls": evt.count, "seconds": round(us / 1e6, 4)})
-    top = sorted(kernels, key=lambda k: k["seconds"], reverse=True)[:TOP_KERNELS]
-    return sum(split.values()), split, top
 
 
 def host_profile(model, family, res, steps, cfg, positive, negative, top: int) -> tuple[list[dict], int, float]:

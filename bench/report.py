@@ -66,6 +66,10 @@ class Row:
     runs_s: list[float] = field(default_factory=list)
 
 
+#: Kernels per profiled row kept by name in the JSON (``Row.top_kernels``).
+TOP_KERNELS = 15
+
+
 def kernel_kind(name: str) -> str:
     """The kind of work a CUDA kernel named ``name`` does (:data:`KERNEL_KINDS`)."""
     lowered = name.lower()
@@ -73,6 +77,23 @@ def kernel_kind(name: str) -> str:
         if any(fragment in lowered for fragment in fragments):
             return kind
     return "elementwise/other"
+
+
+def kernel_summary(averages) -> tuple[float, dict[str, float], list[dict]]:
+    """(kernel seconds, kernel seconds by :func:`kernel_kind`, the :data:`TOP_KERNELS` costliest
+    kernels) of a finished profile's ``key_averages()``."""
+    import torch
+
+    split: dict[str, float] = {}
+    kernels = []
+    for evt in averages:
+        if evt.device_type == torch.autograd.DeviceType.CUDA:
+            us = getattr(evt, "self_device_time_total", None) or getattr(evt, "self_cuda_time_total", 0.0)
+            kind = kernel_kind(evt.key)
+            split[kind] = split.get(kind, 0.0) + us / 1e6
+            kernels.append({"name": evt.key[:160], "kind": kind, "calls": evt.count, "seconds": round(us / 1e6, 4)})
+    top = sorted(kernels, key=lambda k: k["seconds"], reverse=True)[:TOP_KERNELS]
+    return sum(split.values()), split, top
 
 
 def size_text(res) -> str:

@@ -293,8 +293,11 @@ def prepare_model(tree: Path, family: str, weights: str, depth, length: int, cud
     return f"{name}.safetensors", folder
 
 
-def variant_prompt(base: dict, variant: str, prefix: str) -> dict:
-    """The workflow of ``variant`` (see the module docstring) from the example ``base``."""
+def variant_prompt(base: dict, variant: str, prefix: str, seed: int | None = None) -> dict:
+    """The workflow of ``variant`` (see the module docstring) from the example ``base``, with the
+    sampler's ``seed`` where one is given."""
+    if seed is not None:
+        base = comfy_workflow.set_sampler(base, seed=seed)
     if variant == "eager":
         return comfy_workflow.eager_twin(base, prefix)
     if variant == "warmup":
@@ -425,14 +428,12 @@ def run_job(
                 if job["prompts"] and not args.keep_cache:
                     free_server(server)
                 prompts = []
+                stem = f"bcg_server/{family}_{weights}_{size_text}_{variant}"
                 for i in range(args.prompts):
                     seed = args.seed + i
-                    prompt = variant_prompt(
-                        comfy_workflow.set_sampler(base, seed=seed),
-                        variant,
-                        f"bcg_server/{family}_{weights}_{size_text}_{variant}_{i}",
+                    rec, latent = measure_prompt(
+                        server, variant_prompt(base, variant, f"{stem}_{i}", seed), args.timeout
                     )
-                    rec, latent = measure_prompt(server, prompt, args.timeout)
                     rec.update(size=size_text, variant=variant, index=i, seed=seed)
                     if variant == "eager":
                         twins[seed] = latent
@@ -449,13 +450,9 @@ def run_job(
                 job["prompts"] += prompts
                 if args.profile:
                     seed = args.seed + args.prompts
-                    prompt = variant_prompt(
-                        comfy_workflow.set_sampler(base, seed=seed),
-                        variant,
-                        f"bcg_server/{family}_{weights}_{size_text}_{variant}_profile",
-                    )
+                    profile = profile_prompt(server, variant_prompt(base, variant, f"{stem}_profile", seed), args)
                     job.setdefault("profiles", []).append(
-                        {"size": size_text, "variant": variant, "seed": seed, **profile_prompt(server, prompt, args)}
+                        {"size": size_text, "variant": variant, "seed": seed, **profile}
                     )
                 eager = next(
                     (
@@ -497,9 +494,7 @@ def repeat_eager(server, base: dict, differing: list, twins: dict, args: argpars
     one (``eager_repeat_equal`` False), not BCG; each differing prompt gets ``bit_equal_to_eager_repeat``."""
     repeats = []
     for seed in sorted({rec["seed"] for rec, _ in differing}):
-        prompt = variant_prompt(
-            comfy_workflow.set_sampler(base, seed=seed), "eager", f"bcg_server/{name}_eager_repeat_{seed}"
-        )
+        prompt = variant_prompt(base, "eager", f"bcg_server/{name}_eager_repeat_{seed}", seed)
         rec, latent = measure_prompt(server, prompt, args.timeout)
         equal, diff = compare(latent, twins[seed])
         repeats.append(

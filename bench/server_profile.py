@@ -58,7 +58,7 @@ def summary(averages: Any, wall_s: float) -> dict:
     costliest kernels, the counted CUDA runtime calls and the number of CPU-side operator calls."""
     import torch
 
-    from .measure import kernel_summary
+    from .report import kernel_summary
 
     kernel_s, split, top = kernel_summary(averages)
     runtime = {name: 0 for name in RUNTIME_CALLS}

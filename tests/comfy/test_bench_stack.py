@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from bench.cli import parse_args
-from bench.measure import TOP_KERNELS, kernel_seconds, run
+from bench.measure import kernel_seconds, run
+from bench.report import TOP_KERNELS
 from bench.modes import attention_backend, stacked, warmup_cost, with_cache
 
 pytestmark = pytest.mark.comfy
