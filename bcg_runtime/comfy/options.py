@@ -4,12 +4,21 @@
 of the runner. This module turns it into key material: bookkeeping entries are ignored, values that
 steer the math (``rope_options``) enter the key, and anything it does not know makes the call eager
 with a reason, never a replay that ignores it.
+
+Leaving bookkeeping out of the key is a claim about ComfyUI's forwards: that they hand those
+entries only to patches and hooks. A forward that reads one itself (0.33.0's SeedVR2 swaps its
+output halves by ``cond_or_uncond``; a later MiniMax H3 blends heads by ``sample_sigmas``) would
+freeze the captured call's value into the graph. :class:`WatchedOptions` checks the claim on every
+capture instead of trusting the list: the capture's plain run of the live call gets the options
+through it, and a read of a bookkeeping entry the call came with fails that capture by name.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Hashable
 
+from ..core.runner import UnkeyedOpaqueRead
 from .guards import DYNAMIC_VRAM_REFUSAL
 
 #: Entries that carry no computation for the DiT forward itself (ComfyUI 0.8.0 to 0.33.0).
@@ -97,3 +106,80 @@ def options_key(options: dict, own_override: Any) -> tuple[Hashable, str | None]
             continue
         return (), f"unknown transformer_options entry '{name}': running eager rather than guessing"
     return tuple(extra), None
+
+
+class WatchedOptions(dict):
+    """A call's ``transformer_options`` as a capture's plain run hands them to the forward: reading
+    a bookkeeping entry the call came with raises :class:`UnkeyedOpaqueRead` naming it.
+
+    A read is ``options[k]``, ``get``, ``in``, ``pop`` or ``setdefault`` of an entry that was
+    present when the DiT was called and that the forward has not written since, through this dict
+    or a ``.copy()`` of it (ComfyUI's forwards copy their options that way before writing block
+    entries). Entries the forward writes (``block_index``, ``img_slice``, ...) are then its own and
+    may be read. Not seen: iteration (``items()``, ``{**options}``, ``dict(options)``: the copy made
+    so is a plain dict, and reads from it are not watched), which is how BCG's own attention break
+    tells the written entries apart; the proof's bit-equality still stands behind it.
+    """
+
+    __slots__ = ("_watched",)
+
+    def __init__(self, options: dict, watched: frozenset[str] | None = None):
+        super().__init__(options)
+        self._watched = set(BOOKKEEPING_KEYS.intersection(options) if watched is None else watched)
+
+    def _check(self, name: Any) -> None:
+        if name in self._watched:
+            raise UnkeyedOpaqueRead(
+                f"the forward reads transformer_options[{name!r}], which BCG leaves out of the key as bookkeeping: "
+                "a replay would reuse the captured call's value (report the model: BCG must key or refuse this entry)"
+            )
+
+    def __getitem__(self, name):
+        self._check(name)
+        return super().__getitem__(name)
+
+    def get(self, name, default=None):
+        self._check(name)
+        return super().get(name, default)
+
+    def __contains__(self, name):
+        self._check(name)
+        return super().__contains__(name)
+
+    def pop(self, name, *default):
+        self._check(name)
+        return super().pop(name, *default)
+
+    def setdefault(self, name, default=None):
+        self._check(name)
+        return super().setdefault(name, default)
+
+    def __setitem__(self, name, value):
+        self._watched.discard(name)
+        super().__setitem__(name, value)
+
+    def __delitem__(self, name):
+        self._watched.discard(name)
+        super().__delitem__(name)
+
+    def update(self, *args, **kwargs):
+        new = dict(*args, **kwargs)
+        self._watched.difference_update(new)
+        super().update(new)
+
+    def copy(self) -> WatchedOptions:
+        return WatchedOptions(self, frozenset(self._watched))
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo) -> WatchedOptions:
+        return WatchedOptions(copy.deepcopy(dict(self), memo), frozenset(self._watched))
+
+
+def watched_call(kwargs: dict) -> dict:
+    """``kwargs`` with their ``transformer_options`` watched (:class:`WatchedOptions`), for the
+    runner's ``watched_kwargs``: a fresh watch per run, since a run's writes make entries its own."""
+    options = kwargs.get("transformer_options")
+    if not isinstance(options, dict):
+        return kwargs
+    return {**kwargs, "transformer_options": WatchedOptions(options)}

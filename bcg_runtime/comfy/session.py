@@ -23,6 +23,7 @@ from ..core.breaks import graph_break, is_capturing
 from ..core.reasons import headline, kind_of
 from . import fingerprint, guards
 from .models import ModelAdapter
+from .options import watched_call
 
 log = logging.getLogger(__name__)
 
@@ -250,6 +251,7 @@ class BCGSession:
             bound_storages=self._bound_storages,
             opaque_keyed=self.adapter.opaque_args if self.adapter else (),
             state_after_capture=self._state_after_capture,
+            watched_kwargs=watched_call,
         )
         if self.permanent_refusal:
             self.runner.disable(self.permanent_refusal)

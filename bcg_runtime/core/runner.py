@@ -48,12 +48,16 @@ Serving contract. An entry serves a call only when all three hold:
   at capture, compared once per ``state`` object the entry serves under (the caller takes one per
   run; every call where the state is None). Those the forward writes itself are held only (a
   replay writes them as eager does). A break is no read of the graph's beyond its arguments: it
-  runs again at every replay and reads the live call (``OutsideReads.breaking``). A tensor read from an opaque argument is a constant of the graph, while the next
-  call passes its own: it may serve only where the caller keys that argument's tensors by value
-  (``opaque_keyed``); read from any other opaque argument (``transformer_options``), it fails the
-  capture with its path, and the shape runs eager. ``bound_storages`` tells the runner which storages the ``state`` covers (the
-  model's weights, which ComfyUI patches in place by design); a mode whose capture runs code the
-  dispatcher does not see (:attr:`CaptureStrategy.audits_reads` off: compiled kernels) skips this.
+  runs again at every replay and reads the live call (``OutsideReads.breaking``). A tensor read
+  from an opaque argument is a constant of the graph, while the next call passes its own: it may
+  serve only where the caller keys that argument's tensors by value (``opaque_keyed``); read from
+  any other opaque argument (``transformer_options``), it fails the capture with its path, and the
+  shape runs eager. A plain value the forward's Python reads from an opaque argument (a list that
+  steers a branch) reaches no op, so no audit of ops sees it: the caller's ``watched_kwargs`` view
+  sees it on the capture's plain run of the live call and fails the capture the same way.
+  ``bound_storages`` tells the runner which storages the ``state`` covers (the model's weights,
+  which ComfyUI patches in place by design); a mode whose capture runs code the dispatcher does
+  not see (:attr:`CaptureStrategy.audits_reads` off: compiled kernels) skips the audit.
 
 Tensors of one call must all sit on one device: a 0-dim CPU tensor passed to a CUDA kernel is read
 as a host scalar at capture and frozen into the graph, so a call that mixes devices runs eager.
@@ -307,6 +311,7 @@ class GraphRunner:
         bound_storages: Callable[[], set[int]] | None = None,
         opaque_keyed: Iterable[str] = (),
         state_after_capture: Callable[[Any], Any] | None = None,
+        watched_kwargs: Callable[[dict], dict] | None = None,
     ):
         """``abort_errors``: exceptions that end a capture without blocking its key and propagate
         to the caller (a user's Cancel); the next warm-up retries that shape.
@@ -322,8 +327,16 @@ class GraphRunner:
         ``opaque_keyed``: opaque arguments whose tensors ``key_extra`` describes by value (a capture
         may read them); a capture that reads a tensor of any other opaque argument fails.
         ``state_after_capture``: given the ``state`` a call was captured with, the state to bind
-        its proven entry to (module docstring, "bound"). None: the state passed."""
+        its proven entry to (module docstring, "bound"). None: the state passed.
+        ``watched_kwargs``: given a call's keyword arguments, the ones a capture's run of the plain
+        forward on the live call takes (the proof's eager run where the strategy captures ``fn``
+        itself, the ``accept`` check's plain run where it does not); called once per such run. The
+        caller's view raises :class:`UnkeyedOpaqueRead` where the forward's Python reads what the
+        key does not hold (the comfy layer watches ``transformer_options``'s bookkeeping entries),
+        which fails the capture like any error in it. Every other run, the eager fallback after a
+        failed capture included, takes the call's own arguments."""
         self.name = name
+        self.watched_kwargs = watched_kwargs
         self.bound_storages = bound_storages
         self.opaque_keyed = frozenset(opaque_keyed)
         self.state_after_capture = state_after_capture
@@ -675,10 +688,11 @@ class GraphRunner:
             static_bytes=static_bytes,
         )
         entry = _Entry(graph, static_leaves, output, entry_stats, state, staging.buffers if staging else [], outside)
+        watch = self.watched_kwargs or (lambda own: own)
         try:
-            result = self._prove(entry, call, capture_fn, args, kwargs)
+            result = self._prove(entry, call, capture_fn, args, watch(kwargs) if capture_fn is fn else kwargs)
             if result.status is CaptureStatus.CAPTURED and strategy.accept is not None:
-                result = self._accept(call, result, strategy.accept, fn, args, kwargs)
+                result = self._accept(call, result, strategy.accept, fn, args, watch(kwargs))
             if result.status is CaptureStatus.CAPTURED and self.state_after_capture is not None:
                 entry.state = self.state_after_capture(state)
         except BaseException:
@@ -988,7 +1002,9 @@ _SHIFTED_DTYPES = frozenset(
 
 
 class UnkeyedOpaqueRead(RuntimeError):
-    """A capture read a tensor of an opaque argument that the call's key does not describe."""
+    """A capture read something of an opaque argument that the call's key does not describe: a
+    tensor (seen by the outside-reads audit), or an entry the caller's ``watched_kwargs`` view
+    watches (seen by the view)."""
 
 
 def _tensor_paths(value: Any, path: str, depth: int = 0):

@@ -6,6 +6,8 @@ replay below would give the old model's numbers here exactly as it would on a GP
 moved *and* changed (a reload of other values at new addresses), so a stale replay is visible.
 """
 
+import inspect
+
 import pytest
 import torch
 from bcg_testing import WARMUP_ONLY, conds, session_of
@@ -302,3 +304,34 @@ def test_an_error_in_bcgs_decision_runs_the_call_eager_and_names_it(pack, models
     assert run["replayed"] == 0 and run["calls"] > 0, run
     (reason,) = run["eager"]
     assert reason.startswith("BCG could not decide on this call (RuntimeError: Inference tensors"), reason
+
+
+def test_a_forward_that_reads_a_bookkeeping_entry_is_never_captured_and_names_it(pack, models, standin_graphs):
+    """BCG leaves ``cond_or_uncond``, ``sigmas``, ``sample_sigmas`` ... out of the key because the
+    forwards it serves hand them only to patches. A forward that reads one itself, here Qwen-Image's
+    with SeedVR2's move (0.33.0 comfy/ldm/seedvr/model.py:1299-1361: the batch's halves swapped by
+    ``cond_or_uncond``), would have its captured branch replayed for any order. The watch on the
+    capture's plain run fails that capture by the entry's name; sampling runs eager with that
+    reason and equals the same model without BCG."""
+    _, nodes = pack
+    model = models(QWEN).clone()
+    positive, negative = conds(QWEN)
+    forward = model.model.diffusion_model._forward
+    signature = inspect.signature(forward)
+
+    def swaps_halves_by_order(*args, **kwargs):
+        out = forward(*args, **kwargs)
+        order = (signature.bind(*args, **kwargs).arguments.get("transformer_options") or {}).get("cond_or_uncond")
+        return torch.cat(out.chunk(2)[::-1]) if order and len(order) == 2 else out
+
+    model.add_object_patch("diffusion_model._forward", swaps_halves_by_order)
+    (bcg_model,) = nodes["BCGApply"].execute(model, "full", 0, capture=WARMUP_ONLY).args
+    _, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
+    named = "the forward reads transformer_options['cond_or_uncond'], which BCG leaves out of the key"
+    assert report.count(named) == 2 and ": captured," not in report, report  # cond and uncond, both refused
+    session = session_of(bcg_model)
+    assert not session.runner.entries()
+    out = synthetic.sample(bcg_model, QWEN, 64, 64, 2, 2.0, positive, negative, seed=3)
+    assert torch.equal(out, synthetic.sample(model, QWEN, 64, 64, 2, 2.0, positive, negative, seed=3))
+    run = session.last_run
+    assert run["replayed"] == 0 and run["eager"] and all(named in r for r in run["eager"]), run

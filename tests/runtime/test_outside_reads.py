@@ -14,9 +14,10 @@ import weakref
 import pytest
 import torch
 
-from bcg_runtime.core import CaptureStatus, GraphRunner, RunnerLimits, graph_break
+from bcg_runtime.core import CaptureStatus, CaptureStrategy, GraphRunner, RunnerLimits, graph_break
 from bcg_runtime.core.cpu_graph import RecordingBackend
 from bcg_runtime.core.outside_reads import OutsideReads, storage_keys
+from bcg_runtime.core.runner import UnkeyedOpaqueRead
 
 
 def runner_on(device, bound=None):
@@ -187,6 +188,63 @@ def test_a_tensor_read_from_an_unkeyed_opaque_argument_fails_the_capture(device)
         assert "reads transformer_options['sigmas'] (float32[1]" in result.reason, result.reason
         assert torch.equal(result.output, forward(x, options))  # answered with eager
         assert runner._entries == {}
+
+
+class WatchedOrder(dict):
+    """The caller's side of ``watched_kwargs`` in little: reading ``cond_or_uncond`` raises, as the
+    comfy layer's view does for each bookkeeping entry (bcg_runtime/comfy/options.py)."""
+
+    def __getitem__(self, name):
+        if name == "cond_or_uncond":
+            raise UnkeyedOpaqueRead(f"the forward reads transformer_options[{name!r}]")
+        return super().__getitem__(name)
+
+
+def swaps_halves_by_order(seen):
+    """A forward that steers by a plain value of an opaque argument, as 0.33.0's SeedVR2 swaps its
+    output halves by ``cond_or_uncond`` (comfy/ldm/seedvr/model.py:1361); ``seen`` gets the type
+    of the options each run was handed."""
+
+    def forward(x, transformer_options):
+        seen.append(type(transformer_options))
+        return x.flip(0) * 1 if transformer_options["cond_or_uncond"] == [1, 0] else x * 1
+
+    return forward
+
+
+@pytest.mark.parametrize("strategy", ["exact", "captures another callable"])
+def test_a_plain_value_read_from_an_opaque_argument_fails_the_capture_through_the_callers_view(device, strategy):
+    """A list that steers a branch reaches no op, so the audit cannot see it: without a view the
+    capture freezes the captured call's branch and replays it for a call of the other order. The
+    runner hands the caller's ``watched_kwargs`` view to the capture's one plain run of the live
+    call (the proof's eager, or the accept check's where the strategy captures another callable):
+    the capture fails naming the entry, nothing is stored, the key is blocked and the call is
+    answered by eager on its own options."""
+    capture_forward = (lambda fn: fn) if strategy == "exact" else (lambda fn: functools.partial(fn))
+    chosen = CaptureStrategy(capture_forward=capture_forward, accept=None if strategy == "exact" else lambda a, b: None)
+    opaque = {"opaque": ("transformer_options",), "label": "x", "strategy": chosen}
+    x = torch.arange(4.0, device=device).reshape(2, 2)
+    captured, other = {"cond_or_uncond": [1, 0]}, {"cond_or_uncond": [0, 1]}
+    backend = RecordingBackend() if device.type == "cpu" else None
+    with torch.no_grad():
+        blind = GraphRunner(backend=backend, name="blind")
+        forward = swaps_halves_by_order([])
+        assert (
+            blind.capture(forward, (x,), {"transformer_options": captured}, **opaque).status is CaptureStatus.CAPTURED
+        )
+        wrong = blind(forward, (x,), {"transformer_options": other}, opaque=("transformer_options",), label="x")
+        assert not torch.equal(wrong, forward(x, other))  # the captured order, replayed: a wrong latent
+
+        seen: list = []
+        watching = GraphRunner(
+            backend=backend, name="watching", watched_kwargs=lambda kw: {**kw, "transformer_options": WatchedOrder(kw["transformer_options"])}
+        )  # fmt: skip
+        result = watching.capture(swaps_halves_by_order(seen), (x,), {"transformer_options": captured}, **opaque)
+        assert result.status is CaptureStatus.FAILED, result
+        assert "reads transformer_options['cond_or_uncond']" in result.reason, result.reason
+        assert seen.count(WatchedOrder) == 1 and seen[-1] is dict, seen  # one plain run watched; the answer unwatched
+        assert torch.equal(result.output, forward(x, captured))
+        assert watching._entries == {} and list(watching.blocked().values()) == [result.reason]
 
 
 def test_a_break_reads_the_live_call_and_only_its_arguments_are_the_graphs(device):
