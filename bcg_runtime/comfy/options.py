@@ -116,7 +116,9 @@ class WatchedOptions(dict):
     present when the DiT was called and that the forward has not written since, through this dict
     or a ``.copy()`` of it (ComfyUI's forwards copy their options that way before writing block
     entries). Entries the forward writes (``block_index``, ``img_slice``, ...) are then its own and
-    may be read. Not seen: iteration (``items()``, ``{**options}``, ``dict(options)``: the copy made
+    may be read. A break is not watched (``session.BreakingAttention`` hands it a plain copy): it
+    runs again at every replay with the live call's options, so its reads are not the graph's. Not
+    seen: iteration (``items()``, ``{**options}``, ``dict(options)``: the copy made
     so is a plain dict, and reads from it are not watched), which is how BCG's own attention break
     tells the written entries apart; the proof's bit-equality still stands behind it.
     """

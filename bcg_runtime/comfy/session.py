@@ -23,7 +23,7 @@ from ..core.breaks import graph_break, is_capturing
 from ..core.reasons import headline, kind_of
 from . import fingerprint, guards
 from .models import ModelAdapter
-from .options import watched_call
+from .options import WatchedOptions, watched_call
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +141,11 @@ class BreakingAttention:
             # ``written`` travels as an argument: each replay passes it as captured (its tensors are
             # the graph's reads), while the live options are fetched anew (the live call's reads).
             return graph_break(_WithLiveOptions(func), *args, **kwargs, **{_WRITTEN: written})
+        if isinstance(options, WatchedOptions):
+            # The proof's eager run: a break reads the live call's options at every replay, so its
+            # reads (a sigma-dependent override's ``sigmas``) are not the graph's; unwatched, as a
+            # replay hands them (a plain dict).
+            kwargs["transformer_options"] = dict(options)
         return graph_break(func, *args, **kwargs)
 
     def __deepcopy__(self, memo):
