@@ -214,6 +214,14 @@ class WatchedOptions(dict):
         self._watched.difference_update(new)
         super().update(new)
 
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def clear(self):
+        self._watched.clear()
+        super().clear()
+
     def copy(self) -> WatchedOptions:
         return WatchedOptions(self, frozenset(self._watched))
 

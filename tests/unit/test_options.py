@@ -110,6 +110,11 @@ def test_an_entry_the_forward_writes_is_its_own_and_a_copy_keeps_the_watch():
         copy.deepcopy(copied)["sample_sigmas"]
     watched.update(sample_sigmas=[0.5])
     assert watched["sample_sigmas"] == [0.5]
+    merged = WatchedOptions({"sigmas": 0.5, "uuids": ["a"]})
+    merged |= {"sigmas": 0.25}
+    assert merged["sigmas"] == 0.25
+    with pytest.raises(UnkeyedOpaqueRead, match="'uuids'"):
+        merged["uuids"]
 
 
 def test_iterating_the_options_is_not_a_read():
