@@ -38,7 +38,7 @@ def bookkeeping_reads(root: pathlib.Path) -> set[tuple[str, str]]:
 
 
 def test_the_scan_finds_reads_and_passes_writes_by(tmp_path):
-    """The scan's own check, on lines written as ComfyUI writes them (the last two as a later
+    """The scan's own check, on lines written as ComfyUI writes them (the last as a later
     MiniMax H3 does, Comfy-Org/ComfyUI@2c64d4a)."""
     (tmp_path / "comfy" / "ldm").mkdir(parents=True)
     (tmp_path / "comfy" / "ldm" / "m.py").write_text(
