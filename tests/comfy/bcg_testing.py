@@ -2,13 +2,26 @@
 
 import contextlib
 import gc
+import importlib
 import pathlib
+
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: Module name the tests load the pack under, as ComfyUI's loader would under its folder name.
 PACK = "comfyui_bcg_pack"
 #: BCG Apply's capture policy for tests of warm-up semantics (unwarmed shapes run eager).
 WARMUP_ONLY = "warm-up only"
+
+
+def comfyui_root() -> pathlib.Path:
+    """The host's tree, from where its ``comfy.model_management`` was imported (``comfy`` itself
+    is a namespace package in some versions: no ``__init__``)."""
+    try:
+        management = importlib.import_module("comfy.model_management")
+    except ImportError:
+        pytest.skip("ComfyUI is not importable (comfy layer): set COMFYUI_PATH")
+    return pathlib.Path(management.__file__).parent.parent
 
 
 def conds(family):
@@ -86,7 +99,6 @@ def skip_unless_host_builds(family):
     where the recipe has ``checkpoint_layout``, on the meta device, before any weight is made),
     naming the keys and,
     where known, why (:data:`HOST_DETECTION_LIMITS`)."""
-    import pytest
     import torch
 
     import comfy.supported_models

@@ -12,6 +12,7 @@ import pathlib
 import re
 
 import pytest
+from bcg_testing import comfyui_root
 
 from bcg_runtime.comfy import options
 from bcg_runtime.comfy.host_version import running_comfyui_version
@@ -59,10 +60,7 @@ def test_the_scan_finds_reads_and_passes_writes_by(tmp_path):
 
 
 def test_every_read_of_outside_bookkeeping_in_comfys_dit_code_is_listed_with_what_keeps_it_from_a_graph():
-    import comfy.model_base
-
-    root = pathlib.Path(comfy.model_base.__file__).resolve().parents[1]
-    found = bookkeeping_reads(root)
+    found = bookkeeping_reads(comfyui_root())
     listed = set(options.KNOWN_BOOKKEEPING_READS)
     assert found <= listed, (
         "ComfyUI's DiT code reads bookkeeping that BCG leaves out of the key on lines nobody looked at: "

@@ -23,13 +23,13 @@ or a name reached through a local alias. The fingerprint takes the settings know
 from __future__ import annotations
 
 import ast
-import importlib
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 from bcg_runtime.comfy.fingerprint import PROCESS_STATE_READ_BY_FORWARDS
+from bcg_testing import comfyui_root
 
 pytestmark = pytest.mark.comfy
 
@@ -37,16 +37,6 @@ pytestmark = pytest.mark.comfy
 FORWARD_CODE = ("comfy/ldm/", "comfy/ops.py", "comfy/quant_ops.py", "comfy/rmsnorm.py", "comfy/float.py")
 #: Method calls that change a container in place.
 MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "update", "setdefault", "add", "discard"})
-
-
-def comfyui_root() -> Path:
-    """The host's tree, from where its ``comfy.model_management`` was imported (``comfy`` itself
-    is a namespace package in some versions: no ``__init__``)."""
-    try:
-        management = importlib.import_module("comfy.model_management")
-    except ImportError:
-        pytest.skip("ComfyUI is not importable (comfy layer): set COMFYUI_PATH")
-    return Path(management.__file__).parent.parent
 
 
 class Source:
