@@ -16,7 +16,7 @@ through it, and a read of a bookkeeping entry the call came with fails that capt
 from __future__ import annotations
 
 import copy
-from typing import Any, Hashable
+from typing import Any, Hashable, Iterable
 
 from ..core.runner import UnkeyedOpaqueRead
 from .guards import DYNAMIC_VRAM_REFUSAL
@@ -170,7 +170,9 @@ class WatchedOptions(dict):
 
     __slots__ = ("_watched",)
 
-    def __init__(self, options: dict, watched: frozenset[str] | None = None):
+    def __init__(self, options: dict, watched: Iterable[str] | None = None):
+        """``watched``: the entries still watched (a copy's original's); by default the bookkeeping
+        entries ``options`` holds."""
         super().__init__(options)
         self._watched = set(BOOKKEEPING_KEYS.intersection(options) if watched is None else watched)
 
@@ -223,12 +225,12 @@ class WatchedOptions(dict):
         super().clear()
 
     def copy(self) -> WatchedOptions:
-        return WatchedOptions(self, frozenset(self._watched))
+        return WatchedOptions(self, self._watched)
 
     __copy__ = copy
 
     def __deepcopy__(self, memo) -> WatchedOptions:
-        return WatchedOptions(copy.deepcopy(dict(self), memo), frozenset(self._watched))
+        return WatchedOptions(copy.deepcopy(dict(self), memo), self._watched)
 
 
 def watched_call(kwargs: dict) -> dict:
