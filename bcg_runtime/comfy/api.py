@@ -94,18 +94,20 @@ def apply(
 
 def serving_refusal(model: Any, adapter: Any, policy: CapturePolicy) -> str | None:
     """Why BCG Apply serves nothing for this model whatever the process: no adapter for its class,
-    a family awaiting its GPU exactness test (unless opted in), or a capture policy under which
-    nothing could ever replay (:func:`warmup_only_refusal`); else None."""
+    a family not proven on the GPU (unless opted in), a fact of this very model the family cannot
+    serve (``adapter.model_refusal``), or a capture policy under which nothing could ever replay
+    (:func:`warmup_only_refusal`); else None."""
     if adapter is None:
         name = config_class_name(model)
         why = f" ({UNSUPPORTED[name]})" if name in UNSUPPORTED else ""
         return f"unsupported model {name}{why}: BCG supports {SUPPORTED}; the model runs unchanged"
     if not adapter.gpu_verified and os.environ.get(UNVERIFIED_OPT_IN) != "1":
+        why = adapter.opt_in_reason or f"{adapter.display_name} support awaits its GPU exactness test"
         return (
-            f"{adapter.display_name} support awaits its GPU exactness test: the model runs unchanged "
+            f"{why}: the model runs unchanged "
             f"(set {UNVERIFIED_OPT_IN}=1 to try it; every graph is still proven bit-equal to eager before it serves)"
         )
-    return warmup_only_refusal(adapter, policy)
+    return adapter.model_refusal() or warmup_only_refusal(adapter, policy)
 
 
 def warmup_only_refusal(adapter: Any, policy: CapturePolicy) -> str | None:

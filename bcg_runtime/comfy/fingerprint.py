@@ -10,7 +10,8 @@ is what it was captured with. :func:`take` gathers all of it for a ModelPatcher,
 * **frozen at capture** (a replay cannot see a new value): every other instance attribute of every
   submodule (numbers, strings, flags, tuples by value; functions and objects by identity, held
   alive so an id is never reused), the object patches on the DiT, the attention functions bound in
-  ComfyUI's model modules, torch's math flags (TF32, reduced-precision reductions, SDPA backends,
+  ComfyUI's model modules, the code the forward runs (:mod:`code_state`: every global of ComfyUI's
+  modules and torch's namespaces, the dictionaries of the DiT's classes), torch's math flags (TF32, reduced-precision reductions, SDPA backends,
   deterministic algorithms), the process settings that pick kernels or paths (:func:`kernel_settings`:
   BLAS library, SDPA order, ComfyUI's SDPA list and training flag, comfy-kitchen's backends), the
   CUDA allocator and the device;
@@ -44,6 +45,7 @@ from torch.utils.hooks import RemovableHandle
 
 from ..core.outside_reads import storage_keys
 from ..core.reasons import CORE_GRAPH, UNCLASSIFIED, Reason
+from . import code_state
 
 #: ``model_options`` entries that never run inside the DiT forward, with why (ComfyUI 0.8.0-0.33.0).
 OUTSIDE_THE_FORWARD = {
@@ -63,22 +65,6 @@ OUTSIDE_THE_FORWARD = {
     "ignore_multigpu": "multi-GPU split setting",
     "torch_compile_kwargs": "TorchCompileModel: BCG steps aside for compiled runs (guards.compile_refusal)",
     "registered_hooks": "ComfyUI hooks: refused when any is registered (they patch weights between calls)",
-}
-
-#: Module-level values that ComfyUI's forward code reads and that code changes after import (a
-#: node, a memory manager), with how a replay stays eager's. tests/comfy/test_process_state.py reads
-#: the host's source and fails on any such pair not listed here (ComfyUI 0.8.0-0.33.0).
-PROCESS_STATE_READ_BY_FORWARDS = {
-    ("comfy.model_management", "in_training"): "in the fingerprint (kernel_settings): the training node "
-    "sets it, and LTX-2, Lumina 2, ERNIE-Image, FLUX's math and comfy.ops' int8 linear take another path under it",
-    ("comfy.ops", "SDPA_BACKEND_PRIORITY"): "in the fingerprint (kernel_settings): ComfyUI fills it at import, "
-    "other packs and this pack's mode fast (inside its own captures) edit it in place",
-    ("comfy.model_management", "training_fp8_bwd"): "comfy.ops' fp8 linear keeps it for a backward pass "
-    "(ctx.fp8_bwd: whether to save the input quantised); the forward's output does not depend on it",
-    ("comfy.model_management", "LARGEST_AIMDO_CASTED_WEIGHT"): "Dynamic VRAM's bookkeeping of the cast buffer "
-    "for weights streamed to the GPU (comfy.ops, an offload stream); BCG samples only a model whose weights "
-    "are all resident (a fixed-address twin under Dynamic VRAM), where that path is not taken",
-    ("comfy.ldm.seedvr.vae", "_NORM_LIMIT"): "SeedVR's VAE, which runs outside any DiT forward",
 }
 
 #: Object-patch names on the BaseModel that the DiT forward never reads.
@@ -124,9 +110,14 @@ class Fingerprint:
 
     def change_from(self, old: "Fingerprint") -> str:
         """What differs from ``old``, in words a user can act on."""
-        changed = [
-            CHANGES.get(name, f"{name} changed") for name in self.parts if self.parts[name] != old.parts.get(name)
-        ]
+        changed = []
+        for name, value in self.parts.items():
+            then = old.parts.get(name)
+            if value != then:
+                describe = getattr(value, "describe_change", None)
+                changed.append(
+                    describe(then) if describe and then is not None else CHANGES.get(name, f"{name} changed")
+                )
         return ", ".join(changed) or "nothing"
 
 
@@ -195,9 +186,11 @@ def _module_state(
     scratch: tuple[str, ...],
     keep: list,
     tensors: list | None = None,
+    classes: set | None = None,
 ):
     """``(weights, attributes, overrides, refusal)`` of every submodule (see the module docstring);
-    every tensor the walk binds by address also goes into ``tensors`` when given."""
+    every tensor the walk binds by address also goes into ``tensors`` when given, and the class of
+    every submodule, parameter and buffer into ``classes``."""
     weights: list = []
     attributes: list = []
     overrides: list = []
@@ -209,6 +202,10 @@ def _module_state(
                     weights.append(_address(t))
                     if tensors is not None:
                         tensors.append(t)
+                    if classes is not None:
+                        classes.add(type(t))
+        if classes is not None:
+            classes.add(type(module))
         d = module.__dict__
         if refusal is None:
             refusal = _hooks_refusal(name, d)
@@ -375,9 +372,13 @@ def kernel_settings() -> tuple:
 
 def process_settings_changed(state: Fingerprint) -> bool:
     """Whether the process-wide settings ``state`` holds (:func:`torch_math_flags`,
-    :func:`kernel_settings`) differ from the settings now: cheap, unlike taking a fingerprint."""
+    :func:`kernel_settings`, the code's :mod:`code_state`) differ from the settings now: cheap,
+    unlike taking a fingerprint."""
     parts = state.parts
-    return parts.get("torch math flags") != torch_math_flags() or parts.get("kernel settings") != kernel_settings()
+    if parts.get("torch math flags") != torch_math_flags() or parts.get("kernel settings") != kernel_settings():
+        return True
+    code = parts.get("code")
+    return code is not None and code.retake() != code
 
 
 def _global_refusal() -> Reason | None:
@@ -422,7 +423,8 @@ def take(model_patcher: Any, model_options: dict | None = None, scratch: tuple[s
             keep.append(obj)
         # anything else patches the BaseModel around the DiT (OBJECT_PATCHES_AROUND_THE_DIT)
     diffusion_model = model_patcher.model.diffusion_model
-    weights, attributes, overrides, refusal = _module_state(diffusion_model, patched, scratch, keep)
+    classes: set[type] = set()
+    weights, attributes, overrides, refusal = _module_state(diffusion_model, patched, scratch, keep, classes=classes)
     options = model_patcher.model_options if model_options is None else model_options
     refusal = refusal or _global_refusal() or model_options_refusal(options)
     if refusal is None and getattr(model_patcher, "hook_patches", None):
@@ -436,6 +438,7 @@ def take(model_patcher: Any, model_options: dict | None = None, scratch: tuple[s
         "module overrides": overrides,
         "object patches": tuple(object_patches),
         "attention function": _attention_functions(keep),
+        "code": code_state.CodeState.take(code_state.along_mro(classes)),
         "torch math flags": torch_math_flags(),
         "kernel settings": kernel_settings(),
         "allocator": allocator,

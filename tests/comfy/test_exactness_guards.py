@@ -173,6 +173,43 @@ def test_an_attention_function_swapped_after_warmup_is_never_replayed_through(pa
     assert run["replayed"] == 0 and any("attention function swapped" in r for r in run["eager"]), run
 
 
+def _halved(fn):
+    return lambda *a, **k: fn(*a, **k) * 0.5
+
+
+def _rebind_module_function(monkeypatch):
+    import comfy.ldm.qwen_image.model as qwen
+
+    monkeypatch.setattr(qwen, "apply_rope1", _halved(qwen.apply_rope1))
+    return "comfy.ldm.qwen_image.model.apply_rope1"
+
+
+def _patch_class_method(monkeypatch):
+    import comfy.ldm.qwen_image.model as qwen
+
+    monkeypatch.setattr(qwen.GELU, "forward", _halved(qwen.GELU.forward))
+    return "comfy.ldm.qwen_image.model.GELU.forward"
+
+
+def _rebind_torch_function(monkeypatch):
+    monkeypatch.setattr(torch.nn.functional, "gelu", _halved(torch.nn.functional.gelu))
+    return "torch.nn.functional.gelu"
+
+
+@pytest.mark.parametrize("rebind", [_rebind_module_function, _patch_class_method, _rebind_torch_function],
+                         ids=lambda f: f.__name__[1:])  # fmt: skip
+def test_code_rebound_after_warmup_is_never_replayed_through_and_named(pack, warmed_qwen, monkeypatch, rebind):
+    """A node that rebinds what the forward calls by name (a ComfyUI module's function, a method
+    on a DiT class, a torch function) changes eager and not the graph: the fingerprint's code
+    state drops the graphs, names what was rebound, and every call runs eager."""
+    model, warmed, _, positive, negative = warmed_qwen("full")
+    name = rebind(monkeypatch)
+    out = sample(warmed, positive, negative)
+    assert torch.equal(out, sample(model, positive, negative))
+    run = session_of(warmed).last_run
+    assert run["replayed"] == 0 and any(f"ComfyUI code rebound ({name})" in r for r in run["eager"]), run
+
+
 def test_torch_compile_model_after_bcg_makes_bcg_step_aside_with_the_backend(pack, warmed_qwen):
     """Core's TorchCompileModel on the BCG model: BCG never captures or replays dynamo's forward;
     every call runs the compiled model, eager to BCG, with the backend named."""

@@ -62,11 +62,11 @@ def test_every_host_read_of_the_forward_is_listed_with_what_makes_it_safe():
     assert found == set(HOST_READS), (sorted(found - set(HOST_READS)), sorted(set(HOST_READS) - found))
 
 
-def test_a_final_layer_that_reads_the_schedule_makes_every_call_eager(pack, model):
+def test_a_final_layer_that_reads_the_schedule_leaves_the_model_unchanged(pack, model, standin_graphs, monkeypatch):
     """A later ComfyUI (Comfy-Org/ComfyUI@2c64d4a) gives H3's FinalLayer the sampler's schedule
     (``forward(x, t_emb, video_seg, audio_seg, sigma, sample_sigmas, shifts)``) and, for a
-    checkpoint with a PDD head bank, picks heads by the next sigma: BCG keys only the step, so such
-    a model runs eager with the reason. 0.33.0's FinalLayer reads no schedule: served as before.
+    checkpoint with a PDD head bank, picks heads by the next sigma: BCG keys only the step, so BCG
+    Apply leaves such a model unchanged with the reason (no twin, no per-call refusal). 0.33.0's FinalLayer reads no schedule: served as before.
     The later layer is written here with its signature and head bank only (no such ComfyUI runs
     here)."""
     import torch.nn as nn
@@ -93,8 +93,15 @@ def test_a_final_layer_that_reads_the_schedule_makes_every_call_eager(pack, mode
 
     _, nodes = pack
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
+    assert session_of(bcg_model).runner.disabled_reason is None
     later = dataclasses.replace(session_of(bcg_model).adapter, schedule_heads=True)
-    assert later.refusal({"minimax_payload": {}}) == SCHEDULE_HEADS_REFUSAL
+    assert later.model_refusal() == SCHEDULE_HEADS_REFUSAL and later.refusal({"minimax_payload": {}}) is None
+
+    # BCG Apply on such a model: off at once, with the reason, and no twin taken
+    monkeypatch.setattr(dm, "final_layer", holder.final_layer)
+    (off,) = nodes["BCGApply"].execute(model, "auto").args
+    assert session_of(off).adapter.schedule_heads
+    assert SCHEDULE_HEADS_REFUSAL in str(session_of(off).runner.disabled_reason)
 
 
 def test_pixel_frames_follow_the_17k_plus_5_grid():

@@ -1,5 +1,7 @@
 """comfy layer: every process-wide value a DiT forward reads and ComfyUI changes after import is
-classified (``fingerprint.PROCESS_STATE_READ_BY_FORWARDS``).
+classified (``code_state.PROCESS_STATE_READ_BY_FORWARDS``), and so is every module-level name
+ComfyUI rebinds in a module whose globals the fingerprint's code state holds
+(``code_state.REBOUND_OUTSIDE_THE_FORWARD``).
 
 A graph replays the path and kernels its capture took; eager reads module-level state at every
 call. A flag that ComfyUI flips at run time and a forward reads (``comfy.model_management.
@@ -28,8 +30,11 @@ from pathlib import Path
 
 import pytest
 
-from bcg_runtime.comfy.fingerprint import PROCESS_STATE_READ_BY_FORWARDS
 from bcg_testing import comfyui_root
+
+from bcg_runtime.comfy import code_state
+from bcg_runtime.comfy.code_state import PROCESS_STATE_READ_BY_FORWARDS
+from bcg_runtime.comfy.host_version import running_comfyui_version
 
 pytestmark = pytest.mark.comfy
 
@@ -130,9 +135,10 @@ def function_locals(fn: ast.AST, declared_global: set[str]) -> set[str]:
     return names - declared_global
 
 
-def scan(root: Path) -> tuple[dict, dict]:
-    """``(changed, read)``: module-level names rebound or mutated after import, each with where;
-    and those of them the forward code reads, each with where."""
+def scan(root: Path) -> tuple[dict, dict, dict]:
+    """``(changed, read, rebound)``: module-level names rebound or mutated after import, each with
+    where; those of them the forward code reads, each with where; and those rebound (assigned, not
+    only mutated in place), each with where."""
     files = [
         p
         for p in root.rglob("*.py")
@@ -147,6 +153,7 @@ def scan(root: Path) -> tuple[dict, dict]:
         except SyntaxError:
             continue
     changed: dict[tuple[str, str], set[str]] = defaultdict(set)
+    rebound: dict[tuple[str, str], set[str]] = defaultdict(set)
     reads: dict[tuple[str, str], set[str]] = defaultdict(set)
     for source in sources:
         for fn in (n for n in ast.walk(source.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
@@ -154,21 +161,28 @@ def scan(root: Path) -> tuple[dict, dict]:
             local = function_locals(fn, declared)
             for node in ast.walk(fn):
                 where = f"{source.rel}:{getattr(node, 'lineno', fn.lineno)}"
+                assigned = isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
                 for target in stored_targets(node):
                     if isinstance(target, ast.Name):
-                        if target.id in declared:
-                            changed[(source.name, target.id)].add(where)
-                        continue
-                    parts = dotted(target)
-                    found = parts and resolve(parts, source, modules, local)
+                        found = (source.name, target.id) if target.id in declared else None
+                    else:
+                        parts = dotted(target)
+                        found = parts and resolve(parts, source, modules, local)
                     if found:
                         changed[found].add(where)
+                        if assigned and target in targets_of(node):
+                            rebound[found].add(where)
                 if source.forward and isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
                     parts = dotted(node)
                     found = parts and resolve(parts, source, modules, local)
                     if found:
                         reads[found].add(where)
-    return dict(changed), {key: where for key, where in reads.items() if key in changed}
+    return dict(changed), {key: where for key, where in reads.items() if key in changed}, dict(rebound)
+
+
+def targets_of(node: ast.AST) -> list[ast.AST]:
+    """An assignment's own targets (not the container of a subscript target)."""
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
 def stored_targets(node: ast.AST) -> list[ast.AST]:
@@ -183,13 +197,30 @@ def stored_targets(node: ast.AST) -> list[ast.AST]:
 
 
 def test_every_flag_a_forward_reads_and_comfyui_changes_at_run_time_is_classified():
-    changed, read = scan(comfyui_root())
+    changed, read, _ = scan(comfyui_root())
     unclassified = {key: sorted(read[key])[:3] for key in read if key not in PROCESS_STATE_READ_BY_FORWARDS}
     assert not unclassified, (
         "forward code reads module-level state that ComfyUI changes after import and BCG has not "
-        f"classified (add each to fingerprint.PROCESS_STATE_READ_BY_FORWARDS with how it is handled): {unclassified}"
+        f"classified (add each to code_state.PROCESS_STATE_READ_BY_FORWARDS with how it is handled): {unclassified}"
     )
     print({key: sorted(where)[:2] for key, where in read.items()})
+
+
+def test_every_global_comfyui_rebinds_while_it_runs_is_classified_for_the_code_state():
+    """The fingerprint's code state drops a model's graphs when a global it holds is rebound. A
+    global ComfyUI itself rebinds as it runs (a counter, a queue emptied after each run) would do
+    that at every run: each must be left out with why no forward's output depends on it, or be
+    handled as a process setting, so the drop is kept for what another pack rebinds."""
+    _, _, rebound = scan(comfyui_root())
+    watched = {key: sorted(where)[:2] for key, where in rebound.items() if code_state.watched_module(key[0])}
+    unclassified = {key: where for key, where in watched.items() if not code_state.left_out(*key)}
+    assert not unclassified, (
+        "ComfyUI rebinds module-level names the code state holds: add each to "
+        f"code_state.REBOUND_OUTSIDE_THE_FORWARD with why no forward's output depends on it: {unclassified}"
+    )
+    if running_comfyui_version() == "0.33.0":  # the main target rebinds every listed name: none is stale
+        stale = set(code_state.REBOUND_OUTSIDE_THE_FORWARD) - set(watched)
+        assert not stale, sorted(stale)
 
 
 def test_the_scan_finds_a_flag_that_a_node_sets_and_a_forward_reads(tmp_path):
@@ -209,7 +240,8 @@ def test_the_scan_finds_a_flag_that_a_node_sets_and_a_forward_reads(tmp_path):
         "def forward(x):\n    in_training = 3\n"
         "    if comfy.model_management.in_training:\n        x = x + mm.TABLE['a']\n    return x * LIMIT\n"
     )
-    changed, read = scan(tmp_path)
+    changed, read, rebound = scan(tmp_path)
     assert set(read) == {("comfy.model_management", "in_training"), ("comfy.ldm.model", "LIMIT")}, read
+    assert set(rebound) == set(read)
     assert ("comfy.model_management", "TABLE") not in changed
     assert read[("comfy.model_management", "in_training")] == {"comfy/ldm/model.py:11"}

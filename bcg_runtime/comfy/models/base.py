@@ -47,6 +47,9 @@ class ModelAdapter:
     #: Where ``gpu_verified`` is False: what the H200 runs showed so far (the support table says
     #: it). Empty: no GPU run yet.
     gpu_pending: str = ""
+    #: Where ``gpu_verified`` is False for a known cause rather than a test not yet run: what BCG
+    #: Apply says instead of "awaits its GPU exactness test" (one sentence, the cause).
+    opt_in_reason: str = ""
     #: Attributes the DiT's forward sets on its own top-level module and never reads (Cosmos-Predict2
     #: keeps ``affline_emb`` and ``crossattn_emb`` "for logging"): left out of the weights' address
     #: state, where each run's new tensors would read as moved weights and drop every graph.
@@ -101,6 +104,11 @@ class ModelAdapter:
     def text_length_seen(self, tokens: int) -> int:
         """Context length the DiT receives for a prompt of ``tokens`` tokens (model padding included)."""
         return tokens
+
+    def model_refusal(self) -> str | None:
+        """Why BCG serves nothing for this very model (a fact of its checkpoint or its ComfyUI, fixed
+        at load: :meth:`for_model`), or None. BCG Apply then leaves the model unchanged and says so."""
+        return None
 
     def refusal(self, call: dict[str, Any]) -> str | None:
         """A reason this call must run eager, or None. ``call`` holds the DiT's bound arguments."""

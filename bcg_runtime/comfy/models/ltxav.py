@@ -129,6 +129,10 @@ ADAPTER = LTXAVAdapter(
         ),
     ),
     gpu_verified=False,
+    opt_in_reason=(
+        "LTX-2 is off by default: under cuDNN's attention first (a stock server's order) its own eager "
+        "forward does not always repeat itself, so no graph can be proven equal to it (docs/models.md)"
+    ),
     gpu_pending=(
         "every full-size case passes (both modes, 512² and 1024², cfg 1 and 2.5, under inference mode), in a fresh "
         "process on the H200 and after the runtime tests in one process under the SDPA order the tests settle (H100, "

@@ -72,7 +72,7 @@ CONDITIONS_REFUSAL = (
 SCHEDULE_HEADS_REFUSAL = (
     "MiniMax H3 with a PDD head bank on a ComfyUI whose FinalLayer picks the output heads from the sampler's "
     "schedule (transformer_options['sample_sigmas'], the next sigma after this step, read on the host): two "
-    "schedules that share a step would share a graph, and BCG keys only the step; running eager"
+    "schedules that share a step would share a graph, and BCG keys only the step: the model runs unchanged"
 )
 #: Payload entries that put condition rows into the sequence.
 _CONDITION_ENTRIES = ("keyframes", "refs", "cond_video_latents", "cond_audio_latents")
@@ -111,9 +111,10 @@ class MiniMaxH3Adapter(ModelAdapter):
         heads = dm is not None and reads_the_schedule(dm)
         return self if heads == self.schedule_heads else dataclasses.replace(self, schedule_heads=heads)
 
+    def model_refusal(self) -> str | None:
+        return SCHEDULE_HEADS_REFUSAL if self.schedule_heads else None
+
     def refusal(self, call: dict[str, Any]) -> str | None:
-        if self.schedule_heads:
-            return SCHEDULE_HEADS_REFUSAL
         if call.get("denoise_mask") is not None or call.get("audio_denoise_mask") is not None:
             return DENOISE_MASK_REFUSAL
         payload = call.get("minimax_payload") or {}

@@ -1,0 +1,265 @@
+"""The code a DiT forward runs, as a replay must find it: ComfyUI's module globals and the class
+dictionaries of the DiT's modules.
+
+A graph replays the kernels its capture launched. Eager looks every function, class and module
+value up by name at each call, so a node that rebinds one after a capture
+(``comfy.ldm.flux.math.apply_rope = fused_rope``, ``DoubleStreamBlock.forward = patched``,
+``torch.nn.functional.scaled_dot_product_attention = sageattn``) changes eager's answer and not
+the graph's. :class:`CodeState` is default-deny: it holds every global of every imported ComfyUI
+module (``comfy.*``, ``comfy_kitchen*``) and of torch's two namespaces the forwards call through,
+and every entry of the class dictionaries along the MRO of the DiT's module, parameter and buffer
+classes: numbers, strings and None by value, everything else by identity (held, so an id is never
+reused). The fingerprint takes it at each sampling run's start; a graph serves only while it is equal,
+and a change names the rebound names, drops the model's graphs and captures again under the new code.
+
+Left out, each with its reason: modules whose code runs only around the DiT call
+(:data:`MODULES_AROUND_THE_FORWARD`), the attention functions the fingerprint holds as a part of
+their own, the values forwards read that ComfyUI changes after import, each handled where
+:data:`PROCESS_STATE_READ_BY_FORWARDS` says, and the other globals ComfyUI rebinds while it runs,
+which no forward reads (:data:`REBOUND_OUTSIDE_THE_FORWARD`). ``tests/comfy/test_process_state.py``
+reads the host's source and fails on a module-level value ComfyUI changes after import that these
+lists do not classify, so ComfyUI's own rebinding is listed, not guessed; what another pack rebinds
+is a change.
+
+What it cannot see: a rebinding made and undone within one sampling run (the per-call token does not
+walk the modules), a function's ``__code__`` replaced in place, a mutable global (a list, a dict)
+edited in place (``comfy.ops.SDPA_BACKEND_PRIORITY`` is in ``kernel_settings`` for that reason), and
+code in modules of other packs that a forward reaches only through an object.
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+from types import ModuleType
+from typing import Any, Iterable
+
+#: Compared by value: a global rebound to an equal number or string reads the same.
+_SIMPLE = (bool, int, float, complex, str, bytes, type(None))
+_MISSING = object()
+
+#: Module name prefixes whose code never runs inside a DiT forward, with why (ComfyUI 0.8.0-0.33.0).
+MODULES_AROUND_THE_FORWARD = {
+    "comfy.samplers": "builds the DiT's calls and combines their outputs: each call it makes is keyed",
+    "comfy.sample": "prepares the noise and the latent before a run",
+    "comfy.k_diffusion": "the samplers: their steps run between DiT calls",
+    "comfy.model_sampling": "the schedule and the input and output scaling around the DiT call",
+    "comfy.context_windows": "splits the latent into windows: each window's call is keyed",
+    "comfy.sd": "loads checkpoints, VAEs and text encoders",
+    "comfy.sd1_clip": "the text encoders' wrapper: runs before sampling",
+    "comfy.supported_models": "picks the model class at load",
+    "comfy.model_detection": "reads a checkpoint's layout at load",
+    "comfy.latent_formats": "scales latents around the sampler",
+    "comfy.taesd": "live previews between steps",
+    "comfy.hooks": "ComfyUI hooks: the fingerprint refuses a run that registers any",
+    "comfy.comfy_types": "node input types",
+    "comfy.options": "whether ComfyUI parses its command line, read at import",
+    "comfy.cli_args": "the parsed command line: one object, read at import and by the loaders",
+}
+
+#: Module-level values that ComfyUI's forward code reads and that code changes after import (a
+#: node, a memory manager), with how a replay stays eager's. tests/comfy/test_process_state.py reads
+#: the host's source and fails on any such pair not listed here (ComfyUI 0.8.0-0.33.0).
+PROCESS_STATE_READ_BY_FORWARDS = {
+    ("comfy.model_management", "in_training"): "in the fingerprint (kernel_settings): the training node "
+    "sets it, and LTX-2, Lumina 2, ERNIE-Image, FLUX's math and comfy.ops' int8 linear take another path under it",
+    ("comfy.ops", "SDPA_BACKEND_PRIORITY"): "in the fingerprint (kernel_settings): ComfyUI fills it at import, "
+    "other packs and this pack's mode fast (inside its own captures) edit it in place",
+    ("comfy.model_management", "training_fp8_bwd"): "comfy.ops' fp8 linear keeps it for a backward pass "
+    "(ctx.fp8_bwd: whether to save the input quantised); the forward's output does not depend on it",
+    ("comfy.model_management", "LARGEST_AIMDO_CASTED_WEIGHT"): "Dynamic VRAM's bookkeeping of the cast buffer "
+    "for weights streamed to the GPU (comfy.ops, an offload stream); BCG samples only a model whose weights "
+    "are all resident (a fixed-address twin under Dynamic VRAM), where that path is not taken",
+    ("comfy.ldm.seedvr.vae", "_NORM_LIMIT"): "SeedVR's VAE, which runs outside any DiT forward",
+}
+
+#: Globals ComfyUI rebinds while it runs that no forward reads, left out, with why.
+REBOUND_OUTSIDE_THE_FORWARD = {
+    ("comfy.model_management", "LARGEST_CASTED_WEIGHT"): "the largest weight cast to the GPU for a partly "
+    "loaded model, kept to size a buffer",
+    ("comfy.model_management", "TOTAL_PINNED_MEMORY"): "pinned host memory in use, counted as models load",
+    ("comfy.model_management", "interrupt_processing"): "the Cancel flag: a forward that checks it raises, "
+    "and never computes with it",
+    ("comfy.utils", "PROGRESS_BAR_HOOK"): "the progress bar the sampler drives between steps",
+    ("comfy.utils", "PROGRESS_BAR_ENABLED"): "whether that progress bar draws",
+    ("comfy.memory_management", "RAM_CACHE_HEADROOM"): "how much RAM the model cache keeps free",
+    ("comfy.memory_management", "extra_ram_release_callback"): "how the model cache frees RAM",
+    ("comfy.model_prefetch", "PREFETCH_QUEUES"): "queues of weights streamed to the GPU, emptied after each "
+    "run; BCG serves only a model whose weights are all on the GPU, for which the forward makes no queue",
+    ("comfy.model_prefetch", "GRAPH_CAPTURE_STREAMS"): "the streams of ComfyUI's own per-block graphs for "
+    "streamed weights, emptied with the queues",
+}
+
+#: torch's namespaces whose functions ComfyUI's forwards call by attribute at every call, the ones
+#: nodes rebind (``torch.nn.functional.scaled_dot_product_attention`` to another attention kernel).
+TORCH_NAMESPACES = ("torch", "torch.nn.functional")
+
+_NAMES: tuple[int, list[str]] = (-1, [])
+
+
+def watched_module(name: str) -> bool:
+    """Whether the state holds the globals of the module ``name``."""
+    if name in TORCH_NAMESPACES:
+        return True
+    if not (name == "comfy" or name.startswith(("comfy.", "comfy_kitchen"))):
+        return False
+    return not any(name == p or name.startswith(p + ".") for p in MODULES_AROUND_THE_FORWARD)
+
+
+def _module_names() -> list[str]:
+    """Names of the watched modules now imported, rescanned only when ``sys.modules`` grew or
+    shrank (a ComfyUI process holds thousands of modules)."""
+    global _NAMES
+    count = len(sys.modules)
+    if _NAMES[0] != count:
+        _NAMES = (count, sorted(n for n in list(sys.modules) if watched_module(n)))
+    return _NAMES[1]
+
+
+def left_out(module_name: str, attr: str) -> bool:
+    """Whether the state leaves the global ``module_name.attr`` out (the lists above)."""
+    if (module_name, attr) in REBOUND_OUTSIDE_THE_FORWARD or (module_name, attr) in PROCESS_STATE_READ_BY_FORWARDS:
+        return True
+    if attr.startswith("__"):
+        # a module's own dunders, and what torch.compile puts into the globals of the code it
+        # compiles (``__compiled_fn_N``, ``__resume_at_N``, ``__builtins_dict___N``): no forward
+        # reads one by name
+        return True
+    # the attention functions are a fingerprint part of their own ("attention function swapped")
+    return module_name.startswith("comfy.ldm.") and attr.startswith("optimized_attention")
+
+
+#: Class attributes no forward runs, left out: what builds, copies, pickles or prints a module, and
+#: the tags torch.compile adds (``___``-prefixed). torch.compile's first use in a process patches
+#: ``torch.nn.Module.__init__`` and ``__setstate__`` to tag modules it traced: a graph of a model
+#: that TorchCompileModel never touches would be dropped for it.
+CLASS_ATTRIBUTES_OUTSIDE_THE_FORWARD = frozenset(
+    {
+        "__init__",
+        "__new__",
+        "__setstate__",
+        "__getstate__",
+        "__reduce__",
+        "__reduce_ex__",
+        "__repr__",
+        "__str__",
+        "__dir__",
+        "__init_subclass__",
+        "__subclasshook__",
+        "__doc__",
+        "__annotations__",
+    }
+)
+
+
+def _class_attribute_left_out(attr: str) -> bool:
+    return attr in CLASS_ATTRIBUTES_OUTSIDE_THE_FORWARD or attr.startswith("___")
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b or (type(a) is type(b) and type(a) in _SIMPLE and a == b)
+
+
+class _Namespace:
+    """One dictionary as it was: its keys and values, in order (held: ids stay unique)."""
+
+    __slots__ = ("owner", "keys", "values")
+
+    def __init__(self, owner: Any, namespace: Any):
+        self.owner = owner
+        items = tuple(namespace.items())  # one C-level pass: keys and values of one moment
+        self.keys, self.values = tuple(zip(*items)) if items else ((), ())
+
+    def changed(self, new: "_Namespace", left_out: Any) -> list[str]:
+        """Names whose value differs in ``new``; a submodule attribute that only one side has (a
+        submodule imported since) is no change. Symmetric: ``a.changed(b)`` names what
+        ``b.changed(a)`` names, so the states' equality is."""
+        if new.owner is not self.owner:
+            return ["(the module itself, replaced)"]
+        if self.keys == new.keys and all(map(operator.is_, self.values, new.values)):
+            return []
+        before, after = dict(zip(self.keys, self.values)), dict(zip(new.keys, new.values))
+        names = []
+        for name in before.keys() | after.keys():
+            a, b = before.get(name, _MISSING), after.get(name, _MISSING)
+            one_sided_submodule = isinstance(a if b is _MISSING else b, ModuleType) and _MISSING in (a, b)
+            if _same(a, b) or left_out(name) or one_sided_submodule:
+                continue
+            names.append(str(name))
+        return sorted(names)
+
+
+def along_mro(roots: Iterable[type]) -> list[type]:
+    """Every class along the MRO of ``roots`` but ``object``, each once, in a stable order."""
+    seen: dict[type, None] = {}
+    for root in sorted(roots, key=lambda c: f"{c.__module__}.{c.__qualname__}"):
+        for cls in root.__mro__:
+            if cls is not object:
+                seen.setdefault(cls, None)
+    return list(seen)
+
+
+class CodeState:
+    """The watched modules' globals and the DiT's classes' dictionaries at one moment. Equal when
+    no watched name was rebound since (modules imported since, and modules gone from
+    ``sys.modules``, are no change: a forward captured before never ran their code)."""
+
+    __slots__ = ("modules", "classes")
+
+    def __init__(self, modules: dict[str, _Namespace], classes: dict[type, _Namespace]):
+        self.modules = modules
+        self.classes = classes
+
+    @classmethod
+    def take(cls, classes: Iterable[type]) -> "CodeState":
+        modules = {}
+        for name in _module_names():
+            module = sys.modules.get(name)
+            if module is not None:
+                modules[name] = _Namespace(module, vars(module))
+        return cls(modules, {c: _Namespace(c, vars(c)) for c in classes})
+
+    def retake(self) -> "CodeState":
+        """The same modules' and classes' state now."""
+        return CodeState.take(self.classes)
+
+    def changes_from(self, old: "CodeState", limit: int | None = None) -> list[str]:
+        """The rebound names, ``module.name`` or ``module.Class.name``, sorted; at most ``limit``."""
+        found: list[str] = []
+        for name, now in self.modules.items():
+            then = old.modules.get(name)
+            if then is not None:
+                found += [f"{name}.{a}" for a in then.changed(now, lambda a, m=name: left_out(m, a))]
+            if limit is not None and len(found) >= limit:
+                return found[:limit]
+        for klass, now in self.classes.items():
+            then = old.classes.get(klass)
+            if then is not None:
+                where = f"{klass.__module__}.{klass.__qualname__}"
+                found += [f"{where}.{a}" for a in then.changed(now, _class_attribute_left_out)]
+            if limit is not None and len(found) >= limit:
+                return found[:limit]
+        return found
+
+    def describe_change(self, old: "CodeState") -> str:
+        names = self.changes_from(old, limit=4)
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        return f"ComfyUI code rebound ({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CodeState) and (self is other or not self.changes_from(other, limit=1))
+
+    def __hash__(self) -> int:
+        # equal states may differ in which modules they hold (imports since), so nothing of that
+        # enters the hash; the fingerprint's other parts tell states apart
+        return hash(CodeState)
+
+
+def take(diffusion_model: Any) -> CodeState:
+    """The code state the forward of ``diffusion_model`` runs under now: the watched modules and
+    the classes of its modules, parameters and buffers (the fingerprint gathers those classes in
+    its own walk of the modules instead)."""
+    roots = {type(m) for m in diffusion_model.modules()}
+    roots.update(type(t) for t in diffusion_model.parameters())
+    roots.update(type(t) for t in diffusion_model.buffers())
+    return CodeState.take(along_mro(roots))
