@@ -293,6 +293,12 @@ class _Call:
     device: torch.device | None
 
 
+def _same_state(bound: Any, now: Any) -> bool:
+    """Whether an entry bound to ``bound`` may serve under ``now``: the same object at once, else
+    an equal one (a fingerprint walks its parts to say so)."""
+    return bound is now or bound == now
+
+
 class GraphRunner:
     """Captured entries of one callable family (one model), sharing one memory pool per device.
 
@@ -408,8 +414,9 @@ class GraphRunner:
         entry = self._entries.get(call.key)  # taking the state may have dropped entries bound to an older one
         dropped = STALE
         if entry is not None:
-            written = entry.outside_written(state) if entry.state == state else None
-            if entry.state != state or written is not None:
+            bound = _same_state(entry.state, state)
+            written = entry.outside_written(state) if bound else None
+            if not bound or written is not None:
                 dropped = outside_written_reason(written) if written is not None else STALE
                 self._drop(call.key)
                 log.warning("[BCG] %s: %s: %s", self.name, call.label, dropped)
@@ -599,7 +606,7 @@ class GraphRunner:
         except UnkeyableArgument as e:
             return CaptureResult(CaptureStatus.SKIPPED, label or "?", f"unkeyable argument {e.path}")
         entry = self._entries.get(call.key)
-        if entry is not None and entry.state != state:
+        if entry is not None and not _same_state(entry.state, state):
             log.info("[BCG] %s: %s: %s; capturing again", self.name, call.label, STALE)
             self._drop(call.key)
         elif entry is not None:
@@ -843,8 +850,15 @@ class GraphRunner:
     def retain(self, state: Any) -> int:
         """Drop every entry captured under another ``state`` (their memory goes back to the pool);
         returns how many were dropped. Dispatch drops such entries on sight anyway; this frees
-        them as soon as the caller knows the state changed."""
-        stale = [key for key, entry in self._entries.items() if entry.state != state]
+        them as soon as the caller knows the state changed. The entries kept are bound to
+        ``state`` itself, the equal state's new object: each call compares its entry's state with
+        the run's, and the same object compares at once where an equal one is walked part by part."""
+        stale = []
+        for key, entry in self._entries.items():
+            if _same_state(entry.state, state):
+                entry.state = state
+            else:
+                stale.append(key)
         for key in stale:
             self._drop(key)
         return len(stale)
@@ -909,7 +923,7 @@ class GraphRunner:
             entry = self._entries.get(self._key(args, kwargs or {}, key_extra, opaque, None).key)
         except UnkeyableArgument:
             return False
-        return entry is not None and entry.state == state
+        return entry is not None and _same_state(entry.state, state)
 
     def reset(self) -> None:
         """Drop every entry, block and stop; the next capture starts a fresh pool.

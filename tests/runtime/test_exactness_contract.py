@@ -70,6 +70,37 @@ def test_capture_under_a_new_state_replaces_the_old_entry(device, make_runner):
         assert runner.retain("c") == 1 and not runner.entries()
 
 
+class EqualState:
+    """A state that compares by value, as a fingerprint does, and counts how often it is asked."""
+
+    asked = 0
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        EqualState.asked += 1
+        return isinstance(other, EqualState) and other.value == self.value
+
+    __hash__ = None
+
+
+def test_retain_binds_the_entries_it_keeps_to_the_new_equal_state_so_calls_compare_by_identity(device, make_runner):
+    """A run takes a new fingerprint object equal to the one its entries were captured under;
+    after ``retain`` each call's check of its entry's state is the same object, not a walk."""
+    model = Scaled(device)
+    runner = make_runner()
+    x = torch.ones(4, device=device)
+    with torch.inference_mode():
+        assert runner.capture(model, (x,), state=EqualState(1)).ok
+        now = EqualState(1)
+        assert runner.retain(now) == 0
+        EqualState.asked = 0
+        for _ in range(3):
+            assert torch.equal(runner(model, (x,), state=now), model(x))
+        assert runner.stats.hits == 3 and EqualState.asked == 0
+
+
 def test_an_entry_is_bound_to_the_state_the_caller_gives_after_the_proof(device):
     """A caller whose state changes during the capture itself (a process setting the forward's
     first call settles) binds the entry to what ``state_after_capture`` returns once the proof
