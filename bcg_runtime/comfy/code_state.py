@@ -160,6 +160,11 @@ def _same(a: Any, b: Any) -> bool:
     return a is b or (type(a) is type(b) and type(a) in _SIMPLE and a == b)
 
 
+def _submodule_on_one_side(a: Any, b: Any) -> bool:
+    """A package's attribute for a submodule one side imported and the other not yet."""
+    return (a is _MISSING and isinstance(b, ModuleType)) or (b is _MISSING and isinstance(a, ModuleType))
+
+
 class _Namespace:
     """One dictionary as it was: its keys and values, in order (held: ids stay unique)."""
 
@@ -182,8 +187,7 @@ class _Namespace:
         names = []
         for name in before.keys() | after.keys():
             a, b = before.get(name, _MISSING), after.get(name, _MISSING)
-            one_sided_submodule = isinstance(a if b is _MISSING else b, ModuleType) and _MISSING in (a, b)
-            if _same(a, b) or left_out(name) or one_sided_submodule:
+            if _same(a, b) or left_out(name) or _submodule_on_one_side(a, b):
                 continue
             names.append(str(name))
         return sorted(names)
@@ -242,6 +246,7 @@ class CodeState:
         return found
 
     def describe_change(self, old: "CodeState") -> str:
+        """The change from ``old`` as the fingerprint's reason says it (the first three names)."""
         names = self.changes_from(old, limit=4)
         shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
         return f"ComfyUI code rebound ({shown})"
@@ -253,13 +258,3 @@ class CodeState:
         # equal states may differ in which modules they hold (imports since), so nothing of that
         # enters the hash; the fingerprint's other parts tell states apart
         return hash(CodeState)
-
-
-def take(diffusion_model: Any) -> CodeState:
-    """The code state the forward of ``diffusion_model`` runs under now: the watched modules and
-    the classes of its modules, parameters and buffers (the fingerprint gathers those classes in
-    its own walk of the modules instead)."""
-    roots = {type(m) for m in diffusion_model.modules()}
-    roots.update(type(t) for t in diffusion_model.parameters())
-    roots.update(type(t) for t in diffusion_model.buffers())
-    return CodeState.take(along_mro(roots))

@@ -11,8 +11,8 @@ is what it was captured with. :func:`take` gathers all of it for a ModelPatcher,
   submodule (numbers, strings, flags, tuples by value; functions and objects by identity, held
   alive so an id is never reused), the object patches on the DiT, the attention functions bound in
   ComfyUI's model modules, the code the forward runs (:mod:`code_state`: every global of ComfyUI's
-  modules and torch's namespaces, the dictionaries of the DiT's classes), torch's math flags (TF32, reduced-precision reductions, SDPA backends,
-  deterministic algorithms), the process settings that pick kernels or paths (:func:`kernel_settings`:
+  modules and torch's namespaces, the dictionaries of the DiT's classes), torch's math flags (TF32,
+  reduced-precision reductions, SDPA backends, deterministic algorithms), the process settings that pick kernels or paths (:func:`kernel_settings`:
   BLAS library, SDPA order, ComfyUI's SDPA list and training flag, comfy-kitchen's backends), the
   CUDA allocator and the device;
 * **classified and left out, each with the reason** (:data:`OUTSIDE_THE_FORWARD`): ``model_options``

@@ -1,7 +1,7 @@
 """What the fingerprint costs at full size (gpu layer: full-size models need the H200's memory).
 
 Measured per sampling run (``fingerprint.take``: the whole walk, once at each run's start; its code
-state, ``code_state.take``, also alone) and per DiT call (``modules_token``: the cheap check every
+state, ``CodeState.retake``, also alone) and per DiT call (``modules_token``: the cheap check every
 call makes). Prints one line per family and
 writes ``fingerprint_cost.json`` under ``$BCG_ARTIFACTS``; docs/benchmarks.md has the figures.
 The bounds asserted are the issue's: the per-call check well under a millisecond, the run's walk
@@ -17,7 +17,7 @@ import pytest
 import torch
 from bcg_testing import release_cuda_memory
 
-from bcg_runtime.comfy import code_state, fingerprint
+from bcg_runtime.comfy import fingerprint
 from bench import synthetic
 
 pytestmark = [pytest.mark.comfy, pytest.mark.gpu]
@@ -42,7 +42,7 @@ def test_fingerprint_cost_at_full_size(family):
         dicts = fingerprint.module_dicts(dm)
         take_ms = _median_ms(lambda: fingerprint.take(model), 5)  # noqa: F821  (run before the `del model` below)
         token_ms = _median_ms(lambda: fingerprint.modules_token(dicts), 50)
-        code_ms = _median_ms(lambda: code_state.take(dm), 5)  # part of take_ms: the code state alone
+        code_ms = _median_ms(fingerprint.take(model).parts["code"].retake, 5)  # part of take_ms: the code state
         row = {
             "family": family,
             "modules": len(dicts.dicts),

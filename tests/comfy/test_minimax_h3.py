@@ -62,7 +62,7 @@ def test_every_host_read_of_the_forward_is_listed_with_what_makes_it_safe():
     assert found == set(HOST_READS), (sorted(found - set(HOST_READS)), sorted(set(HOST_READS) - found))
 
 
-def test_a_final_layer_that_reads_the_schedule_leaves_the_model_unchanged(pack, model, standin_graphs, monkeypatch):
+def test_a_final_layer_that_reads_the_schedule_leaves_the_model_unchanged(pack, model, standin_graphs):
     """A later ComfyUI (Comfy-Org/ComfyUI@2c64d4a) gives H3's FinalLayer the sampler's schedule
     (``forward(x, t_emb, video_seg, audio_seg, sigma, sample_sigmas, shifts)``) and, for a
     checkpoint with a PDD head bank, picks heads by the next sigma: BCG keys only the step, so BCG
@@ -97,9 +97,14 @@ def test_a_final_layer_that_reads_the_schedule_leaves_the_model_unchanged(pack, 
     later = dataclasses.replace(session_of(bcg_model).adapter, schedule_heads=True)
     assert later.model_refusal() == SCHEDULE_HEADS_REFUSAL and later.refusal({"minimax_payload": {}}) is None
 
-    # BCG Apply on such a model: off at once, with the reason, and no twin taken
-    monkeypatch.setattr(dm, "final_layer", holder.final_layer)
-    (off,) = nodes["BCGApply"].execute(model, "auto").args
+    # BCG Apply on such a model: off at once, with the reason, and no twin taken. (Set back by
+    # hand: pytest's monkeypatch deletes a submodule on undo, as nn.Module keeps it out of __dict__.)
+    original = dm.final_layer
+    dm.final_layer = holder.final_layer
+    try:
+        (off,) = nodes["BCGApply"].execute(model, "auto").args
+    finally:
+        dm.final_layer = original
     assert session_of(off).adapter.schedule_heads
     assert SCHEDULE_HEADS_REFUSAL in str(session_of(off).runner.disabled_reason)
 
