@@ -21,8 +21,9 @@ reads the host's source and fails on a module-level value ComfyUI changes after 
 lists do not classify, so ComfyUI's own rebinding is listed, not guessed; what another pack rebinds
 is a change.
 
-What it cannot see: a rebinding made and undone within one sampling run (the per-call token does not
-walk the modules), a function's ``__code__`` replaced in place, a mutable global (a list, a dict)
+What it cannot see: a rebinding made and undone within one sampling run (the per-call token reads
+only the attention functions, ``fingerprint.attention_slots``, the one kind nodes swap per step;
+the rest is read once per run), a function's ``__code__`` replaced in place, a mutable global (a list, a dict)
 edited in place (``comfy.ops.SDPA_BACKEND_PRIORITY`` is in ``kernel_settings`` for that reason), and
 code in modules of other packs that a forward reaches only through an object.
 """

@@ -173,6 +173,38 @@ def test_an_attention_function_swapped_after_warmup_is_never_replayed_through(pa
     assert run["replayed"] == 0 and any("attention function swapped" in r for r in run["eager"]), run
 
 
+def test_an_attention_function_swapped_for_some_steps_within_a_run_is_never_replayed_through(pack, warmed_qwen):
+    """A model wrapper that swaps the attention kernel for some steps only (inside the run, where
+    the run's fingerprint was already taken): the per-call token sees the swap, the graph captured
+    under the other kernel is not replayed for those steps, and the output equals eager's with the
+    same wrapper."""
+    import comfy.ldm.qwen_image.model as qwen
+
+    model, warmed, _, positive, negative = warmed_qwen("full")
+    original = qwen.optimized_attention_masked
+
+    def swapping_every_second_call():
+        calls = []
+
+        def wrapper(apply_model, args):
+            calls.append(None)
+            qwen.optimized_attention_masked = _halved(original) if len(calls) % 2 == 0 else original
+            try:
+                return apply_model(args["input"], args["timestep"], **args["c"])
+            finally:
+                qwen.optimized_attention_masked = original
+
+        return wrapper
+
+    swapped, plain = warmed.clone(), model.clone()
+    swapped.set_model_unet_function_wrapper(swapping_every_second_call())
+    plain.set_model_unet_function_wrapper(swapping_every_second_call())
+    out = sample(swapped, positive, negative)
+    assert torch.equal(out, sample(plain, positive, negative))
+    run = session_of(swapped).last_run
+    assert run["replayed"] == 1 and run["calls"] == 2, run  # the first step replays, the swapped second does not
+
+
 def _halved(fn):
     return lambda *a, **k: fn(*a, **k) * 0.5
 

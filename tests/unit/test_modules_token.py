@@ -44,3 +44,23 @@ def test_each_covered_change_moves_the_token(name):
 def test_an_empty_watch_outside_a_run():
     watched = fingerprint.module_dicts(None)
     assert fingerprint.modules_token(watched) == fingerprint.modules_token(watched)
+
+
+def test_an_attention_function_rebound_within_a_run_moves_the_token(monkeypatch):
+    """A model wrapper that swaps the attention kernel for some steps does it inside the run, where
+    only the token looks: a ComfyUI model module's ``optimized_attention*`` and torch's SDPA."""
+    import sys
+    import types
+
+    model_module = types.ModuleType("comfy.ldm.bcg_unit_attention")
+    model_module.optimized_attention = lambda *a: None
+    monkeypatch.setitem(sys.modules, model_module.__name__, model_module)
+    monkeypatch.setattr(fingerprint, "_LDM_NAMES", (-1, []))  # rescan: the module count may not have moved
+    watched = fingerprint.module_dicts(_model())
+    before = fingerprint.modules_token(watched)
+    model_module.optimized_attention = lambda *a: 1
+    now = fingerprint.modules_token(watched)
+    assert now != before
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", lambda *a, **k: sdpa(*a, **k))
+    assert fingerprint.modules_token(watched) != now
