@@ -19,7 +19,9 @@ cuda_malloc.py, main.py), before any model loads, and nothing in the tree writes
 What a static read of the source cannot see, and who covers it: a value changed by code outside
 ComfyUI (another node pack; this pack's own mode fast edits ``comfy.ops.SDPA_BACKEND_PRIORITY``),
 or a name reached through a local alias. The fingerprint takes the settings known to pick kernels
-(``kernel_settings``), the attention functions and every module attribute of the DiT at each run.
+(``kernel_settings``), the attention functions, every module attribute of the DiT and the code
+state (every global of ComfyUI's modules by identity or value, ``code_state.py``) at each run, so
+another pack's rebinding is a change; only an edit in place of a mutable global escapes it.
 """
 
 from __future__ import annotations
