@@ -220,8 +220,9 @@ class CodeState:
         modules = {}
         for name in _module_names():
             module = sys.modules.get(name)
-            if module is not None:
-                modules[name] = _Namespace(module, vars(module))
+            namespace = getattr(module, "__dict__", None)
+            if isinstance(namespace, dict):  # sys.modules may hold None, or an object without one
+                modules[name] = _Namespace(module, namespace)
         return cls(modules, {c: _Namespace(c, vars(c)) for c in classes})
 
     def retake(self) -> "CodeState":

@@ -115,3 +115,10 @@ def test_retake_sees_a_rebinding_since(module):
     module.rope = lambda x: -x
     assert state.retake() != state
     assert state.retake().describe_change(state) == f"ComfyUI code rebound ({MODULE}.rope)"
+
+
+def test_an_entry_of_sys_modules_that_is_no_module_is_passed_by(monkeypatch):
+    monkeypatch.setitem(sys.modules, "comfy.ldm.bcg_unit_none", None)
+    monkeypatch.setitem(sys.modules, "comfy.ldm.bcg_unit_slots", 3)
+    state = code_state.CodeState.take([])
+    assert "comfy.ldm.bcg_unit_none" not in state.modules and "comfy.ldm.bcg_unit_slots" not in state.modules
