@@ -33,7 +33,7 @@ from __future__ import annotations
 import operator
 import sys
 from types import ModuleType
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 #: Compared by value: a global rebound to an equal number or string reads the same.
 _SIMPLE = (bool, int, float, complex, str, bytes, type(None))
@@ -117,6 +117,34 @@ def _module_names() -> list[str]:
     return _NAMES[1]
 
 
+def _namespaces(prefix: str = "") -> Iterator[tuple[str, Any, dict]]:
+    """``(name, module, its dictionary)`` of each watched module now imported whose name starts
+    with ``prefix``; a ``sys.modules`` entry that is None or no module is passed by."""
+    for name in _module_names():
+        if name.startswith(prefix):
+            module = sys.modules.get(name)
+            namespace = getattr(module, "__dict__", None)
+            if isinstance(namespace, dict):
+                yield name, module, namespace
+
+
+def attention_global(module_name: str, attr: str) -> bool:
+    """An attention function bound in a ComfyUI model module (``optimized_attention*`` of a
+    ``comfy.ldm`` module: FLUX binds its own copy, so a swap of the generic one says nothing about
+    FLUX's). The fingerprint holds these as a part of their own, and its per-call token reads them."""
+    return module_name.startswith("comfy.ldm.") and attr.startswith("optimized_attention")
+
+
+def attention_globals() -> list[tuple[str, dict, str]]:
+    """``(module name, its dictionary, name)`` of every :func:`attention_global` now imported."""
+    return [
+        (name, namespace, attr)
+        for name, _, namespace in _namespaces("comfy.ldm.")
+        for attr in list(namespace)
+        if attention_global(name, attr)
+    ]
+
+
 def left_out(module_name: str, attr: str) -> bool:
     """Whether the state leaves the global ``module_name.attr`` out (the lists above)."""
     if (module_name, attr) in REBOUND_OUTSIDE_THE_FORWARD or (module_name, attr) in PROCESS_STATE_READ_BY_FORWARDS:
@@ -127,7 +155,7 @@ def left_out(module_name: str, attr: str) -> bool:
         # reads one by name
         return True
     # the attention functions are a fingerprint part of their own ("attention function swapped")
-    return module_name.startswith("comfy.ldm.") and attr.startswith("optimized_attention")
+    return attention_global(module_name, attr)
 
 
 #: Class attributes no forward runs, left out: what builds, copies, pickles or prints a module, and
@@ -217,12 +245,7 @@ class CodeState:
 
     @classmethod
     def take(cls, classes: Iterable[type]) -> "CodeState":
-        modules = {}
-        for name in _module_names():
-            module = sys.modules.get(name)
-            namespace = getattr(module, "__dict__", None)
-            if isinstance(namespace, dict):  # sys.modules may hold None, or an object without one
-                modules[name] = _Namespace(module, namespace)
+        modules = {name: _Namespace(module, namespace) for name, module, namespace in _namespaces()}
         return cls(modules, {c: _Namespace(c, vars(c)) for c in classes})
 
     def retake(self) -> "CodeState":

@@ -279,30 +279,14 @@ def _qualname(fn: Any) -> str:
     return f"{module}.{name}"
 
 
-_LDM_NAMES: tuple[int, list[str]] = (-1, [])
-
-
-def _ldm_modules() -> list[tuple[str, Any]]:
-    """ComfyUI's model modules (``comfy.ldm.*``) now imported. A ComfyUI process holds thousands of
-    modules, so the names are rescanned only when that number changes; the module objects are
-    looked up by name each time, so a module replaced in ``sys.modules`` is the one read."""
-    global _LDM_NAMES
-    count = len(sys.modules)
-    if _LDM_NAMES[0] != count:
-        _LDM_NAMES = (count, [n for n in list(sys.modules) if n.startswith("comfy.ldm.")])
-    modules = ((n, sys.modules.get(n)) for n in _LDM_NAMES[1])
-    return [(n, m) for n, m in modules if m is not None]
-
-
 def _attention_functions(keep: list) -> tuple:
-    """The attention functions bound in ComfyUI's model modules (FLUX binds its own copy of
-    ``optimized_attention``, so a swap of the generic one says nothing about FLUX's)."""
+    """The attention functions bound in ComfyUI's model modules (``code_state.attention_global``)."""
     found = []
-    for module_name, module in _ldm_modules():
-        for attr, fn in list(vars(module).items()):
-            if attr.startswith("optimized_attention") and callable(fn):
-                found.append((module_name, attr, id(fn)))
-                keep.append(fn)
+    for module_name, namespace, attr in code_state.attention_globals():
+        fn = namespace.get(attr)
+        if callable(fn):
+            found.append((module_name, attr, id(fn)))
+            keep.append(fn)
     return tuple(sorted(found))
 
 
@@ -466,7 +450,7 @@ def attention_slots() -> list[tuple[dict, str]]:
     ``optimized_attention*`` globals of ComfyUI's model modules and torch's SDPA. Attention is what
     nodes swap per step from a model wrapper (one kernel for early steps, another for late ones), so
     the token reads them at every call; the rest of the code state is read once per run."""
-    slots = [(vars(m), a) for _, m in _ldm_modules() for a in list(vars(m)) if a.startswith("optimized_attention")]
+    slots = [(namespace, attr) for _, namespace, attr in code_state.attention_globals()]
     functional = sys.modules.get("torch.nn.functional")
     if functional is not None:
         slots.append((vars(functional), "scaled_dot_product_attention"))

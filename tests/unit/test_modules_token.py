@@ -4,7 +4,7 @@ it is meant to cover moves it, and a call with nothing changed leaves it equal."
 import pytest
 import torch
 
-from bcg_runtime.comfy import fingerprint
+from bcg_runtime.comfy import code_state, fingerprint
 
 pytestmark = pytest.mark.unit
 
@@ -55,7 +55,7 @@ def test_an_attention_function_rebound_within_a_run_moves_the_token(monkeypatch)
     model_module = types.ModuleType("comfy.ldm.bcg_unit_attention")
     model_module.optimized_attention = lambda *a: None
     monkeypatch.setitem(sys.modules, model_module.__name__, model_module)
-    monkeypatch.setattr(fingerprint, "_LDM_NAMES", (-1, []))  # rescan: the module count may not have moved
+    monkeypatch.setattr(code_state, "_NAMES", (-1, []))  # rescan: the module count may not have moved
     watched = fingerprint.module_dicts(_model())
     before = fingerprint.modules_token(watched)
     model_module.optimized_attention = lambda *a: 1
