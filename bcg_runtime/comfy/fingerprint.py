@@ -121,15 +121,30 @@ class Fingerprint:
         return ", ".join(changed) or "nothing"
 
 
-def _address(t: torch.Tensor) -> tuple:
-    """Where a tensor's data lives: address, dtype and shape; for a tensor subclass that keeps its
-    data in inner tensors (ComfyUI's quantized weights: fp8/nvfp4 data plus scales, all read by a
-    graph) the addresses of every inner tensor."""
+def _address(t: torch.Tensor, keep: list) -> tuple:
+    """Where a tensor's data lives and the Python state its class carries: address, dtype and
+    shape; for a tensor subclass that keeps its data in inner tensors (ComfyUI's quantized weights:
+    fp8/nvfp4 data plus scales, all read by a graph) the addresses of every inner tensor and the
+    flatten's metadata; for any other subclass (ComfyUI-GGUF's ``GGMLTensor``: quant type, logical
+    shape and the LoRA ``patches`` it applies at dequantization) also the class and every instance
+    attribute (:func:`_value`: plain values by value, objects by identity, held in ``keep``). A
+    subclass's forward-time behaviour can hang on that state while the address stays put."""
+    cls = type(t)
     flatten = getattr(t, "__tensor_flatten__", None)
     if callable(flatten):
-        names, _ = flatten()
-        return (type(t).__name__, tuple(sorted((name, _address(getattr(t, name))) for name in names)))
-    return (t.data_ptr(), t.dtype, tuple(t.shape))
+        names, meta = flatten()
+        inner = tuple(sorted((name, _address(getattr(t, name), keep)) for name in names))
+        return (cls.__name__, inner, _value(meta, keep))
+    where = (t.data_ptr(), t.dtype, tuple(t.shape))
+    if cls is torch.Tensor or cls is torch.nn.Parameter:
+        return where
+    keep.append(cls)
+    state = tuple(sorted((k, _value(v, keep)) for k, v in vars(t).items() if k not in _TENSOR_FLAGS))
+    return (*where, id(cls), state)
+
+
+#: Instance attributes torch itself sets on a tensor (not state a subclass's code reads).
+_TENSOR_FLAGS = frozenset({"_is_param"})
 
 
 #: Module attributes that are not state the forward reads (hook registries are classified apart).
@@ -167,7 +182,7 @@ def _value(value: Any, keep: list, depth: int = 0, tensors: list | None = None) 
     if isinstance(value, torch.Tensor):
         if tensors is not None:
             tensors.append(value)
-        return ("tensor", _address(value))
+        return ("tensor", _address(value, keep))
     if depth < 3 and isinstance(value, (tuple, list)) and len(value) <= 64:
         return (type(value).__name__, tuple(_value(v, keep, depth + 1, tensors) for v in value))
     if depth < 3 and isinstance(value, dict) and len(value) <= 64:
@@ -199,7 +214,7 @@ def _module_state(
         for registry in (module._parameters, module._buffers):
             for t in registry.values():
                 if t is not None:
-                    weights.append(_address(t))
+                    weights.append(_address(t, keep))
                     if tensors is not None:
                         tensors.append(t)
                     if classes is not None:
@@ -219,7 +234,7 @@ def _module_state(
             if attr == CORE_GRAPH_ATTR and value is not None and refusal is None:
                 refusal = core_graph_reason(name)
             if isinstance(value, torch.Tensor):
-                weights.append(_address(value))
+                weights.append(_address(value, keep))
                 if tensors is not None:
                     tensors.append(value)
             elif attr == "forward":

@@ -8,6 +8,7 @@ reason with the fix, or None.
 
 from __future__ import annotations
 
+import bisect
 import sys
 from typing import Any
 
@@ -127,15 +128,70 @@ def run_refusal(model_patcher: Any) -> str | None:
     return None
 
 
-def inplace_lora_refusal(diffusion_model: Any) -> str | None:
-    """Why LoRA cannot be patched into the existing weight tensors of this model, or None.
+def inplace_lora_refusal(model_patcher: Any, diffusion_model: Any) -> str | None:
+    """Why BCG may not have LoRA patched into the existing weight tensors of this model, or None.
 
-    ComfyUI's quantized and mixed-precision layers (``comfy_quant`` checkpoints, converted
-    ``scaled_fp8`` files) re-quantize a patched weight through their ``set_weight`` and assert it
-    is not in place. For those BCG leaves ``weight_inplace_update`` alone: a LoRA then replaces
-    weights, the address state changes, and graphs are dropped and captured again.
+    In place (``weight_inplace_update``) keeps every weight's address, so graphs stay valid across a
+    LoRA change; it writes into the weights' memory, so BCG asks for it only where it can prove
+    that write is ComfyUI's own into ordinary writable memory. Refused:
+
+    * a patcher with its own ``patch_weight_to_device`` (ComfyUI-GGUF's: it would copy a patched
+      F16 layer into the tensor memory-mapped read-only from the ``.gguf`` file, and the process
+      dies with SIGSEGV), since BCG cannot tell where such a patcher writes;
+    * a weight that is a tensor subclass (GGUF's ``GGMLTensor``, ComfyUI's quantized tensors):
+      its memory and its patching are its class's;
+    * ComfyUI's quantized and mixed-precision layers (``comfy_quant``, converted ``scaled_fp8``),
+      which re-quantize a patched weight through their ``set_weight`` and assert it is not in place;
+    * a weight in host memory that is not in a writable mapping of this process
+      (:func:`host_memory_writable`; a memory-mapped file opened read-only).
+
+    Refused means LoRA stays out of place: weights are replaced, the address state changes, and
+    graphs are dropped and captured again.
     """
+    from comfy.model_patcher import ModelPatcher
+
+    patcher = type(model_patcher)
+    if getattr(patcher, "patch_weight_to_device", None) is not ModelPatcher.patch_weight_to_device:
+        return f"{patcher.__module__}.{patcher.__qualname__} patches weights its own way"
+    host: list[torch.Tensor] = []
+    for name, t in [*diffusion_model.named_parameters(), *diffusion_model.named_buffers()]:
+        if type(t) not in (torch.Tensor, torch.nn.Parameter):
+            return f"{name} is a {type(t).__qualname__}, whose memory its class manages"
+        if t.device.type == "cpu" and t.numel():
+            host.append(t)
     for name, module in diffusion_model.named_modules():
         if any(callable(getattr(module, f"set_{p}", None)) for p in module._parameters):
             return f"quantized or mixed-precision layers ({name or 'root'}) patch weights out of place"
+    if host and not host_memory_writable(host):
+        return "a weight lies in read-only or unknown host memory (a memory-mapped file)"
     return None
+
+
+def host_memory_writable(tensors: list[torch.Tensor]) -> bool:
+    """Whether the memory of every host tensor lies in a writable mapping of this process, read
+    from ``/proc/self/maps``; False where that file cannot be read (not Linux): unproven."""
+    try:
+        with open("/proc/self/maps") as maps:
+            spans = []
+            for line in maps:
+                where, perms = line.split(None, 2)[:2]
+                start, end = where.split("-")
+                spans.append((int(start, 16), int(end, 16), "w" in perms))
+    except OSError:
+        return False
+    spans.sort()
+    starts = [s for s, _, _ in spans]
+    for t in tensors:
+        storage = t.untyped_storage()
+        first, size = storage.data_ptr(), storage.nbytes()
+        i = bisect.bisect_right(starts, first) - 1
+        if i < 0:
+            return False
+        # A storage may span adjacent mappings (an allocation grown across them): each must be writable.
+        address = first
+        while address < first + size:
+            if i >= len(spans) or spans[i][0] > address or not spans[i][2]:
+                return False
+            address = spans[i][1]
+            i += 1
+    return True

@@ -272,7 +272,7 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
         )
         session.strategy = session.fast.strategy()
     if permanent_refusal is None:
-        not_inplace = guards.inplace_lora_refusal(diffusion_model)
+        not_inplace = guards.inplace_lora_refusal(model_patcher, diffusion_model)
         if not_inplace is None:
             # LoRA patches then write into the existing weight tensors: addresses (and graphs) stay valid.
             model_patcher.weight_inplace_update = True

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
+
+from .dispatch_modes import TypePreservingDispatchMode
 
 aten = torch.ops.aten
 
@@ -59,7 +60,7 @@ class _RecordedOp:
     out: Any
 
 
-class _Recorder(TorchDispatchMode):
+class _Recorder(TypePreservingDispatchMode):
     def __init__(self, ops: list[_RecordedOp]):
         super().__init__()
         self.ops = ops

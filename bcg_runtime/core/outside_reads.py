@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from .dispatch_modes import TypePreservingDispatchMode
 from .trees import as_bits
 
 #: Ops whose output is a tensor Python made inside the forward (``torch.tensor``, ``as_tensor``).
@@ -139,7 +139,7 @@ def _written_arguments(func: Any, args: tuple, kwargs: dict) -> Iterator[Any]:
             yield args[index]
 
 
-class OutsideReads(TorchDispatchMode):
+class OutsideReads(TypePreservingDispatchMode):
     """Records the outside storages on ``device_type`` one run reads (see the module docstring):
     :attr:`found` maps each storage's address to its :class:`OutsideRead`, in the order first read."""
 
