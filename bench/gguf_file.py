@@ -24,8 +24,10 @@ import torch
 ARCH = {"flux": "flux", "qwen_image": "qwen_image", "zimage": "lumina2", "wan": "wan"}
 #: Tensors at or below this many elements stay F32, as in ComfyUI-GGUF's converter.
 SMALL = 1024
-#: Byte offsets of the fp16 scales inside one block of each K-quant (ggml's block layouts).
-_K_SCALES = {"Q4_K": (0, 2), "Q5_K": (0, 2), "Q6_K": (208,)}
+#: Byte offsets of the fp16 super-block scales inside one block of each K-quant (ggml's block
+#: layouts), and the scale that gives the random blocks weights of about the synthetic std (0.02):
+#: a weight is scale x sub-scale (up to 63, or +-127 for Q6_K) x quant (up to 15, 31 or +-32).
+_K_SCALES = {"Q4_K": ((0, 2), 2e-5), "Q5_K": ((0, 2), 1e-5), "Q6_K": ((208,), 4e-6)}
 
 
 def quant_type(name: str):
@@ -41,8 +43,9 @@ def _k_quant_blocks(rows: np.ndarray, name: str, seed: int) -> np.ndarray:
     block, size = gguf.GGML_QUANT_SIZES[quant_type(name)]
     n_blocks = rows.size // block
     data = np.random.default_rng(seed).integers(0, 256, size=(n_blocks, size), dtype=np.uint8)
-    scale = np.frombuffer(np.float16(0.002).tobytes(), dtype=np.uint8)
-    for offset in _K_SCALES[name]:
+    offsets, value = _K_SCALES[name]
+    scale = np.frombuffer(np.float16(value).tobytes(), dtype=np.uint8)
+    for offset in offsets:
         data[:, offset : offset + 2] = scale
     return data.reshape(*rows.shape[:-1], rows.shape[-1] // block * size)
 

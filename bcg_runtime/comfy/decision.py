@@ -27,7 +27,6 @@ blocked, not worth a capture yet). The fingerprint is handed over as a
 from __future__ import annotations
 
 import threading
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +34,8 @@ from ..core import reasons
 from ..core.reasons import Reason
 from ..core.runner import CAPTURE, EAGER, Decision, LazyState, StateRefused
 from . import fingerprint
-from .options import options_key
+from .options import ATTENTION_OVERRIDE, options_key
+from .session import BreakingAttention
 
 #: Reason of a DiT call made while someone else captures a CUDA graph around it.
 FOREIGN_CAPTURE = Reason(
@@ -46,10 +46,6 @@ FOREIGN_CAPTURE = Reason(
 #: Reason of a DiT call made outside a sampling run, where BCG has not checked the model's state.
 OUTSIDE_RUN = Reason(reasons.OUTSIDE_RUN, "outside a sampling run: the model's weights were not checked for this call")
 MULTIGPU = "multigpu_thread_device"
-
-#: The live call's ``transformer_options`` as they were when the DiT was called (before the
-#: forward wrote its block entries into them): the attention break reads them at every replay.
-CALL_OPTIONS: ContextVar[dict | None] = ContextVar("bcg_call_options", default=None)
 
 
 @dataclass
@@ -88,12 +84,19 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
             Reason(reasons.THREAD, "multi-GPU split: a call on another device or thread than the run's; its weights are not in BCG's fingerprint"),
             call,
         )  # fmt: skip
-    extra, refusal = options_key(options, session.attention)
+    own = session.attention
+    override = options.get(ATTENTION_OVERRIDE)
+    if override is not None and override is not own and not isinstance(override, BreakingAttention):
+        # An attention override BCG does not own (installed after BCG Apply, or in mode full):
+        # this call runs it at attention breaks, keyed by which override it is.
+        own = session.attention_break_over(override)
+        options = call["transformer_options"] = {**options, ATTENTION_OVERRIDE: own}
+    extra, refusal = options_key(options, own)
     refusal = refusal or session.adapter.refusal(call)
     if refusal:
         return eager(refusal if isinstance(refusal, Reason) else Reason(reasons.OPTIONS, refusal), call)
     dispatch = {
-        "key_extra": (extra, _attention_backend(), session.adapter.call_key(call)),
+        "key_extra": (extra, _attention_backend(), id(own.previous) if own else None, session.adapter.call_key(call)),
         "opaque": ("transformer_options",) + session.adapter.opaque_args,
         "label": session.adapter.label(call),
     }

@@ -248,9 +248,9 @@ def _module_state(
                 elif _is_bypass_hook_forward(value):
                     overrides.append((name, "bypass LoRA", _bypass_key(value.__self__, keep, tensors)))
                 elif refusal is None:
-                    refusal = _unclassified(f"unknown module override: {name}.forward ({_qualname(value)})")
+                    refusal = _unclassified(f"unknown module override: {name}.forward ({qualname(value)})")
             elif attr in ("weight_function", "bias_function") and value:
-                refusal = refusal or _unclassified(f"comfy.ops {attr} on {name} ({_qualname(value[0])})")
+                refusal = refusal or _unclassified(f"comfy.ops {attr} on {name} ({qualname(value[0])})")
             else:
                 attributes.append((name, attr, _value(value, keep, tensors=tensors)))
         if refusal is None and "parametrizations" in module._modules:
@@ -272,7 +272,7 @@ def _hooks_refusal(name: str, d: dict) -> Reason | None:
         hooks = d.get(registry)
         if hooks:
             kind = "pre-hook" if "pre" in registry else "hook"
-            return _unclassified(f"forward {kind} on {name} ({_qualname(next(iter(hooks.values())))})")
+            return _unclassified(f"forward {kind} on {name} ({qualname(next(iter(hooks.values())))})")
     return None
 
 
@@ -287,7 +287,7 @@ def _bypass_key(hook: Any, keep: list, tensors: list | None = None) -> Hashable:
     return (id(hook), id(adapter), hook.multiplier, id(hook.original_forward), state)
 
 
-def _qualname(fn: Any) -> str:
+def qualname(fn: Any) -> str:
     fn = getattr(fn, "__func__", fn)
     module = getattr(fn, "__module__", None) or type(fn).__module__
     name = getattr(fn, "__qualname__", None) or type(fn).__qualname__
@@ -388,7 +388,7 @@ def _global_refusal() -> Reason | None:
         hooks = getattr(nn_module, registry, None)
         if hooks:
             return _unclassified(
-                f"global module {registry[8:-1].replace('_', ' ')} ({_qualname(next(iter(hooks.values())))})"
+                f"global module {registry[8:-1].replace('_', ' ')} ({qualname(next(iter(hooks.values())))})"
             )
     if torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack():
         return _unclassified("an active torch function or dispatch mode")

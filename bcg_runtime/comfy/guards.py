@@ -152,7 +152,7 @@ def inplace_lora_refusal(model_patcher: Any, diffusion_model: Any) -> str | None
 
     patcher = type(model_patcher)
     if getattr(patcher, "patch_weight_to_device", None) is not ModelPatcher.patch_weight_to_device:
-        return f"{patcher.__module__}.{patcher.__qualname__} patches weights its own way"
+        return f"{patcher.__qualname__} (not ComfyUI's ModelPatcher) patches weights its own way"
     host: list[torch.Tensor] = []
     for name, t in [*diffusion_model.named_parameters(), *diffusion_model.named_buffers()]:
         if type(t) not in (torch.Tensor, torch.nn.Parameter):

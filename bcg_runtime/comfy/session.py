@@ -15,6 +15,7 @@ import threading
 import uuid
 import weakref
 from collections import Counter
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +76,8 @@ AUTO_BUDGET_SHARE = 0.5
 #: How many per-step labels :attr:`BCGSession.label_runs` keeps; past it the older half is dropped
 #: (a dropped label's captures wait one more run, nothing else changes).
 LABEL_RUNS_KEPT = 4096
+#: Foreign attention overrides a session keeps a break for (a graph holds the break it was captured through).
+FOREIGN_ATTENTION_KEPT = 8
 #: :attr:`BCGSession.state` inside a run before any call needed the fingerprint.
 NOT_TAKEN = "fingerprint not taken yet"
 
@@ -112,6 +115,11 @@ def _interrupt_errors() -> tuple[type[BaseException], ...]:
     return (mm.InterruptProcessingException,)
 
 
+#: The live call's ``transformer_options`` as they were when the DiT was called (before the
+#: forward wrote its block entries into them): the attention break reads them at every replay.
+CALL_OPTIONS: ContextVar[dict | None] = ContextVar("bcg_call_options", default=None)
+
+
 class BreakingAttention:
     """The attention break site, installed as ``transformer_options["optimized_attention_override"]``.
 
@@ -120,7 +128,7 @@ class BreakingAttention:
     the entries the DiT wrote into them on its way to this block (``block_index``, ...), which a
     replay does not write, since the DiT's Python does not run. So under capture the break records
     only those written entries (the difference from the options the DiT was called with,
-    :data:`.decision.CALL_OPTIONS`), and every run of it, at capture and at each replay, passes
+    :data:`CALL_OPTIONS`), and every run of it, at capture and at each replay, passes
     the live call's options with them laid over.
     """
 
@@ -133,8 +141,6 @@ class BreakingAttention:
             func = self.previous
         options = kwargs.get("transformer_options")
         if is_capturing() and isinstance(options, dict):
-            from .decision import CALL_OPTIONS
-
             entry = CALL_OPTIONS.get() or {}
             written = {k: v for k, v in options.items() if k not in entry or entry[k] is not v}
             del kwargs["transformer_options"]
@@ -165,8 +171,6 @@ class _WithLiveOptions:
         self.__qualname__ = getattr(func, "__qualname__", type(func).__qualname__)
 
     def __call__(self, *args, **kwargs):
-        from .decision import CALL_OPTIONS
-
         options = dict(CALL_OPTIONS.get() or {})
         options.update(kwargs.pop(_WRITTEN))
         return self.func(*args, transformer_options=options, **kwargs)
@@ -241,6 +245,10 @@ class BCGSession:
     #: What the run's summary says besides its counts (the Comfy model compiler stepped aside:
     #: ``compiler.OuterSampleHook``); set around one sampling run.
     run_notes: list[str] = field(default_factory=list)
+    #: Attention overrides BCG does not own, each with the break that chains it (:meth:`attention_break_over`).
+    foreign_attention: dict[int, "BreakingAttention"] = field(default_factory=dict)
+    #: What the run's summary says of the foreign overrides its calls ran through; set per run.
+    run_attention: set[str] = field(default_factory=set)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
 
     def __post_init__(self) -> None:
@@ -282,6 +290,7 @@ class BCGSession:
         anyway walks nothing; a warm-up takes it here, since every call of it captures.
         """
         self.compiled_run = guards.compile_refusal(model_patcher)
+        self.run_attention = set()
         if self.permanent_refusal:
             return
         self.run_steps, self.run_seen = steps, Counter()
@@ -304,6 +313,22 @@ class BCGSession:
             self.runner.enable()
         if warming:
             self.run_state()
+
+    def attention_break_over(self, override: Any) -> "BreakingAttention":
+        """The attention break that runs ``override`` (an ``optimized_attention_override`` BCG does
+        not own: core's Model Attention Backend, KJNodes' Sage patch) eagerly between graph
+        segments, one per override object. A graph captured through it keeps calling that
+        override at every replay (its break holds it, so its id in the call's key is never
+        reused while the graph lives); the run's summary names it once."""
+        breaking = self.foreign_attention.get(id(override))
+        if breaking is None or breaking.previous is not override:
+            breaking = self.foreign_attention[id(override)] = BreakingAttention(override)
+            while len(self.foreign_attention) > FOREIGN_ATTENTION_KEPT:  # graphs hold their own
+                del self.foreign_attention[next(iter(self.foreign_attention))]
+        self.run_attention.add(
+            f"attention override {fingerprint.qualname(override)} runs eagerly between graph segments"
+        )
+        return breaking
 
     def run_state(self) -> fingerprint.Fingerprint:
         """The run's fingerprint: taken at the first call that asks, and taken again when the
@@ -444,7 +469,8 @@ class BCGSession:
         calls = replayed + sum(eager.values())
         if not calls:
             return
-        summary = "; ".join([summarize_run(replayed, eager, evicted), *self.run_notes])
+        notes = [*self.run_notes, *sorted(self.run_attention)]
+        summary = "; ".join([summarize_run(replayed, eager, evicted), *notes])
         log.info("[BCG] %s", self.log_line(replayed, calls, eager, summary))
         self.last_run = {
             "replayed": replayed,
@@ -452,7 +478,7 @@ class BCGSession:
             "eager": dict(eager),
             "eager_kinds": {str(r): kind_of(r) for r in eager},
             "evicted": evicted,
-            "notes": list(self.run_notes),
+            "notes": notes,
             "summary": summary,
             "state": self.badge_state(replayed, calls),
         }

@@ -27,10 +27,10 @@ from ..core.runner import EAGER, SERVE, one_line
 from ..core.trees import outputs_equal
 from . import guards
 from .compiler import OuterSampleHook
-from .decision import CALL_OPTIONS, decide
+from .decision import decide
 from .fast import NOT_BIT_EXACT, RegionalCompile
 from .sdpa_order import cudnn_attention_preferred
-from .session import BCGConfig, BCGSession, BreakingAttention, CaptureRecord, Mode
+from .session import CALL_OPTIONS, BCGConfig, BCGSession, BreakingAttention, CaptureRecord, Mode
 
 log = logging.getLogger(__name__)
 

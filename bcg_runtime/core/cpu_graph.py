@@ -86,7 +86,8 @@ def _alias(obj: Any) -> Any:
     if not isinstance(obj, torch.Tensor):
         return obj
     alias = torch.empty(0, dtype=obj.dtype, device=obj.device)
-    return alias.set_(obj.untyped_storage(), obj.storage_offset(), obj.shape, obj.stride())
+    # size(), not shape: a subclass may report another shape (GGUF's GGMLTensor: the dequantized one).
+    return alias.set_(obj.untyped_storage(), obj.storage_offset(), obj.size(), obj.stride())
 
 
 class RecordedGraph:
