@@ -64,7 +64,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--weight-dtype",
         default="default",
         choices=sorted(WEIGHT_DTYPES),
-        help="UNETLoader's weight_dtype: fp8_e4m3fn / fp8_e5m2 store the weights in fp8 and cast them in every forward; comfy_quant_fp8 / comfy_quant_nvfp4: a mixed-precision checkpoint, the blocks' Linear layers in scaled fp8 / nvfp4 (comfy_quant_mixed: nvfp4, the first and last block fp8), run as fp8 / fp4 matmuls where the GPU has them (every mode runs that model)",
+        help="UNETLoader's weight_dtype: fp8_e4m3fn / fp8_e5m2 store the weights in fp8 and cast them in every forward; comfy_quant_fp8 / comfy_quant_nvfp4: a mixed-precision checkpoint, the blocks' Linear layers in scaled fp8 / nvfp4 (comfy_quant_mixed: nvfp4, the first and last block fp8), run as fp8 / fp4 matmuls where the GPU has them (every mode runs that model); gguf_*: a GGUF file of that quant type loaded by ComfyUI-GGUF (BCG_PACKS_PATH)",
     )
     p.add_argument(
         "--modes",

@@ -5,7 +5,8 @@ as a ``.gguf`` file the way ComfyUI-GGUF's own converter (``tools/convert.py``) 
 ``general.architecture`` names the family, tensors keep ComfyUI's key names, one-dimensional and
 small tensors stay F32, and every other tensor takes the requested quantization type.
 
-Quantizers: the ``gguf`` package's own where it has one (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, BF16, F16).
+Quantizers: the ``gguf`` package's own where it has one (Q4_0, Q5_0, Q4_1, Q5_1, BF16, F16), and
+for Q8_0 the same arithmetic in torch (:func:`q8_0`, byte-equal to the package's, fast on a GPU).
 For the K-quants (Q4_K, Q5_K, Q6_K), which the package dequantizes but cannot quantize, each
 block is random bytes with its fp16 super-block scales set to a small finite value: the weights
 are random anyway, and what a test needs is a file GGUF's dequantizer reads as it reads a real
@@ -50,13 +51,30 @@ def _k_quant_blocks(rows: np.ndarray, name: str, seed: int) -> np.ndarray:
     return data.reshape(*rows.shape[:-1], rows.shape[-1] // block * size)
 
 
+def q8_0(tensor: torch.Tensor) -> np.ndarray:
+    """``gguf.quants.quantize(x, Q8_0)`` computed with torch where ``tensor`` lives (a GPU makes a
+    12B checkpoint's quantization take seconds, not the minutes numpy needs): per block of 32, the
+    fp16 scale ``max|x| / 127`` and the int8 quants ``x / scale`` rounded half away from zero, as
+    the package computes them (``tests/unit/test_gguf_file.py`` checks byte equality)."""
+    x = tensor.detach().to(torch.float32)
+    blocks = x.reshape(-1, 32)
+    d = blocks.abs().amax(dim=1, keepdim=True) / 127
+    inverse = torch.where(d == 0, torch.zeros_like(d), 1 / d)
+    scaled = blocks * inverse
+    qs = (torch.sign(scaled) * torch.floor(scaled.abs() + 0.5)).to(torch.int8)
+    packed = torch.cat([d.to(torch.float16).view(torch.int8), qs], dim=1)
+    return packed.view(torch.uint8).reshape(*x.shape[:-1], x.shape[-1] // 32 * 34).cpu().numpy()
+
+
 def _encode(key: str, tensor: torch.Tensor, name: str, seed: int):
     """``(array, qtype)`` of one tensor as the converter stores it."""
     import gguf
 
+    if tensor.ndim <= 1 or tensor.numel() <= SMALL:
+        return tensor.detach().to("cpu", torch.float32).numpy(), gguf.GGMLQuantizationType.F32
+    if name == "Q8_0" and tensor.shape[-1] % 32 == 0:
+        return q8_0(tensor), gguf.GGMLQuantizationType.Q8_0
     data = tensor.detach().to("cpu", torch.float32).numpy()
-    if data.ndim <= 1 or data.size <= SMALL:
-        return data, gguf.GGMLQuantizationType.F32
     if name in _K_SCALES:
         if data.shape[-1] % 256 == 0:
             return _k_quant_blocks(data, name, seed), quant_type(name)
@@ -94,3 +112,27 @@ def write(
     writer.write_tensors_to_file()
     writer.close()
     return stored
+
+
+def load(path: str):
+    """The file at ``path`` through ComfyUI-GGUF's ``UnetLoaderGGUF`` (the pack imported by
+    ComfyUI's custom-node loader from ``$BCG_PACKS_PATH``, default ``.comfyui/packs``): a
+    ``GGUFModelPatcher`` whose weights are ``GGMLTensor`` views of the file."""
+    import asyncio
+
+    import folder_paths
+
+    import nodes
+
+    pack = os.path.join(os.environ.get("BCG_PACKS_PATH", os.path.join(_REPO, ".comfyui", "packs")), "ComfyUI-GGUF")
+    if "UnetLoaderGGUF" not in nodes.NODE_CLASS_MAPPINGS:
+        if not asyncio.run(nodes.load_custom_node(pack, module_parent="custom_nodes")):
+            raise RuntimeError(f"ComfyUI-GGUF did not load from {pack} (BCG_PACKS_PATH)")
+    folder = os.path.dirname(os.path.abspath(path))
+    folder_paths.add_model_folder_path("diffusion_models", folder)
+    folder_paths.filename_list_cache.clear()
+    (model,) = nodes.NODE_CLASS_MAPPINGS["UnetLoaderGGUF"]().load_unet(os.path.basename(path))
+    return model
+
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -30,6 +30,12 @@ WEIGHT_DTYPES = {
     "comfy_quant_fp8": {"quant": "float8_e4m3fn"},
     "comfy_quant_nvfp4": {"quant": "nvfp4"},
     "comfy_quant_mixed": {"quant": MIXED_NVFP4_FP8},
+    # A GGUF file (``bench.gguf_file``) loaded by city96's ComfyUI-GGUF (``$BCG_PACKS_PATH``): its
+    # GGMLTensor weights dequantized in every forward.
+    "gguf_q8_0": {"gguf": "Q8_0"},
+    "gguf_q4_k": {"gguf": "Q4_K"},
+    "gguf_q5_k": {"gguf": "Q5_K"},
+    "gguf_q6_k": {"gguf": "Q6_K"},
 }
 
 #: family -> (steps, cfg): each family's recipe (``comfy/models/<family>.py``), as in shared/BASELINE.md.
@@ -88,10 +94,31 @@ def load_bench_model(family: str, depth, weight_dtype: str, device):
     from . import synthetic
 
     fmt = WEIGHT_DTYPES[weight_dtype]
+    if "gguf" in fmt:
+        return _load_gguf(family, depth, fmt["gguf"], device)
     options = {"dtype": getattr(torch, fmt["dtype"])} if "dtype" in fmt else None
     return synthetic.load_model(
         family, depth=depth, seed=0, device=device, model_options=options, quant=fmt.get("quant")
     )
+
+
+def _load_gguf(family: str, depth, qtype: str, device):
+    """The synthetic ``family`` written as a ``qtype`` GGUF file under ``$BCG_GGUF_DIR`` (default
+    the system's temporary folder; made once per family, depth and type) and loaded by ComfyUI-GGUF."""
+    import os
+    import tempfile
+
+    from . import gguf_file, synthetic
+
+    folder = os.environ.get("BCG_GGUF_DIR", os.path.join(tempfile.gettempdir(), "bcg_gguf"))
+    path = os.path.join(folder, f"{family}_d{depth or 'full'}_{qtype}.gguf")
+    if not os.path.isfile(path):
+        with phase(f"writing {os.path.basename(path)}"):
+            sd = synthetic.build_state_dict(family, depth=depth, seed=0, device=device)
+            gguf_file.write(sd, path + ".part", family, qtype)
+            del sd
+            os.replace(path + ".part", path)
+    return gguf_file.load(path)
 
 
 def comfy_kitchen_version() -> str | None:

@@ -205,6 +205,9 @@ class BCGSession:
     fast: Any = None
     #: Why graphs can never serve this model (no CUDA, unsupported family); None when they can.
     permanent_refusal: str | None = None
+    #: Stage the forward's host-to-device copies through pinned buffers (the adapter asks, or the
+    #: weights' own class copies host tensors in the forward: ``guards.weights_copy_from_host``).
+    stage_host_copies: bool = False
     #: Set when graphs were dropped because what they read changed; cleared by the next warm-up.
     stale: str | None = None
     #: The model's :class:`fingerprint.Fingerprint` for the run in progress (None outside a run,
@@ -259,7 +262,7 @@ class BCGSession:
             limits=limits,
             name=f"{name}#{self.id}",
             abort_errors=_interrupt_errors(),
-            stage_host_copies=bool(self.adapter and self.adapter.stage_host_copies),
+            stage_host_copies=self.stage_host_copies or bool(self.adapter and self.adapter.stage_host_copies),
             replay_host_reads=bool(self.adapter and self.adapter.replay_host_reads),
             bound_storages=self._bound_storages,
             opaque_keyed=self.adapter.opaque_args if self.adapter else (),

@@ -240,7 +240,13 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
     """Attach a new session's hooks to ``model_patcher`` (a clone the caller owns)."""
     from comfy.patcher_extension import WrappersMP
 
-    session = BCGSession(adapter, config, permanent_refusal=permanent_refusal)
+    diffusion_model = model_patcher.get_model_object("diffusion_model")
+    session = BCGSession(
+        adapter,
+        config,
+        permanent_refusal=permanent_refusal,
+        stage_host_copies=guards.weights_copy_from_host(diffusion_model),
+    )
     for wrapper_type in (
         WrappersMP.DIFFUSION_MODEL,
         WrappersMP.APPLY_MODEL,
@@ -249,9 +255,8 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
         WrappersMP.OUTER_SAMPLE,
     ):
         model_patcher.remove_wrappers_with_key(wrapper_type, BCG_KEY)
-    # This patcher's DiT: the model may be loaded under another clone, whose object patches (a
-    # compile node's torch.compile'd module, say) are then in place.
-    diffusion_model = model_patcher.get_model_object("diffusion_model")
+    # diffusion_model is this patcher's DiT: the model may be loaded under another clone, whose
+    # object patches (a compile node's torch.compile'd module, say) are then in place.
     if not hasattr(type(diffusion_model), "_forward"):  # else its forward runs the DIFFUSION_MODEL wrappers itself
         model_patcher.add_object_patch("diffusion_model.forward", _ForwardThroughBCG(diffusion_model))
     model_patcher.add_wrapper_with_key(WrappersMP.DIFFUSION_MODEL, BCG_KEY, DiffusionModelHook(session))
