@@ -77,6 +77,35 @@ def make_runner(device):
     return make
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--all-layers",
+        action="store_true",
+        default=os.environ.get("BCG_ALL_LAYERS") == "1",
+        help="run every comfy and e2e test, not only the smoke set (also BCG_ALL_LAYERS=1, or name test paths)",
+    )
+
+
+#: Each comfy test builds and samples real-width models (20-50 s apiece on 2 cores): the README's
+#: ``python -m pytest`` runs the unit layer and the comfy tests marked ``smoke`` (a few families
+#: end to end through ComfyUI's loader and KSampler, the nodes, the exactness guards, the real
+#: packs), so it finishes in minutes; ``--all-layers`` or explicit paths run the whole layer.
+SMOKE = "smoke"
+
+
+def pytest_collection_modifyitems(config, items):
+    explicit = config.args_source is pytest.Config.ArgsSource.ARGS  # paths named on the command line
+    if config.getoption("--all-layers") or explicit:
+        return
+    keep, drop = [], []
+    for item in items:
+        heavy = item.get_closest_marker("comfy") or item.get_closest_marker("e2e")
+        (drop if heavy and not item.get_closest_marker(SMOKE) else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 def pytest_report_header(config):
     if COMFYUI_FOUND:
         return f"ComfyUI: {COMFYUI_FOUND} (the ComfyUI this pack sits in; COMFYUI_PATH overrides)"

@@ -123,8 +123,9 @@ def freeze(value: Any) -> Hashable:
 def options_key(options: dict, own_override: Any) -> tuple[Hashable, str | None]:
     """``(key_extra, refusal)`` for one call's ``transformer_options``.
 
-    ``own_override`` is BCG's attention break (or None in mode 'full'); any other attention
-    override installed after BCG Apply replaced it, which changes kernels: refused.
+    ``own_override`` is the attention break this call runs through (BCG's own, or the one
+    ``decision.decide`` put around an override BCG does not own), or None; any other override
+    here is another BCG model's break, which this session cannot key: refused.
     """
     extra: list[Hashable] = []
     for name, value in options.items():
@@ -136,7 +137,7 @@ def options_key(options: dict, own_override: Any) -> tuple[Hashable, str | None]
             continue
         if name == ATTENTION_OVERRIDE:
             if value is not own_override:
-                return (), "another attention override replaced BCG's (apply BCG after attention patches)"
+                return (), "another BCG model's attention break is installed here (apply BCG Apply once per model)"
             continue
         if name in ("patches", "patches_replace"):
             active = sorted(k for k, v in (value or {}).items() if v)

@@ -36,6 +36,7 @@ def family_model(request, models):
     return request.param, models(request.param)
 
 
+@pytest.mark.smoke
 def test_on_cpu_bcg_is_off_says_why_and_changes_nothing(pack, family_model):
     _, nodes = pack
     family, model = family_model
@@ -58,7 +59,10 @@ def test_on_cpu_bcg_is_off_says_why_and_changes_nothing(pack, family_model):
 
 
 # Each family once, each mode once (CPU time is scarce; the gpu layer runs every pair at full size).
-@pytest.mark.parametrize("family,mode", [("flux", "breakable"), ("zimage", "auto"), ("qwen_image", "full")])
+@pytest.mark.parametrize(
+    "family,mode",
+    [pytest.param("flux", "breakable", marks=pytest.mark.smoke), ("zimage", "auto"), ("qwen_image", "full")],
+)
 def test_warmed_sampling_replays_every_call_and_equals_eager(pack, models, standin_graphs, family, mode, caplog):
     _, nodes = pack
     model = models(family)

@@ -85,6 +85,7 @@ def test_an_interrupted_warmup_leaves_no_entry_that_could_replay_after_a_move(pa
         undo()
 
 
+@pytest.mark.smoke
 def test_a_capture_whose_replay_differs_from_eager_never_serves(pack, models, standin_graphs):
     """A forward that reads Python state per call (here an object-patched forward adding a call
     counter) is frozen by a graph: the proof replay differs, the entry is dropped and blocked, and
@@ -140,6 +141,7 @@ def test_a_forward_hook_on_any_submodule_makes_every_call_eager_naming_it(pack, 
     assert session_of(bcg_model).last_run["state"] == "replayed", session_of(bcg_model).last_run
 
 
+@pytest.mark.smoke
 def test_an_object_patch_on_the_dit_is_never_replayed_through(pack, warmed_qwen):
     """NegPiP-style: a clone that object-patches a DiT method keeps weights in place; the graph
     captured without the patch must not serve it."""

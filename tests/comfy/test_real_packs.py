@@ -189,6 +189,7 @@ def test_gguf_replays_bit_equal(gguf_nodes, gguf_files, bcg, qtype):
     assert_replays(bcg(model), sample(model))
 
 
+@pytest.mark.smoke
 def test_gguf_advanced_loader_replays(gguf_nodes, gguf_files, bcg):
     """UnetLoaderGGUFAdvanced takes the same path."""
     model = load_gguf(gguf_nodes, gguf_files("Q8_0"), advanced=True)
@@ -215,7 +216,7 @@ def _writable(t) -> bool:
     return host_memory_writable([t])
 
 
-@pytest.mark.parametrize("order", ["bcg_then_lora", "lora_then_bcg"])
+@pytest.mark.parametrize("order", [pytest.param("bcg_then_lora", marks=pytest.mark.smoke), "lora_then_bcg"])
 def test_gguf_lora_and_strength_change_never_replay_stale(gguf_nodes, gguf_files, bcg, order):
     """Finding 3: GGUF keeps a LoRA on the weight's ``patches`` at an unchanged address. Without
     LoRA, with it, and at another strength, each run equals GGUF without BCG, and the second run
@@ -234,6 +235,7 @@ def test_gguf_lora_and_strength_change_never_replay_stale(gguf_nodes, gguf_files
         assert_replays(bcg(comfy_lora(model, lora, 0.5)), half)
 
 
+@pytest.mark.smoke
 def test_fingerprint_holds_a_weight_subclass_python_state(gguf_nodes, gguf_files):
     """The fingerprint of a GGUF model changes when a weight's ``patches`` change in place."""
     from bcg_runtime.comfy import fingerprint
@@ -278,7 +280,7 @@ def flux():
     del model
 
 
-@pytest.mark.parametrize("order", ["patch_then_bcg", "bcg_then_patch"])
+@pytest.mark.parametrize("order", ["patch_then_bcg", pytest.param("bcg_then_patch", marks=pytest.mark.smoke)])
 @pytest.mark.parametrize("patch", [attention_backend, sage_kj], ids=["model_attention_backend", "sage_kj"])
 def test_attention_override_replays_around_it(flux, bcg, patch, order):
     """Finding 4: with an attention override BCG does not own, in either order, the calls replay

@@ -50,7 +50,7 @@ def test_rope_options_enter_the_key_and_differ_by_value():
         ({"patches": {"attn1_patch": [print]}}, "model patches present (patches: attn1_patch)"),
         ({"patches": {"post_input": [print]}}, "model patches present (patches: post_input)"),
         ({"patches_replace": {"dit": {("double_block", 0): print}}}, "model patches present (patches_replace: dit)"),
-        ({"optimized_attention_override": print}, "another attention override replaced BCG's"),
+        ({"optimized_attention_override": print}, "another BCG model's attention break is installed here"),
         ({"something_new": 1}, "unknown transformer_options entry 'something_new'"),
         ({"rope_options": {"f": print}}, "rope_options holds a builtin_function_or_method, which cannot be keyed"),
     ],
