@@ -3,7 +3,7 @@
 :func:`write` stores a ComfyUI diffusion-model state dict (``bench.synthetic.build_state_dict``)
 as a ``.gguf`` file the way ComfyUI-GGUF's own converter (``tools/convert.py``) lays one out:
 ``general.architecture`` names the family, tensors keep ComfyUI's key names, one-dimensional and
-small tensors stay F32, and every other tensor takes the requested quantization type.
+small tensors and plain parameters stay F32, and every other tensor takes the requested quantization type.
 
 Quantizers: the ``gguf`` package's own where it has one (Q4_0, Q5_0, Q4_1, Q5_1, BF16, F16), and
 for Q8_0 the same arithmetic in torch (:func:`q8_0`, byte-equal to the package's, fast on a GPU).
@@ -25,6 +25,10 @@ import torch
 ARCH = {"flux": "flux", "qwen_image": "qwen_image", "zimage": "lumina2", "wan": "wan"}
 #: Tensors at or below this many elements stay F32, as in ComfyUI-GGUF's converter.
 SMALL = 1024
+#: Key parts of tensors a model reads as plain parameters, not through a Linear layer GGUF
+#: dequantizes: kept F32, as the converter's ``keys_hiprec`` keeps Wan's ``.modulation`` and
+#: LTX-Video's ``scale_shift_table`` (and as Z-Image files keep Lumina 2's pad tokens).
+PLAIN_PARAMETERS = (".modulation", "scale_shift_table", "pad_token", "pos_embedder")
 #: Byte offsets of the fp16 super-block scales inside one block of each K-quant (ggml's block
 #: layouts), and the scale that gives the random blocks weights of about the synthetic std (0.02):
 #: a weight is scale x sub-scale (up to 63, or +-127 for Q6_K) x quant (up to 15, 31 or +-32).
@@ -70,7 +74,7 @@ def _encode(key: str, tensor: torch.Tensor, name: str, seed: int):
     """``(array, qtype)`` of one tensor as the converter stores it."""
     import gguf
 
-    if tensor.ndim <= 1 or tensor.numel() <= SMALL:
+    if tensor.ndim <= 1 or tensor.numel() <= SMALL or any(part in key for part in PLAIN_PARAMETERS):
         return tensor.detach().to("cpu", torch.float32).numpy(), gguf.GGMLQuantizationType.F32
     if name == "Q8_0" and tensor.shape[-1] % 32 == 0:
         return q8_0(tensor), gguf.GGMLQuantizationType.Q8_0

@@ -78,27 +78,27 @@ def gguf_nodes():
 
 @pytest.fixture(scope="module")
 def gguf_files(tmp_path_factory, gguf_nodes):
-    """``path(qtype)``: the synthetic FLUX.1 written once per quant type into a models folder
+    """``name(qtype, family)``: the synthetic model (FLUX.1 by default) written once per quant type into a models folder
     ComfyUI's ``diffusion_models`` (and so GGUF's ``unet_gguf``) list holds."""
     import folder_paths
 
     folder = tmp_path_factory.mktemp("gguf_models")
     folder_paths.add_model_folder_path("diffusion_models", str(folder))
-    bf16 = synthetic.build_state_dict(FAMILY, depth=1, seed=0)
-    written: dict[str, str] = {}
+    written: dict[tuple[str, str], str] = {}
 
-    def name(qtype: str) -> str:
-        if qtype not in written:
-            written[qtype] = f"flux_{qtype}.gguf"
-            stored = gguf_file.write(
-                bf16, str(folder / written[qtype]), FAMILY, qtype, keep_f16=(f"{F16_LAYER}.weight",)
-            )
-            assert stored[f"{F16_LAYER}.weight"] == "F16" and stored[f"{QUANT_LAYER}.weight"] == qtype, stored
+    def name(qtype: str, family: str = FAMILY) -> str:
+        if (family, qtype) not in written:
+            written[family, qtype] = f"{family}_{qtype}.gguf"
+            sd = synthetic.build_state_dict(family, depth=1, seed=0)
+            keep = (f"{F16_LAYER}.weight",) if family == FAMILY else ()
+            stored = gguf_file.write(sd, str(folder / written[family, qtype]), family, qtype, keep_f16=keep)
+            if family == FAMILY:
+                assert stored[f"{F16_LAYER}.weight"] == "F16" and stored[f"{QUANT_LAYER}.weight"] == qtype, stored
+            assert qtype in stored.values(), stored
             folder_paths.filename_list_cache.clear()
-        return written[qtype]
+        return written[family, qtype]
 
-    yield name
-    bf16.clear()
+    return name
 
 
 def load_gguf(gguf_nodes, name: str, advanced: bool = False):
@@ -129,10 +129,10 @@ def comfy_lora(model, lora, strength):
     return patched
 
 
-def sample(model):
-    positive = synthetic.make_conditioning(FAMILY, TEXT_TOKENS, seed=1)
+def sample(model, family: str = FAMILY):
+    positive = synthetic.make_conditioning(family, TEXT_TOKENS, seed=1)
     with torch.inference_mode():
-        return synthetic.sample(model, FAMILY, SIZE, SIZE, STEPS, 1.0, positive, positive, seed=3)
+        return synthetic.sample(model, family, SIZE, SIZE, STEPS, 1.0, positive, positive, seed=3)
 
 
 @pytest.fixture
@@ -168,12 +168,12 @@ def last_run(model) -> dict:
     return run
 
 
-def assert_replays(model, reference) -> dict:
+def assert_replays(model, reference, family: str = FAMILY) -> dict:
     """Two runs of ``model`` equal ``reference``; the second replays every call."""
-    first = sample(model)
+    first = sample(model, family)
     assert torch.equal(first, reference), "BCG's first run differs from the workflow without BCG"
     assert not any("capture failed" in r for r in last_run(model)["eager"]), last_run(model)
-    second = sample(model)
+    second = sample(model, family)
     assert torch.equal(second, reference), "BCG's replayed run differs from the workflow without BCG"
     run = last_run(model)
     assert run["replayed"] == run["calls"], run
@@ -187,6 +187,14 @@ def test_gguf_replays_bit_equal(gguf_nodes, gguf_files, bcg, qtype):
     model = load_gguf(gguf_nodes, gguf_files(qtype))
     assert type(model.model.diffusion_model.get_submodule(QUANT_LAYER).weight).__name__ == "GGMLTensor"
     assert_replays(bcg(model), sample(model))
+
+
+@pytest.mark.parametrize("family", ["qwen_image", "zimage", "wan"])
+def test_gguf_families_replay_bit_equal(gguf_nodes, gguf_files, bcg, family):
+    """Qwen-Image, Z-Image and Wan 2.x as GGUF files (Q4_K: GGUF's dequantizer of the K-quants
+    in the forward) replay bit-equal to GGUF without BCG."""
+    model = load_gguf(gguf_nodes, gguf_files("Q4_K", family))
+    assert_replays(bcg(model), sample(model, family), family)
 
 
 @pytest.mark.smoke
