@@ -31,12 +31,11 @@ def models():
     return get
 
 
-@pytest.fixture(params=["flux", "zimage", "qwen_image"])
+@pytest.fixture(params=[pytest.param("flux", marks=pytest.mark.smoke), "zimage", "qwen_image"])
 def family_model(request, models):
     return request.param, models(request.param)
 
 
-@pytest.mark.smoke
 def test_on_cpu_bcg_is_off_says_why_and_changes_nothing(pack, family_model):
     _, nodes = pack
     family, model = family_model

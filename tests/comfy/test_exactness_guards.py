@@ -85,7 +85,6 @@ def test_an_interrupted_warmup_leaves_no_entry_that_could_replay_after_a_move(pa
         undo()
 
 
-@pytest.mark.smoke
 def test_a_capture_whose_replay_differs_from_eager_never_serves(pack, models, standin_graphs):
     """A forward that reads Python state per call (here an object-patched forward adding a call
     counter) is frozen by a graph: the proof replay differs, the entry is dropped and blocked, and

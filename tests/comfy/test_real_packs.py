@@ -197,7 +197,6 @@ def test_gguf_families_replay_bit_equal(gguf_nodes, gguf_files, bcg, family):
     assert_replays(bcg(model), sample(model, family), family)
 
 
-@pytest.mark.smoke
 def test_gguf_advanced_loader_replays(gguf_nodes, gguf_files, bcg):
     """UnetLoaderGGUFAdvanced takes the same path."""
     model = load_gguf(gguf_nodes, gguf_files("Q8_0"), advanced=True)
@@ -224,7 +223,7 @@ def _writable(t) -> bool:
     return host_memory_writable([t])
 
 
-@pytest.mark.parametrize("order", [pytest.param("bcg_then_lora", marks=pytest.mark.smoke), "lora_then_bcg"])
+@pytest.mark.parametrize("order", ["bcg_then_lora", "lora_then_bcg"])
 def test_gguf_lora_and_strength_change_never_replay_stale(gguf_nodes, gguf_files, bcg, order):
     """Finding 3: GGUF keeps a LoRA on the weight's ``patches`` at an unchanged address. Without
     LoRA, with it, and at another strength, each run equals GGUF without BCG, and the second run
@@ -288,7 +287,7 @@ def flux():
     del model
 
 
-@pytest.mark.parametrize("order", ["patch_then_bcg", pytest.param("bcg_then_patch", marks=pytest.mark.smoke)])
+@pytest.mark.parametrize("order", ["patch_then_bcg", "bcg_then_patch"])
 @pytest.mark.parametrize("patch", [attention_backend, sage_kj], ids=["model_attention_backend", "sage_kj"])
 def test_attention_override_replays_around_it(flux, bcg, patch, order):
     """Finding 4: with an attention override BCG does not own, in either order, the calls replay
