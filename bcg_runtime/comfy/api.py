@@ -20,6 +20,7 @@ from ..errors import InputError
 from ..plan import PlanError, parse_plan, parse_sizes
 from . import compiler, guards
 from .compiler import POLICY_VAR as COMPILER_POLICY_VAR
+from .decision import bind_call
 from .events import publish_input_error
 from .guards import compile_refusal
 from .models import SUPPORTED, UNSUPPORTED, adapter_for, config_class_name
@@ -28,7 +29,7 @@ from .sdpa_order import cudnn_first
 from .session import BCGConfig, BCGSession, CapturePolicy, Mode, invalidations
 from .twin import fixed_address_clone
 from .warmup import WarmupReport, per_step_refusal, run_warmup
-from .wrappers import bind_call, install, session_of
+from .wrappers import install, session_of
 
 log = logging.getLogger(__name__)
 

@@ -26,6 +26,8 @@ blocked, not worth a capture yet). The fingerprint is handed over as a
 
 from __future__ import annotations
 
+import functools
+import inspect
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,8 +66,6 @@ def eager(reason: Reason | str, call: dict | None = None) -> CallPlan:
 def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
     """The decision for one DiT call (see the module docstring). ``executor``: ComfyUI's
     WrapperExecutor at BCG's hook (its ``class_obj`` is the DiT)."""
-    from .wrappers import bind_call  # the hook's own module: bind_call reads the DiT's signature
-
     runner = session.runner
     warming = session.capture_log is not None
     if foreign_capture():
@@ -111,6 +111,23 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
         state=LazyState(lambda: _servable_state(session)), **dispatch,
     )  # fmt: skip
     return CallPlan(decision, call, dispatch)
+
+
+@functools.lru_cache(maxsize=None)
+def _forward_signature(cls: type) -> tuple[inspect.Signature, str | None]:
+    # ``forward`` where the class has no ``_forward``: its calls reach BCG through _ForwardThroughBCG.
+    sig = inspect.signature(getattr(cls, "_forward", None) or cls.forward)
+    varkw = next((p.name for p in sig.parameters.values() if p.kind is p.VAR_KEYWORD), None)
+    return sig, varkw
+
+
+def bind_call(diffusion_model: Any, args: tuple, kwargs: dict) -> dict:
+    """Name every argument of a DiT ``_forward`` call (models pass them positionally)."""
+    sig, varkw = _forward_signature(type(diffusion_model))
+    bound = sig.bind(diffusion_model, *args, **kwargs).arguments
+    call = {k: v for k, v in bound.items() if k != "self" and k != varkw}
+    call.update(bound.get(varkw, {}) if varkw else {})
+    return call
 
 
 def _servable_state(session: Any) -> fingerprint.Fingerprint:

@@ -14,8 +14,6 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
 from typing import Any
 
@@ -27,7 +25,7 @@ from ..core.runner import EAGER, SERVE, one_line
 from ..core.trees import outputs_equal
 from . import guards
 from .compiler import OuterSampleHook
-from .decision import decide
+from .decision import bind_call, decide
 from .fast import NOT_BIT_EXACT, RegionalCompile
 from .sdpa_order import cudnn_attention_preferred
 from .session import CALL_OPTIONS, BCGConfig, BCGSession, BreakingAttention, CaptureRecord, Mode
@@ -45,23 +43,6 @@ class _SessionHook:
 
     def __deepcopy__(self, memo):
         return self
-
-
-@functools.lru_cache(maxsize=None)
-def _forward_signature(cls: type) -> tuple[inspect.Signature, str | None]:
-    # ``forward`` where the class has no ``_forward``: its calls reach BCG through _ForwardThroughBCG.
-    sig = inspect.signature(getattr(cls, "_forward", None) or cls.forward)
-    varkw = next((p.name for p in sig.parameters.values() if p.kind is p.VAR_KEYWORD), None)
-    return sig, varkw
-
-
-def bind_call(diffusion_model: Any, args: tuple, kwargs: dict) -> dict:
-    """Name every argument of a DiT ``_forward`` call (models pass them positionally)."""
-    sig, varkw = _forward_signature(type(diffusion_model))
-    bound = sig.bind(diffusion_model, *args, **kwargs).arguments
-    call = {k: v for k, v in bound.items() if k != "self" and k != varkw}
-    call.update(bound.get(varkw, {}) if varkw else {})
-    return call
 
 
 class DiffusionModelHook(_SessionHook):
