@@ -110,11 +110,11 @@ def load_gguf(gguf_nodes, name: str, advanced: bool = False):
     return model
 
 
-def random_lora(model, strength_scale: float = 0.1) -> dict:
+def random_lora(model, layers=(F16_LAYER, QUANT_LAYER), strength_scale: float = 0.1) -> dict:
     dm = model.model.diffusion_model
     g = torch.Generator().manual_seed(11)
     lora = {}
-    for layer in (F16_LAYER, QUANT_LAYER):
+    for layer in layers:
         out_features, in_features = dm.get_submodule(layer).weight.shape
         lora[f"diffusion_model.{layer}.lora_up.weight"] = torch.randn(out_features, 4, generator=g) * strength_scale
         lora[f"diffusion_model.{layer}.lora_down.weight"] = torch.randn(4, in_features, generator=g) * strength_scale
@@ -225,11 +225,12 @@ def _writable(t) -> bool:
 
 @pytest.mark.parametrize("order", ["bcg_then_lora", "lora_then_bcg"])
 def test_gguf_lora_and_strength_change_never_replay_stale(gguf_nodes, gguf_files, bcg, order):
-    """Finding 3: GGUF keeps a LoRA on the weight's ``patches`` at an unchanged address. Without
-    LoRA, with it, and at another strength, each run equals GGUF without BCG, and the second run
-    of each replays (so the graph serving it was captured for that LoRA)."""
+    """Finding 3: GGUF keeps a LoRA on a quantized weight's ``patches`` at an unchanged address
+    (the LoRA here touches quantized layers only, so no weight moves). Without LoRA, with it, and
+    at another strength, each run equals GGUF without BCG, and the second run of each replays (so
+    the graph serving it was captured for that LoRA)."""
     model = load_gguf(gguf_nodes, gguf_files("Q8_0"))
-    lora = random_lora(model)
+    lora = random_lora(model, layers=(QUANT_LAYER, "single_blocks.0.linear1"))
     plain, full, half = (sample(m) for m in (model, comfy_lora(model, lora, 1.0), comfy_lora(model, lora, 0.5)))
     assert not torch.equal(plain, full) and not torch.equal(full, half)
     if order == "bcg_then_lora":
