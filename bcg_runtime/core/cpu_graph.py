@@ -67,6 +67,7 @@ class _Recorder(TypePreservingDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        self.meet(tree_flatten((args, kwargs))[0])
         if any(getattr(t, "__torch_dispatch__", None) is not torch.Tensor.__torch_dispatch__ for t in types):
             # A tensor subclass (ComfyUI's quantized weights) has no storage of its own: let it
             # unwrap itself; its ops on plain inner tensors come back here and are recorded.

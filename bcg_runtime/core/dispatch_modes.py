@@ -8,9 +8,9 @@ ComfyUI-GGUF calls ``torch.Tensor(weight)`` on every unquantized weight to drop 
 ``GGMLTensor`` class, whose ``__init__`` takes keyword-only arguments, so under a plain mode every
 GGUF forward raised ``TypeError`` and no GGUF model could be captured.
 
-:class:`TypePreservingDispatchMode` enters, with itself, a ``TorchFunctionMode`` that answers that
-one alias as eager does: computed with subclass ``__torch_function__`` off, a plain tensor over
-the same memory. Every other function passes through unchanged. An explicit
+:class:`TypePreservingDispatchMode` enters, once an op of the run meets such a subclass, a
+``TorchFunctionMode`` that answers that one alias as eager does: computed with subclass
+``__torch_function__`` off, a plain tensor over the same memory. Every other function passes through unchanged. An explicit
 ``torch.ops.aten.alias.default`` call on a subclass also comes back plain under the mode, where
 eager keeps the subclass; no DiT forward makes one (ComfyUI's and its packs' model code calls
 ``alias`` only through the legacy constructor).
@@ -35,16 +35,38 @@ class _PlainLegacyAlias(TorchFunctionMode):
 
 
 class TypePreservingDispatchMode(TorchDispatchMode):
-    """A dispatch mode under which ``torch.Tensor(subclass_instance)`` is what it is in eager."""
+    """A dispatch mode under which ``torch.Tensor(subclass_instance)`` is what it is in eager.
+
+    The plain-alias function mode is entered the first time an op of the run meets a plain tensor
+    subclass (one without its own ``__torch_dispatch__``, such as ``GGMLTensor``), and left with
+    this mode: any function mode changes how PyTorch builds some tensors (``torch.tensor`` on CUDA
+    then dispatches its ``fill_`` to the mode), so a forward without such weights runs under this
+    dispatch mode alone. Subclasses call :meth:`meet` with each op's arguments."""
 
     def __enter__(self):
-        entered = super().__enter__()
-        self._plain_alias = _PlainLegacyAlias()
-        self._plain_alias.__enter__()
-        return entered
+        self._plain_alias = None
+        return super().__enter__()
+
+    def meet(self, tensors) -> None:
+        """Enter the plain-alias function mode if ``tensors`` holds a plain tensor subclass."""
+        if self._plain_alias is not None:
+            return
+        for t in tensors:
+            cls = type(t)
+            if cls is not torch.Tensor and cls is not torch.nn.Parameter and _plain_subclass(cls):
+                self._plain_alias = _PlainLegacyAlias()
+                self._plain_alias.__enter__()
+                return
 
     def __exit__(self, exc_type, exc_value, traceback):
         try:
-            self._plain_alias.__exit__(exc_type, exc_value, traceback)
+            if self._plain_alias is not None:
+                self._plain_alias.__exit__(exc_type, exc_value, traceback)
+                self._plain_alias = None
         finally:
             super().__exit__(exc_type, exc_value, traceback)
+
+
+def _plain_subclass(cls: type) -> bool:
+    """A tensor subclass that keeps the default ``__torch_dispatch__`` (its data is its own storage)."""
+    return issubclass(cls, torch.Tensor) and getattr(cls, "__torch_dispatch__", None) is torch.Tensor.__torch_dispatch__

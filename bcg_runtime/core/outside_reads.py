@@ -157,7 +157,9 @@ class OutsideReads(TypePreservingDispatchMode):
             self._own.update(k for k in map(self._key, plain_tensors(out)) if k is not None)
             return out
         inputs: set[int] = set()
-        for t in plain_tensors((args, kwargs)):
+        tensors = list(plain_tensors((args, kwargs)))
+        self.meet(tensors)
+        for t in tensors:
             key = self._key(t)
             if key is None:
                 continue

@@ -175,7 +175,11 @@ def _cudnn_first_in_comfy_sdpa_list():
 
     missing = object()
     before = getattr(comfy.ops, "SDPA_BACKEND_PRIORITY", missing)
-    comfy.ops.SDPA_BACKEND_PRIORITY = ["CUDNN_ATTENTION", "FLASH_ATTENTION"]  # ComfyUI's list exists only with CUDA
+    from torch.nn.attention import SDPBackend
+
+    # ComfyUI's list (made only where CUDA is) holds SDPBackend values, which its attention hands
+    # to sdpa_kernel(set_priority=True); names there fail every CUDA forward
+    comfy.ops.SDPA_BACKEND_PRIORITY = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION]
     return lambda: (
         delattr(comfy.ops, "SDPA_BACKEND_PRIORITY")
         if before is missing

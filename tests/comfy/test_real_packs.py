@@ -189,11 +189,11 @@ def test_gguf_replays_bit_equal(gguf_nodes, gguf_files, bcg, qtype):
     assert_replays(bcg(model), sample(model))
 
 
-@pytest.mark.parametrize("family", ["qwen_image", "zimage", "wan"])
-def test_gguf_families_replay_bit_equal(gguf_nodes, gguf_files, bcg, family):
-    """Qwen-Image, Z-Image and Wan 2.x as GGUF files (Q4_K: GGUF's dequantizer of the K-quants
-    in the forward) replay bit-equal to GGUF without BCG."""
-    model = load_gguf(gguf_nodes, gguf_files("Q4_K", family))
+@pytest.mark.parametrize("family,qtype", [("qwen_image", "Q4_K"), ("zimage", "Q4_K"), ("wan", "Q8_0")])
+def test_gguf_families_replay_bit_equal(gguf_nodes, gguf_files, bcg, family, qtype):
+    """Qwen-Image, Z-Image and Wan 2.x as GGUF files replay bit-equal to GGUF without BCG (Wan as
+    Q8_0: on CUDA its fp16 forward overflows to NaN on the K-quants' random blocks, eager too)."""
+    model = load_gguf(gguf_nodes, gguf_files(qtype, family))
     assert_replays(bcg(model), sample(model, family), family)
 
 
