@@ -164,16 +164,23 @@ class CallKey(NamedTuple):
     extra: Hashable
 
 
-#: The three things :meth:`GraphRunner.decide` can say about a call.
-SERVE, CAPTURE, EAGER = "serve", "capture", "eager"
+class Action(enum.Enum):
+    """The three things :meth:`GraphRunner.decide` can say about a call."""
+
+    SERVE = "serve"  # its proven entry replays
+    CAPTURE = "capture"  # capture and prove now, answer with eager
+    EAGER = "eager"  # run eager, with the reason
 
 
-@dataclass
+SERVE, CAPTURE, EAGER = Action.SERVE, Action.CAPTURE, Action.EAGER
+
+
+@dataclass(frozen=True)
 class Decision:
     """The runner's decision for one call: ``action`` is :data:`SERVE` (``entry`` replays),
     :data:`CAPTURE` (capture and prove now, answer with eager) or :data:`EAGER` (``reason``)."""
 
-    action: str
+    action: Action
     call: "_Call | None" = None
     entry: "_Entry | None" = None
     reason: Reason | str | None = None
