@@ -197,13 +197,13 @@ def host_memory_writable(tensors: list[torch.Tensor]) -> bool:
     return True
 
 
-def weights_copy_from_host(diffusion_model: Any) -> bool:
-    """Whether the DiT's weights are of a tensor class whose own code runs in the forward with
-    host tensors at hand: a subclass that keeps its data in its own storage, not in inner tensors
-    (ComfyUI-GGUF's ``GGMLTensor``, which moves a LoRA kept in host memory to the device at every
-    dequantization). Such copies are staged through pinned buffers (``core/host_copies.py``), so
-    the forward can be captured; what they copy is the weight's ``patches``, which the
-    fingerprint holds, so a changed LoRA captures anew."""
+def plain_subclass_weights(diffusion_model: Any) -> bool:
+    """Whether the DiT's weights include a plain tensor subclass: one that keeps its data in its
+    own storage, not in inner tensors, and whose own code runs in the forward (ComfyUI-GGUF's
+    ``GGMLTensor``). For such a model the session (``wrappers.install``) stages the forward's
+    host-to-device copies through pinned buffers (``core/host_copies.py``: GGUF moves a LoRA kept
+    in host memory to the device at every dequantization; what those copies carry is the weights'
+    ``patches``, which the fingerprint holds, so a changed LoRA captures anew)."""
     for t in diffusion_model.parameters():
         cls = type(t)
         if cls not in (torch.Tensor, torch.nn.Parameter) and not callable(getattr(t, "__tensor_flatten__", None)):

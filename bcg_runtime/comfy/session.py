@@ -206,7 +206,7 @@ class BCGSession:
     #: Why graphs can never serve this model (no CUDA, unsupported family); None when they can.
     permanent_refusal: str | None = None
     #: Stage the forward's host-to-device copies through pinned buffers (the adapter asks, or the
-    #: weights' own class copies host tensors in the forward: ``guards.weights_copy_from_host``).
+    #: weights' own class copies host tensors in the forward: ``guards.plain_subclass_weights``).
     stage_host_copies: bool = False
     #: Set when graphs were dropped because what they read changed; cleared by the next warm-up.
     stale: str | None = None

@@ -226,7 +226,7 @@ def install(model_patcher: Any, adapter, config: BCGConfig, permanent_refusal: s
         adapter,
         config,
         permanent_refusal=permanent_refusal,
-        stage_host_copies=guards.weights_copy_from_host(diffusion_model),
+        stage_host_copies=guards.plain_subclass_weights(diffusion_model),
     )
     for wrapper_type in (
         WrappersMP.DIFFUSION_MODEL,

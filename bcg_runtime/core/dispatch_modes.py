@@ -13,12 +13,10 @@ GGUF forward raised ``TypeError`` and no GGUF model could be captured.
 ``__torch_function__`` off, a plain tensor over the same memory. Every other function passes
 through unchanged. An explicit ``torch.ops.aten.alias.default`` call on a subclass also comes back
 plain under the mode, where eager keeps the subclass; no DiT forward makes one (ComfyUI's and its
-packs' model code calls ``alias`` only through the legacy constructor). A forward whose first op
-on such a tensor is the legacy constructor itself still fails its capture with the ``TypeError``
-(the call runs eager, the reason shown): GGUF's first layer meets it only after some op on a
-GGUF weight, which holds where the compute dtype differs from the first weight's stored one
-(bf16 compute: FLUX.1, Qwen-Image, Z-Image and Wan on the H200), not for an F16 first layer
-computed in fp16.
+packs' model code calls ``alias`` only through the legacy constructor). The alias of the
+constructor itself reaches the dispatch mode before its result is converted, so even a forward
+whose first op on such a tensor is the constructor meets the class in time
+(``tests/unit/test_dispatch_modes.py``).
 """
 
 from __future__ import annotations
