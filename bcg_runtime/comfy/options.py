@@ -137,7 +137,7 @@ def options_key(options: dict, own_override: Any) -> tuple[Hashable, str | None]
             continue
         if name == ATTENTION_OVERRIDE:
             if value is not own_override:
-                return (), "another BCG model's attention break is installed here (apply BCG Apply once per model)"
+                return (), "another BCG model's attention break is installed here (use one BCG Apply per model)"
             continue
         if name in ("patches", "patches_replace"):
             active = sorted(k for k, v in (value or {}).items() if v)
