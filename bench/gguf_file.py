@@ -120,23 +120,14 @@ def write(
 
 def load(path: str):
     """The file at ``path`` through ComfyUI-GGUF's ``UnetLoaderGGUF`` (the pack imported by
-    ComfyUI's custom-node loader from ``$BCG_PACKS_PATH``, default ``.comfyui/packs``): a
-    ``GGUFModelPatcher`` whose weights are ``GGMLTensor`` views of the file."""
-    import asyncio
-
+    ComfyUI's custom-node loader: :mod:`bench.packs`): a ``GGUFModelPatcher`` whose weights are
+    ``GGMLTensor`` views of the file."""
     import folder_paths
 
-    import nodes
+    from . import packs
 
-    pack = os.path.join(os.environ.get("BCG_PACKS_PATH", os.path.join(_REPO, ".comfyui", "packs")), "ComfyUI-GGUF")
-    if "UnetLoaderGGUF" not in nodes.NODE_CLASS_MAPPINGS:
-        if not asyncio.run(nodes.load_custom_node(pack, module_parent="custom_nodes")):
-            raise RuntimeError(f"ComfyUI-GGUF did not load from {pack} (BCG_PACKS_PATH)")
-    folder = os.path.dirname(os.path.abspath(path))
-    folder_paths.add_model_folder_path("diffusion_models", folder)
+    mappings = packs.load("ComfyUI-GGUF")
+    folder_paths.add_model_folder_path("diffusion_models", os.path.dirname(os.path.abspath(path)))
     folder_paths.filename_list_cache.clear()
-    (model,) = nodes.NODE_CLASS_MAPPINGS["UnetLoaderGGUF"]().load_unet(os.path.basename(path))
+    (model,) = mappings["UnetLoaderGGUF"]().load_unet(os.path.basename(path))
     return model
-
-
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from ..core.dispatch_modes import is_plain_subclass
+
 
 def process_refusal() -> str | None:
     """Why BCG can serve no model in this whole process, or None: ComfyUI runs on the CPU
@@ -198,14 +200,9 @@ def host_memory_writable(tensors: list[torch.Tensor]) -> bool:
 
 
 def plain_subclass_weights(diffusion_model: Any) -> bool:
-    """Whether the DiT's weights include a plain tensor subclass: one that keeps its data in its
-    own storage, not in inner tensors, and whose own code runs in the forward (ComfyUI-GGUF's
-    ``GGMLTensor``). For such a model the session (``wrappers.install``) stages the forward's
+    """Whether the DiT's weights include a plain tensor subclass (``dispatch_modes.is_plain_subclass``:
+    its data in its own storage, its own code running in the forward: ComfyUI-GGUF's ``GGMLTensor``). For such a model the session (``wrappers.install``) stages the forward's
     host-to-device copies through pinned buffers (``core/host_copies.py``: GGUF moves a LoRA kept
     in host memory to the device at every dequantization; what those copies carry is the weights'
     ``patches``, which the fingerprint holds, so a changed LoRA captures anew)."""
-    for t in diffusion_model.parameters():
-        cls = type(t)
-        if cls not in (torch.Tensor, torch.nn.Parameter) and not callable(getattr(t, "__tensor_flatten__", None)):
-            return True
-    return False
+    return any(is_plain_subclass(t) for t in diffusion_model.parameters())

@@ -55,8 +55,7 @@ class TypePreservingDispatchMode(TorchDispatchMode):
         if self._plain_alias is not None:
             return
         for t in tensors:
-            cls = type(t)
-            if cls is not torch.Tensor and cls is not torch.nn.Parameter and _plain_subclass(cls):
+            if is_plain_subclass(t):
                 self._plain_alias = _PlainLegacyAlias()
                 self._plain_alias.__enter__()
                 return
@@ -70,6 +69,14 @@ class TypePreservingDispatchMode(TorchDispatchMode):
             super().__exit__(exc_type, exc_value, traceback)
 
 
-def _plain_subclass(cls: type) -> bool:
-    """A tensor subclass that keeps the default ``__torch_dispatch__`` (its data is its own storage)."""
-    return issubclass(cls, torch.Tensor) and getattr(cls, "__torch_dispatch__", None) is torch.Tensor.__torch_dispatch__
+def is_plain_subclass(t: torch.Tensor) -> bool:
+    """Whether ``t`` is of a tensor subclass that keeps the default ``__torch_dispatch__``: its data
+    is its own storage and its Python code runs on top (ComfyUI-GGUF's ``GGMLTensor``), unlike
+    ``torch.nn.Parameter`` and unlike a wrapper subclass with its own dispatch and inner tensors
+    (ComfyUI's quantized weights)."""
+    cls = type(t)
+    return (
+        cls is not torch.Tensor
+        and cls is not torch.nn.Parameter
+        and getattr(cls, "__torch_dispatch__", None) is torch.Tensor.__torch_dispatch__
+    )

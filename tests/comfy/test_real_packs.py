@@ -3,7 +3,7 @@ Attention Backend, KJNodes' Patch Sage Attention KJ), loaded as ComfyUI loads th
 
 The packs are real: ComfyUI-GGUF and ComfyUI-KJNodes at pinned commits, exported into a git-ignored
 folder (``$BCG_PACKS_PATH``, default ``.comfyui/packs`` in this repository; docs/testing.md says
-how) and imported through ComfyUI's own custom-node loader (``nodes.load_custom_node``). Absent,
+how) and imported once through ComfyUI's own custom-node loader (``bench.packs``). Absent,
 or without the ``gguf`` package, the tests skip saying so. GGUF files are written by
 ``bench.gguf_file`` from the depth-1 synthetic FLUX.1 with the ``gguf`` package's quantizers
 (random blocks for the K-quants it cannot quantize), ``img_in.weight`` kept F16 as real files keep
@@ -29,15 +29,11 @@ KJNodes' Sage case needs the ``sageattention`` package and a CUDA GPU.
 
 from __future__ import annotations
 
-import asyncio
-import os
-import pathlib
-import sys
 
 import pytest
 import torch
 
-from bench import gguf_file, synthetic
+from bench import gguf_file, packs, synthetic
 
 pytestmark = pytest.mark.comfy
 
@@ -48,24 +44,16 @@ TEXT_TOKENS = 16
 #: A layer real GGUF files keep unquantized, and a quantized one: the LoRA touches both.
 F16_LAYER, QUANT_LAYER = "img_in", "double_blocks.0.img_attn.qkv"
 QUANT_TYPES = ("Q8_0", "Q4_K", "Q5_K", "Q6_K", "Q4_0", "Q5_0", "F16")
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def packs_path() -> pathlib.Path:
-    return pathlib.Path(os.environ.get("BCG_PACKS_PATH", ROOT / ".comfyui" / "packs"))
 
 
 def load_pack(name: str):
-    """The pack ``name`` imported by ComfyUI's custom-node loader, its node classes returned."""
-    import nodes
-
-    path = packs_path() / name
-    if not (path / "__init__.py").is_file():
-        pytest.skip(f"{name} not found under {packs_path()} (BCG_PACKS_PATH; docs/testing.md says how to fetch it)")
-    module = sys.modules.get(str(path))
-    if module is None:
-        assert asyncio.run(nodes.load_custom_node(str(path), module_parent="custom_nodes")), f"{name} failed to load"
-    return nodes.NODE_CLASS_MAPPINGS
+    """The pack ``name`` imported by ComfyUI's custom-node loader (:mod:`bench.packs`), its node
+    classes returned; skipped, saying so, where the pack is absent."""
+    if packs.pack_dir(name) is None:
+        pytest.skip(
+            f"{name} not found under {packs.packs_path()} (BCG_PACKS_PATH; docs/testing.md says how to fetch it)"
+        )
+    return packs.load(name)
 
 
 @pytest.fixture(scope="module")
