@@ -17,7 +17,12 @@ MODES = ("eager", "bcg", "bcg-full", "fast", "bcg-eager", "compile-cudagraphs", 
 #: ``--use-flash-attention``, ``--use-ck-attention`` = comfy-kitchen's int8 attention); ``cudnn``
 #: keeps ComfyUI's PyTorch attention and puts cuDNN first in SDPA's backend order (mode fast does
 #: that itself on Hopper and newer, so there ``cudnn+fast`` is ``fast``).
-ATTENTION_STACK = {"sage": "sage", "flash": "flash", "ck": "comfy_kitchen_int8", "cudnn": None}
+ATTENTION_STACK = {"sage": "sage", "flash": "flash", "ck": "comfy_kitchen_int8", "cudnn": None, "sagekj": None}
+
+#: Attention backends a node pack puts on the model itself (its ``optimized_attention_override``),
+#: not a launch flag -> (pack, node): ``sagekj`` is KJNodes' Patch Sage Attention KJ in mode ``auto``,
+#: the per-model Sage that BCG breaks around (``sagekj+bcg-full``).
+ATTENTION_NODES = {"sagekj": ("ComfyUI-KJNodes", "PathchSageAttentionKJ")}
 
 #: Step caches a mode may stack in front of it (``easycache+bcg-full``): core's nodes with their
 #: defaults, applied to the model before the mode (BCG Apply after the cache node).
@@ -68,6 +73,16 @@ def with_cache(model: Any, name: str) -> Any:
     return cached
 
 
+def with_attention_node(model: Any, name: str) -> Any:
+    """``model`` through the pack node :data:`ATTENTION_NODES` names (the pack loaded by ComfyUI's
+    own custom-node loader, ``bench.packs``)."""
+    from . import packs
+
+    pack, node = ATTENTION_NODES[name]
+    (patched,) = packs.load(pack)[node]().patch(model, "auto")
+    return patched
+
+
 def with_torch_compile(model: Any, mode: str) -> Any:
     """A clone of ``model`` through core's TorchCompileModel helper with ``mode``'s backend."""
     from comfy_api.torch_helpers import set_torch_compile_wrapper
@@ -86,7 +101,7 @@ def attention_backend(name: str | None) -> Iterator[None]:
 
     The model modules copy ``optimized_attention`` when imported, so each copy is replaced (the ones
     equal to the default, which is what the flag changes) and restored after."""
-    if name is None:
+    if name is None or name in ATTENTION_NODES:
         yield
         return
     if name == "cudnn":
@@ -124,12 +139,14 @@ def attention_backend(name: str | None) -> Iterator[None]:
 
 @contextlib.contextmanager
 def stacked(mode: str, model: Any) -> Iterator[tuple[Any, str]]:
-    """``(model, base mode)`` for ``mode`` (:func:`split_mode`): a stacked cache, then a stacked
-    TorchCompileModel, applied to the model the mode starts from (the node order cache ->
+    """``(model, base mode)`` for ``mode`` (:func:`split_mode`): a stacked cache, a pack's attention
+    node, then a stacked TorchCompileModel, applied to the model the mode starts from (the node order cache ->
     TorchCompileModel -> BCG Apply), a stacked attention backend in place for the duration."""
     stack, base = split_mode(mode)
     for cache in (tool for tool in stack if tool in CACHE_STACK):
         model = with_cache(model, cache)
+    for node in (tool for tool in stack if tool in ATTENTION_NODES):
+        model = with_attention_node(model, node)
     for compiler in (tool for tool in stack if tool in COMPILE_STACK):
         model = with_torch_compile(model, compiler)
     with attention_backend(next((tool for tool in stack if tool in ATTENTION_STACK), None)):

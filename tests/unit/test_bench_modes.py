@@ -25,6 +25,8 @@ def test_modes_split_into_the_stacked_tools_and_the_base():
     assert split_mode("cudnn+easycache+bcg-full") == (("cudnn", "easycache"), "bcg-full")
     assert split_mode("compile-inductor+bcg-full") == (("compile-inductor",), "bcg-full")
     assert split_mode("easycache+compile-cudagraphs+bcg") == (("easycache", "compile-cudagraphs"), "bcg")
+    assert split_mode("sagekj+bcg-full") == (("sagekj",), "bcg-full")
+    assert without_bcg("sagekj+bcg-full") == "sagekj"
 
 
 @pytest.mark.parametrize(
@@ -36,6 +38,7 @@ def test_modes_split_into_the_stacked_tools_and_the_base():
         "bcg+sage",
         "sage+flash+bcg",
         "ck+cudnn",
+        "sage+sagekj",
         "easycache+lazycache",
         "",
         "compile-inductor+sage",
@@ -46,7 +49,7 @@ def test_modes_split_into_the_stacked_tools_and_the_base():
 def test_an_unknown_mode_names_the_field_and_what_is_accepted(mode):
     with pytest.raises(
         SystemExit,
-        match=f"--modes: unknown mode '{re.escape(mode)}'; accepted: eager, .*one attention backend and one step cache \\(sage, flash, ck, cudnn, easycache, lazycache\\).*compile-inductor\\+bcg-full",
+        match=f"--modes: unknown mode '{re.escape(mode)}'; accepted: eager, .*one attention backend and one step cache \\(sage, flash, ck, cudnn, sagekj, easycache, lazycache\\).*compile-inductor\\+bcg-full",
     ):
         split_mode(mode)
 
