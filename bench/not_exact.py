@@ -363,7 +363,7 @@ def torch_state() -> dict[str, Any]:
     """The process settings that can make one forward give other bits than before: torch's
     determinism and cuDNN switches, matmul/SDPA flags and the pack's fingerprint of kernel settings
     (printed beside a run that does not repeat itself, to compare with a fresh process's)."""
-    from bcg_runtime.comfy import fingerprint
+    from bcg_runtime.comfy import kernel_settings
 
     b = torch.backends
     state: dict[str, Any] = {
@@ -378,7 +378,7 @@ def torch_state() -> dict[str, Any]:
         "sdpa": (b.cuda.flash_sdp_enabled(), b.cuda.mem_efficient_sdp_enabled(), b.cuda.cudnn_sdp_enabled()),
     }
     with contextlib.suppress(Exception):
-        state["kernel_settings"] = fingerprint.kernel_settings()
+        state["kernel_settings"] = kernel_settings.kernel_settings()
     return state
 
 
@@ -462,23 +462,23 @@ def capture_once(
     ``shift=False`` captures on the live values (the runner's shift off). ``prior``: the
     ``(args, kwargs)`` of another call captured first on the same runner, so that this capture
     gets the one warm-up run a runner gives every capture after its first (as in a session)."""
-    from bcg_runtime.core import runner as runner_module
-    from bcg_runtime.core.runner import GraphRunner
+    from bcg_runtime.core import CaptureOptions, GraphRunner
+    from bcg_runtime.core import capture as capture_module
 
-    runner = GraphRunner(name="not_exact", stage_host_copies=True)
+    runner = GraphRunner(name="not_exact", options=CaptureOptions(stage_host_copies=True))
     if prior is not None:
         runner.capture(plain_forward(dm), prior[0], prior[1], opaque=("transformer_options",))
     undo = contextlib.nullcontext()
     if not shift:
-        saved = runner_module._shift_floats
-        runner_module._shift_floats = lambda tensors: None
+        saved = capture_module.shift_floats
+        capture_module.shift_floats = lambda tensors: None
 
         @contextlib.contextmanager
         def restore():
             try:
                 yield
             finally:
-                runner_module._shift_floats = saved
+                capture_module.shift_floats = saved
 
         undo = restore()
     with undo:

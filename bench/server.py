@@ -156,10 +156,12 @@ def family_variants(family: str, variants: list[str]) -> tuple[list[str], dict[s
     """(the variants ``family`` runs, {variant left out: why}): a variant whose BCG mode
     (:data:`VARIANT_MODES`) the family's adapter refuses (MiniMax H3 and Wan have no mode fast)
     is left out with the node's own error text rather than failing the family's remaining sizes."""
+    from bcg_runtime.comfy.api import Mode
     from bcg_runtime.comfy.models import by_family
 
     adapter = by_family(family)
-    left_out = {v: why for v in variants if v in VARIANT_MODES and (why := adapter.mode_refusal(VARIANT_MODES[v]))}
+    refusal = adapter.mode_refusal
+    left_out = {v: why for v in variants if v in VARIANT_MODES and (why := refusal(Mode(VARIANT_MODES[v])))}
     return [v for v in variants if v not in left_out], left_out
 
 

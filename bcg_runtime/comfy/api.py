@@ -20,13 +20,14 @@ from ..errors import InputError
 from ..plan import PlanError, parse_plan, parse_sizes
 from . import compiler, guards
 from .compiler import POLICY_VAR as COMPILER_POLICY_VAR
+from .config import BCGConfig, CapturePolicy, Mode
 from .decision import bind_call
 from .events import publish_input_error
 from .guards import compile_refusal
 from .models import SUPPORTED, UNSUPPORTED, adapter_for, config_class_name
 from .routes import register_routes
 from .sdpa_order import cudnn_first
-from .session import BCGConfig, BCGSession, CapturePolicy, Mode, invalidations
+from .session import BCGSession, invalidations
 from .twin import fixed_address_clone
 from .warmup import WarmupReport, per_step_refusal, run_warmup
 from .wrappers import install, session_of
@@ -71,7 +72,7 @@ def apply(
     config = BCGConfig(
         mode=chosen, memory_budget_mb=int(memory_budget_mb), verify=bool(verify), capture=policy
     ).for_adapter(adapter)
-    mode_refusal = adapter.mode_refusal(config.mode.value) if adapter is not None else None
+    mode_refusal = adapter.mode_refusal(config.mode) if adapter is not None else None
     if mode_refusal:
         raise InputError(mode_refusal)
     process_refusal = guards.process_refusal()

@@ -22,7 +22,7 @@ lists do not classify, so ComfyUI's own rebinding is listed, not guessed; what a
 is a change.
 
 What it cannot see: a rebinding made and undone within one sampling run (the per-call token reads
-only the attention functions, ``fingerprint.attention_slots``, the one kind nodes swap per step;
+only the attention functions, ``module_token.attention_slots``, the one kind nodes swap per step;
 the rest is read once per run), a function's ``__code__`` replaced in place, a mutable global (a list, a dict)
 edited in place (``comfy.ops.SDPA_BACKEND_PRIORITY`` is in ``kernel_settings`` for that reason), and
 code in modules of other packs that a forward reaches only through an object.
@@ -35,65 +35,17 @@ import sys
 from types import ModuleType
 from typing import Any, Iterable, Iterator
 
+from .host_facts import (
+    CLASS_ATTRIBUTES_OUTSIDE_THE_FORWARD,
+    MODULES_AROUND_THE_FORWARD,
+    PROCESS_STATE_READ_BY_FORWARDS,
+    REBOUND_OUTSIDE_THE_FORWARD,
+    TORCH_NAMESPACES,
+)
+
 #: Compared by value: a global rebound to an equal number or string reads the same.
 _SIMPLE = (bool, int, float, complex, str, bytes, type(None))
 _MISSING = object()
-
-#: Module name prefixes whose code never runs inside a DiT forward, with why (ComfyUI 0.8.0-0.33.0).
-MODULES_AROUND_THE_FORWARD = {
-    "comfy.samplers": "builds the DiT's calls and combines their outputs: each call it makes is keyed",
-    "comfy.sample": "prepares the noise and the latent before a run",
-    "comfy.k_diffusion": "the samplers: their steps run between DiT calls",
-    "comfy.model_sampling": "the schedule and the input and output scaling around the DiT call",
-    "comfy.context_windows": "splits the latent into windows: each window's call is keyed",
-    "comfy.sd": "loads checkpoints, VAEs and text encoders",
-    "comfy.sd1_clip": "the text encoders' wrapper: runs before sampling",
-    "comfy.supported_models": "picks the model class at load",
-    "comfy.model_detection": "reads a checkpoint's layout at load",
-    "comfy.latent_formats": "scales latents around the sampler",
-    "comfy.taesd": "live previews between steps",
-    "comfy.hooks": "ComfyUI hooks: the fingerprint refuses a run that registers any",
-    "comfy.comfy_types": "node input types",
-    "comfy.options": "whether ComfyUI parses its command line, read at import",
-    "comfy.cli_args": "the parsed command line: one object, read at import and by the loaders",
-}
-
-#: Module-level values that ComfyUI's forward code reads and that code changes after import (a
-#: node, a memory manager), with how a replay stays eager's. tests/comfy/test_process_state.py reads
-#: the host's source and fails on any such pair not listed here (ComfyUI 0.8.0-0.33.0).
-PROCESS_STATE_READ_BY_FORWARDS = {
-    ("comfy.model_management", "in_training"): "in the fingerprint (kernel_settings): the training node "
-    "sets it, and LTX-2, Lumina 2, ERNIE-Image, FLUX's math and comfy.ops' int8 linear take another path under it",
-    ("comfy.ops", "SDPA_BACKEND_PRIORITY"): "in the fingerprint (kernel_settings): ComfyUI fills it at import, "
-    "other packs and this pack's mode fast (inside its own captures) edit it in place",
-    ("comfy.model_management", "training_fp8_bwd"): "comfy.ops' fp8 linear keeps it for a backward pass "
-    "(ctx.fp8_bwd: whether to save the input quantised); the forward's output does not depend on it",
-    ("comfy.model_management", "LARGEST_AIMDO_CASTED_WEIGHT"): "Dynamic VRAM's bookkeeping of the cast buffer "
-    "for weights streamed to the GPU (comfy.ops, an offload stream); BCG samples only a model whose weights "
-    "are all resident (a fixed-address twin under Dynamic VRAM), where that path is not taken",
-    ("comfy.ldm.seedvr.vae", "_NORM_LIMIT"): "SeedVR's VAE, which runs outside any DiT forward",
-}
-
-#: Globals ComfyUI rebinds while it runs that no forward reads, left out, with why.
-REBOUND_OUTSIDE_THE_FORWARD = {
-    ("comfy.model_management", "LARGEST_CASTED_WEIGHT"): "the largest weight cast to the GPU for a partly "
-    "loaded model, kept to size a buffer",
-    ("comfy.model_management", "TOTAL_PINNED_MEMORY"): "pinned host memory in use, counted as models load",
-    ("comfy.model_management", "interrupt_processing"): "the Cancel flag: a forward that checks it raises, "
-    "and never computes with it",
-    ("comfy.utils", "PROGRESS_BAR_HOOK"): "the progress bar the sampler drives between steps",
-    ("comfy.utils", "PROGRESS_BAR_ENABLED"): "whether that progress bar draws",
-    ("comfy.memory_management", "RAM_CACHE_HEADROOM"): "how much RAM the model cache keeps free",
-    ("comfy.memory_management", "extra_ram_release_callback"): "how the model cache frees RAM",
-    ("comfy.model_prefetch", "PREFETCH_QUEUES"): "queues of weights streamed to the GPU, emptied after each "
-    "run; BCG serves only a model whose weights are all on the GPU, for which the forward makes no queue",
-    ("comfy.model_prefetch", "GRAPH_CAPTURE_STREAMS"): "the streams of ComfyUI's own per-block graphs for "
-    "streamed weights, emptied with the queues",
-}
-
-#: torch's namespaces whose functions ComfyUI's forwards call by attribute at every call, the ones
-#: nodes rebind (``torch.nn.functional.scaled_dot_product_attention`` to another attention kernel).
-TORCH_NAMESPACES = ("torch", "torch.nn.functional")
 
 _NAMES: tuple[int, list[str]] = (-1, [])
 
@@ -156,29 +108,6 @@ def left_out(module_name: str, attr: str) -> bool:
         return True
     # the attention functions are a fingerprint part of their own ("attention function swapped")
     return attention_global(module_name, attr)
-
-
-#: Class attributes no forward runs, left out: what builds, copies, pickles or prints a module, and
-#: the tags torch.compile adds (``___``-prefixed). torch.compile's first use in a process patches
-#: ``torch.nn.Module.__init__`` and ``__setstate__`` to tag modules it traced: a graph of a model
-#: that TorchCompileModel never touches would be dropped for it.
-CLASS_ATTRIBUTES_OUTSIDE_THE_FORWARD = frozenset(
-    {
-        "__init__",
-        "__new__",
-        "__setstate__",
-        "__getstate__",
-        "__reduce__",
-        "__reduce_ex__",
-        "__repr__",
-        "__str__",
-        "__dir__",
-        "__init_subclass__",
-        "__subclasshook__",
-        "__doc__",
-        "__annotations__",
-    }
-)
 
 
 def _class_attribute_left_out(attr: str) -> bool:

@@ -151,10 +151,10 @@ class OuterSampleHook:
         if not aside.applies(device):
             return executor(*args, **kwargs)
         log.info("[BCG] %s", ASIDE_NOTE)
-        session.run_notes.append(ASIDE_NOTE)
+        session.sample_notes.append(ASIDE_NOTE)
         try:
             out, _ = aside.run(device, lambda: executor(*args, **kwargs))
         finally:
-            if ASIDE_NOTE in session.run_notes:
-                session.run_notes.remove(ASIDE_NOTE)
+            if ASIDE_NOTE in session.sample_notes:
+                session.sample_notes.remove(ASIDE_NOTE)
         return out

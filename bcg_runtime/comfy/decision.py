@@ -1,43 +1,45 @@
-"""The one decision per DiT call: serve a proven graph, capture the call, or run it eager and say why.
+"""The one decision per DiT call: a frozen :class:`CallPlan` that the DIFFUSION_MODEL hook carries
+out without deciding anything itself.
 
-:func:`decide` is the only place that chooses, from the call's key and the model's fingerprint
-(:mod:`.fingerprint`); the DIFFUSION_MODEL hook carries the choice out and nothing else. In order,
-a call runs eager (with a :class:`~bcg_runtime.core.reasons.Reason` naming the cause) when:
+In order, a call runs eager, with a :class:`~bcg_runtime.core.reasons.Reason` naming the cause, when:
 
-0. the call is made while another CUDA graph capture is under way on this thread (ComfyUI's
-   per-block graphs, another node's cudagraphs): BCG does not graph a graph;
+0. it is made while another CUDA graph capture is under way on this thread (ComfyUI's per-block
+   graphs, another node's cudagraphs): BCG does not graph a graph;
 1. BCG is off for the model or this run (no CUDA, unsupported, lowvram, compiled, or the run's
    fingerprint holds something unclassified), outside a warm-up;
 2. another DIFFUSION_MODEL wrapper would run inside BCG's;
-3. the call comes outside a sampling run (no fingerprint was taken);
+3. the call comes outside a sampling run BCG checks (no fingerprint can be taken);
 4. it comes from another thread or for another device than the run's (ComfyUI's multi-GPU CFG
    split): that device's weights are not in the fingerprint;
 5. its ``transformer_options`` hold what a graph cannot serve (:func:`.options.options_key`), or
    the family's adapter refuses it;
-6. the run's fingerprint (taken at the first call that needs it, and again when a cheap token
-   says the model's modules changed since) holds something unclassified.
+6. the runner's ``lookup`` says so without the model's state (not captured, blocked, put off);
+7. the run's fingerprint, taken only now, holds something unclassified, or the runner's
+   ``resolve`` under it says so (its graph was bound to another state and is not captured again).
 
-Otherwise the runner decides from the key and the fingerprint (``state``): serve the entry
-captured under an equal fingerprint, capture (first call, or warm-up), or eager (not captured,
-blocked, not worth a capture yet). The fingerprint is handed over as a
-:class:`~bcg_runtime.core.runner.LazyState`: a call that runs eager whatever the model's state
-(not captured, blocked, put off) never walks the model.
+Otherwise the plan serves the graph bound to an equal fingerprint or captures the call; in a
+warm-up every call that passes 0-5 is captured (idempotently) and logged.
 """
 
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import reasons
+import torch
+
+from ..core import Action, Decision, Dispatch, Pending, reasons
+from ..core.breaks import is_capturing
 from ..core.reasons import Reason
-from ..core.runner import CAPTURE, EAGER, Decision, LazyState, StateRefused
-from . import fingerprint
-from .options import ATTENTION_OVERRIDE, options_key
-from .session import BreakingAttention
+from .attention_break import BreakingAttention
+from .config import Mode
+from .fingerprint import qualname
+from .host_facts import ATTENTION_OVERRIDE
+from .options import options_key
 
 #: Reason of a DiT call made while someone else captures a CUDA graph around it.
 FOREIGN_CAPTURE = Reason(
@@ -50,39 +52,54 @@ OUTSIDE_RUN = Reason(reasons.OUTSIDE_RUN, "outside a sampling run: the model's w
 MULTIGPU = "multigpu_thread_device"
 
 
-@dataclass
+class Verify(enum.Enum):
+    """What BCG Apply's verify does with this call."""
+
+    NO = "no"
+    #: First replay of a label in an exact mode: compare with eager, a difference drops the graph.
+    EXACT = "exact"
+    #: First replay of a label in mode fast: measure the difference from eager and log it.
+    MEASURE = "measure"
+
+
+@dataclass(frozen=True)
 class CallPlan:
-    """A decision with what carrying it out needs: the bound call and the runner's dispatch."""
+    """What the hook does with one DiT call: the runner's decision, the call's arguments by name
+    (empty where the call was never bound), what a capture keys it by, whether it is a warm-up's
+    capture (logged, never served) and what verify does."""
 
     decision: Decision
     call: dict = field(default_factory=dict)
-    dispatch: dict = field(default_factory=dict)
+    dispatch: Dispatch | None = None
+    warmup: bool = False
+    verify: Verify = Verify.NO
+    state: Any = None
 
 
-def eager(reason: Reason | str, call: dict | None = None) -> CallPlan:
-    return CallPlan(Decision(EAGER, reason=reason), call or {})
+def eager(reason: Reason, call: dict | None = None, warmup: bool = False) -> CallPlan:
+    return CallPlan(Decision.eager(reason), call or {}, warmup=warmup)
 
 
 def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
-    """The decision for one DiT call (see the module docstring). ``executor``: ComfyUI's
+    """The plan for one DiT call (see the module docstring). ``executor``: ComfyUI's
     WrapperExecutor at BCG's hook (its ``class_obj`` is the DiT)."""
-    runner = session.runner
-    warming = session.capture_log is not None
+    runner, run = session.runner, session.run
+    warming = run is not None and run.warming
     if foreign_capture():
-        return eager(FOREIGN_CAPTURE)
+        return eager(FOREIGN_CAPTURE, warmup=warming)
     if runner.disabled_reason is not None and not warming:
         return eager(Reason(reasons.DISABLED, f"disabled: {runner.disabled_reason}"))
     if executor.idx != len(executor.wrappers) - 1:
         inner = len(executor.wrappers) - 1 - executor.idx
-        return eager(Reason(reasons.WRAPPER, f"{inner} DIFFUSION_MODEL wrapper(s) run inside BCG"))
-    if session.state is None:
-        return eager(OUTSIDE_RUN)
+        return eager(Reason(reasons.WRAPPER, f"{inner} DIFFUSION_MODEL wrapper(s) run inside BCG"), warmup=warming)
+    if run is None or not run.checked:
+        return eager(OUTSIDE_RUN, warmup=warming)
     call = bind_call(executor.class_obj, args, kwargs)
     options = call.get("transformer_options") or {}
-    if threading.get_ident() != session.run_thread or options.get(MULTIGPU) is not None:
+    if threading.get_ident() != run.thread or options.get(MULTIGPU) is not None:
         return eager(
             Reason(reasons.THREAD, "multi-GPU split: a call on another device or thread than the run's; its weights are not in BCG's fingerprint"),
-            call,
+            call, warming,
         )  # fmt: skip
     own = session.attention
     override = options.get(ATTENTION_OVERRIDE)
@@ -90,27 +107,33 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
         # An attention override BCG does not own (installed after BCG Apply, or in mode full):
         # this call runs it at attention breaks, keyed by which override it is.
         own = session.attention_break_over(override)
+        run.notes.add(f"attention override {qualname(override)} runs eagerly between graph segments")
         options = call["transformer_options"] = {**options, ATTENTION_OVERRIDE: own}
     extra, refusal = options_key(options, own)
     refusal = refusal or session.adapter.refusal(call)
     if refusal:
-        return eager(refusal if isinstance(refusal, Reason) else Reason(reasons.OPTIONS, refusal), call)
-    dispatch = {
-        "key_extra": (extra, _attention_backend(), id(own.previous) if own else None, session.adapter.call_key(call)),
-        "opaque": ("transformer_options",) + session.adapter.opaque_args,
-        "label": session.adapter.label(call),
-    }
+        return eager(refusal if isinstance(refusal, Reason) else Reason(reasons.OPTIONS, refusal), call, warming)
+    adapter = session.adapter
+    dispatch = Dispatch(
+        key_extra=(extra, _attention_backend(), id(own.previous) if own else None, adapter.call_key(call)),
+        opaque=("transformer_options",) + adapter.opaque_args,
+        label=adapter.label(call),
+    )
     if warming:
-        state = session.run_state()
+        state = session.fingerprint(run)
         if state.refusal is not None:
-            return eager(state.refusal, call)
-        return CallPlan(Decision(CAPTURE), call, {**dispatch, "state": state})
-    calls_left, runs_seen = session.record_call(dispatch["label"])
-    decision = runner.decide(
-        (), call, capture_first_call=session.captures_on_first_call, calls_left=calls_left, runs_seen=runs_seen,
-        state=LazyState(lambda: _servable_state(session)), **dispatch,
-    )  # fmt: skip
-    return CallPlan(decision, call, dispatch)
+            return eager(state.refusal, call, warmup=True)
+        return CallPlan(Decision(Action.CAPTURE), call, dispatch, warmup=True, state=state)
+    found = runner.lookup((), call, dispatch, session.gate(run, dispatch.label))
+    if isinstance(found, Pending):
+        # Taken only here: it may drop graphs bound to another, or turn the runner off for the run
+        # (a fingerprint holding something unclassified), which resolve then says.
+        found = runner.resolve(found, session.fingerprint(run))
+    verify = Verify.NO
+    if found.action is Action.SERVE and session.config.verify and dispatch.label not in session.verified:
+        session.verified.add(dispatch.label)
+        verify = Verify.MEASURE if session.config.mode is Mode.FAST else Verify.EXACT
+    return CallPlan(found, call, dispatch, verify=verify)
 
 
 @functools.lru_cache(maxsize=None)
@@ -130,22 +153,9 @@ def bind_call(diffusion_model: Any, args: tuple, kwargs: dict) -> dict:
     return call
 
 
-def _servable_state(session: Any) -> fingerprint.Fingerprint:
-    """The run's fingerprint for the runner's :class:`LazyState` (taken at the first call that
-    needs it); :class:`StateRefused` when it holds something BCG cannot classify."""
-    state = session.run_state()
-    if state.refusal is not None:
-        raise StateRefused(state.refusal)
-    return state
-
-
 def foreign_capture() -> bool:
     """Whether a CUDA graph capture that is not BCG's is under way on this thread's stream (BCG's
     own never reaches this hook: it captures below it). Never initialises CUDA."""
-    import torch
-
-    from ..core.breaks import is_capturing
-
     return torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing() and not is_capturing()
 
 

@@ -31,21 +31,17 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def publish(session) -> None:
-    """Send ``session.status()`` as a ``bcg.status`` event."""
-    _send(EVENT, lambda: session.status())
-
-
 def publish_input_error(node_id: str | None, message: str, field: str | None) -> None:
     """Send ``{"node_id", "message", "field"}`` as a ``bcg.input_error`` event: the badge of that
     node then names the input to fix."""
-    _send(
+    send(
         INPUT_ERROR_EVENT,
         lambda: {"node_id": None if node_id is None else str(node_id), "message": message, "field": field},
     )
 
 
-def _send(event: str, payload) -> None:
+def send(event: str, payload) -> None:
+    """Send ``payload()`` (called only where a server listens) as ``event``, JSON-safe."""
     try:
         from server import PromptServer
     except Exception:  # no ComfyUI server in this process

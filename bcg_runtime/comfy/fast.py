@@ -51,7 +51,7 @@ from typing import Any, Callable, Iterator
 import torch
 from torch.utils._pytree import tree_leaves
 
-from ..core.runner import CaptureStrategy
+from ..core.capture import CaptureStrategy
 from ..errors import InputError
 
 log = logging.getLogger(__name__)

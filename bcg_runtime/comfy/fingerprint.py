@@ -37,38 +37,21 @@ torch's hook counter) and takes the whole fingerprint again only when that token
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Hashable
 
 import torch
-from torch.utils.hooks import RemovableHandle
 
 from ..core.outside_reads import storage_keys
 from ..core.reasons import CORE_GRAPH, UNCLASSIFIED, Reason
 from . import code_state
-
-#: ``model_options`` entries that never run inside the DiT forward, with why (ComfyUI 0.8.0-0.33.0).
-OUTSIDE_THE_FORWARD = {
-    "transformer_options": "the DiT's own argument: classified per call (options.py)",
-    "sampler_cfg_function": "combines the DiT's outputs after the calls",
-    "sampler_post_cfg_function": "combines the DiT's outputs after the calls",
-    "sampler_pre_cfg_function": "combines the DiT's outputs after the calls",
-    "sampler_calc_cond_batch_function": "builds and combines calls: each call it makes is keyed",
-    "disable_cfg1_optimization": "decides whether the uncond call is made: each call is keyed",
-    "denoise_mask_function": "edits the latent between steps",
-    "model_function_wrapper": "wraps apply_model: the DiT call it makes is keyed",
-    "context_handler": "splits the latent into windows: each window's call is keyed",
-    "to_load_options": "how ComfyUI loads the model: the weights it loads are in the fingerprint",
-    "multigpu_clones": "multi-GPU split: calls on other devices or threads run eager (checked per call)",
-    "multigpu_thread_pool": "multi-GPU split: calls on other devices or threads run eager (checked per call)",
-    "multigpu_options": "multi-GPU split: calls on other devices or threads run eager (checked per call)",
-    "ignore_multigpu": "multi-GPU split setting",
-    "torch_compile_kwargs": "TorchCompileModel: BCG steps aside for compiled runs (guards.compile_refusal)",
-    "registered_hooks": "ComfyUI hooks: refused when any is registered (they patch weights between calls)",
-}
-
-#: Object-patch names on the BaseModel that the DiT forward never reads.
-OBJECT_PATCHES_AROUND_THE_DIT = ("model_sampling", "latent_format")
+from .host_facts import (
+    CORE_GRAPH_ATTR,
+    MODULE_INTERNALS,
+    NOT_READ_BY_THE_FORWARD,
+    OUTSIDE_THE_FORWARD,
+    TENSOR_FLAGS,
+)
+from .kernel_settings import kernel_settings, torch_math_flags
 
 
 def _is_bypass_hook_forward(fn: Any) -> bool:
@@ -139,37 +122,10 @@ def _address(t: torch.Tensor, keep: list) -> tuple:
     if cls is torch.Tensor or cls is torch.nn.Parameter:
         return where
     keep.append(cls)
-    state = tuple(sorted((k, _value(v, keep)) for k, v in vars(t).items() if k not in _TENSOR_FLAGS))
+    state = tuple(sorted((k, _value(v, keep)) for k, v in vars(t).items() if k not in TENSOR_FLAGS))
     return (*where, id(cls), state)
 
 
-#: Instance attributes torch itself sets on a tensor (not state a subclass's code reads).
-_TENSOR_FLAGS = frozenset({"_is_param"})
-
-
-#: Module attributes that are not state the forward reads (hook registries are classified apart).
-_MODULE_INTERNALS = frozenset(
-    {
-        "_parameters", "_buffers", "_modules", "_non_persistent_buffers_set", "_backward_pre_hooks",
-        "_backward_hooks", "_is_full_backward_hook", "_forward_hooks", "_forward_hooks_with_kwargs",
-        "_forward_hooks_always_called", "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
-        "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
-        "_load_state_dict_post_hooks", "_version", "training",
-    }
-)  # fmt: skip
-#: Module attributes that others set and the forward never reads, with why.
-NOT_READ_BY_THE_FORWARD = {
-    # torch 2.14 marks what torch.compile returned; 0.8.0's TorchCompileModel compiles the DiT
-    # module itself, so the marker stays on the module every clone shares. Only dynamo's tracer
-    # reads it, and a compiled run makes BCG step aside (guards.compile_refusal).
-    "_is_torch_compile": "torch.compile's marker, read by dynamo's tracer only",
-    # ComfyUI 0.34+'s model compiler (comfy/model_prefetch.py@afc78e8) keeps a per-module malloc
-    # graph here: an allocation recorder (under the native allocator BCG runs, one that records
-    # nothing); left out, so its appearance after the first forward does not change the fingerprint.
-    "_comfy_malloc_graph": "the model compiler's allocation recorder, never read by the forward's math",
-}
-#: The attribute ComfyUI's compiler keeps a module's own CUDA graph in (``{"graph", "signature"}``).
-CORE_GRAPH_ATTR = "_comfy_graph"
 _PLAIN = (str, int, float, bool, type(None), torch.dtype, torch.device)
 
 
@@ -226,7 +182,7 @@ def _module_state(
             refusal = _hooks_refusal(name, d)
         for attr, value in d.items():
             if (
-                attr in _MODULE_INTERNALS
+                attr in MODULE_INTERNALS
                 or attr in NOT_READ_BY_THE_FORWARD
                 or (module is diffusion_model and attr in scratch)
             ):
@@ -303,70 +259,6 @@ def _attention_functions(keep: list) -> tuple:
             found.append((module_name, attr, id(fn)))
             keep.append(fn)
     return tuple(sorted(found))
-
-
-def torch_math_flags() -> tuple:
-    """torch's process-wide settings that pick kernels or their rounding: eager reads them at
-    every call, a replay keeps the kernels chosen at capture."""
-    cuda, cudnn = torch.backends.cuda, torch.backends.cudnn
-    flags = [
-        torch.get_float32_matmul_precision(),
-        torch.are_deterministic_algorithms_enabled(),
-        cuda.matmul.allow_tf32,
-        cuda.matmul.allow_fp16_reduced_precision_reduction,
-        cuda.matmul.allow_bf16_reduced_precision_reduction,
-        cudnn.enabled,
-        cudnn.allow_tf32,
-        cudnn.benchmark,
-        cudnn.deterministic,
-    ]
-    for name in ("flash_sdp_enabled", "mem_efficient_sdp_enabled", "math_sdp_enabled", "cudnn_sdp_enabled"):
-        query = getattr(cuda, name, None)
-        flags.append(query() if callable(query) else None)
-    return tuple(flags)
-
-
-def kernel_settings() -> tuple:
-    """Process-wide settings besides :func:`torch_math_flags` that pick the forward's kernels or
-    its code path: eager reads each at every call, a replay keeps what the capture ran.
-
-    * torch: the preferred BLAS library (cuBLAS or cuBLASLt GEMMs), fp16 accumulation in matmuls
-      (ComfyUI's ``--fast fp16_accumulation``), the math SDPA's reduced-precision reduction and
-      SDPA's backend order;
-    * ComfyUI: ``comfy.ops.SDPA_BACKEND_PRIORITY``, the order its attention applies with
-      ``set_priority`` around every large SDPA call (a list other code edits in place: this
-      pack's mode fast does, for its own captures only), and ``comfy.model_management.in_training``,
-      under which LTX-2, Lumina 2 and other forwards take another normalisation path;
-    * comfy-kitchen (ComfyUI's fused rope, norm and quantisation ops): its backend order, the
-      backends disabled and this thread's override, which choose its cuda, triton or eager kernel.
-    """
-    cuda = torch.backends.cuda
-    settings: list = []
-    for read in (
-        lambda: cuda.preferred_blas_library(),
-        lambda: cuda.matmul.allow_fp16_accumulation,
-        lambda: torch._C._get_math_sdp_allow_fp16_bf16_reduction(),
-        lambda: tuple(torch._C._get_sdp_priority_order()),
-    ):
-        try:
-            settings.append(str(read()))
-        except Exception:  # a setting this torch does not have, or cannot read here: never a reason to fail a run
-            settings.append(None)
-    ops, management = sys.modules.get("comfy.ops"), sys.modules.get("comfy.model_management")
-    order = getattr(ops, "SDPA_BACKEND_PRIORITY", None)
-    settings.append(tuple(str(b) for b in order) if order is not None else None)
-    settings.append(getattr(management, "in_training", None))
-    registry = getattr(sys.modules.get("comfy_kitchen"), "registry", None)
-    if registry is not None:
-        local = getattr(registry, "_thread_local", None)
-        settings.append(
-            (
-                tuple(getattr(registry, "_priority", ())),
-                tuple(sorted(getattr(registry, "_disabled", ()))),
-                getattr(local, "backend_override", None),
-            )
-        )
-    return tuple(settings)
 
 
 def process_settings_changed(state: Fingerprint) -> bool:
@@ -446,65 +338,11 @@ def take(model_patcher: Any, model_options: dict | None = None, scratch: tuple[s
     return Fingerprint(parts, keep, refusal)
 
 
-class WatchedModules:
-    """The instance dictionaries of a DiT's modules, as :func:`modules_token` watches them: all of
-    them by size, and the forward overrides of those that have one by identity; and where the
-    attention functions live (:func:`attention_slots`). Taken once per run and again whenever the
-    token moved (a module that gains an override is watched from then on)."""
-
-    __slots__ = ("dicts", "with_forward", "attention")
-
-    def __init__(self, dicts: list[dict], attention: list[tuple[dict, str]]):
-        self.dicts = dicts
-        self.with_forward = [d for d in dicts if "forward" in d]
-        self.attention = attention
-
-
-def attention_slots() -> list[tuple[dict, str]]:
-    """``(module dictionary, name)`` of every attention function a forward calls by name: the
-    ``optimized_attention*`` globals of ComfyUI's model modules and torch's SDPA. Attention is what
-    nodes swap per step from a model wrapper (one kernel for early steps, another for late ones), so
-    the token reads them at every call; the rest of the code state is read once per run."""
-    slots = [(namespace, attr) for _, namespace, attr in code_state.attention_globals()]
-    functional = sys.modules.get("torch.nn.functional")
-    if functional is not None:
-        slots.append((vars(functional), "scaled_dot_product_attention"))
-    return slots
-
-
-def module_dicts(diffusion_model: torch.nn.Module | None) -> WatchedModules:
-    """The modules :func:`modules_token` watches (None: nothing, outside a run)."""
-    if diffusion_model is None:
-        return WatchedModules([], [])
-    return WatchedModules([m.__dict__ for m in diffusion_model.modules()], attention_slots())
-
-
-def modules_token(watched: WatchedModules) -> tuple:
-    """A cheap image of the modules' instance state, compared at every DiT call of a run. It moves
-    when a module gains or loses an attribute (a new forward override, hooks dictionary or
-    attribute changes the dictionary's size), when an existing forward override is replaced, when
-    an attention function is rebound (:func:`attention_slots`), and when any forward hook or
-    pre-hook is registered anywhere in the process (torch numbers every hook handle from one class
-    counter, so a new hook moves it; a hook present at the run's start was already refused by the
-    fingerprint). Equal tokens within a run mean the run's fingerprint still holds for what the
-    token covers; a moved token makes the caller take it again.
-
-    Why not the hooks dictionaries' sizes: reading two ordered dictionaries per module costs more
-    than everything else here together, and handle numbering covers every registration path torch
-    offers, the global hooks included."""
-    return (
-        tuple(map(len, watched.dicts)),
-        tuple([d.get("forward") for d in watched.with_forward]),
-        tuple([d.get(name) for d, name in watched.attention]),
-        RemovableHandle.next_id,
-    )
-
-
 def bound_storages(model_patcher: Any, scratch: tuple[str, ...] = ()) -> set[int]:
     """The storages of every tensor :func:`take` binds by address (weights, buffers, tensor
     attributes, bypass-LoRA tensors): a graph reads these freely, since a change of address is a
     fingerprint change and a change of values in place is what ComfyUI's weight patching means. A
-    capture's other outside reads are held and guarded by the runner (``GraphRunner(bound_storages=)``).
+    capture's other outside reads are held and guarded by the runner (the run's ``StateBinding.bound_storages``).
     Walks the modules as :func:`take` does: asked once per capture, not per call."""
     tensors: list[torch.Tensor] = []
     _module_state(model_patcher.model.diffusion_model, set(), scratch, [], tensors)

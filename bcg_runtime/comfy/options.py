@@ -18,95 +18,9 @@ from __future__ import annotations
 import copy
 from typing import Any, Hashable, Iterable
 
-from ..core.runner import UnkeyedOpaqueRead
+from ..core.capture import UnkeyedOpaqueRead
 from .guards import DYNAMIC_VRAM_REFUSAL
-
-#: Bookkeeping the DiT writes itself as it walks its blocks, derived from shapes that are in the
-#: key; present at entry only when a caller hands one options dict to several calls. A forward's
-#: reads of these are of its own values once it wrote them.
-WRITTEN_BY_THE_DIT = frozenset(
-    {
-        "total_blocks",
-        "block_type",
-        "block_index",
-        "block",
-        "transformer_index",
-        "activations_shape",
-        "original_shape",
-        "img_slice",  # 0.33 Flux/Krea2: [text tokens, all tokens], for patches
-        "grid_sizes",  # 0.33 Wan: the patch grid (T, H, W) of x, for patches
-        "reference_image_num_tokens",  # 0.33 Flux/Krea2: reference latents' token counts, for patches
-    }
-)
-#: Entries that carry no computation for the DiT forward itself (ComfyUI 0.8.0 to 0.33.0): ComfyUI
-#: hands them to patches, hooks and wrappers. Every capture checks that its forward reads none of
-#: them (:class:`WatchedOptions`); :data:`KNOWN_BOOKKEEPING_READS` lists the lines of ComfyUI's DiT
-#: code that do read one, with what keeps each from a graph.
-BOOKKEEPING_KEYS = (
-    frozenset(
-        {
-            "wrappers",  # wrapper chain; BCG checks that it is innermost itself
-            "callbacks",
-            "sigmas",  # read only by patches, and patches make the call eager
-            "sample_sigmas",  # the whole schedule: read only by hooks and patches (0.33 moves it to the device)
-            "cond_or_uncond",
-            "uuids",
-            # 0.33's multi-GPU split: a call that carries it runs eager before its options are read (decision.py)
-            "multigpu_thread_device",
-            "easycache",  # EasyCache's state; its wrapper runs outside BCG's
-        }
-    )
-    | WRITTEN_BY_THE_DIT
-)
-_PATCH = "a model patch's code: a call with active patches runs eager (options_key)"
-#: Every line of ``comfy/ldm`` (0.8.0 and 0.33.0) that reads a bookkeeping entry the DiT does not
-#: write itself, with what keeps it out of a served graph. tests/comfy/test_options_reads.py fails
-#: on a ComfyUI with a line not listed here: a forward that reads one of these from a copy the
-#: watch cannot follow (``{**options}``) or on a path a capture did not take would otherwise be
-#: served with the captured call's value.
-KNOWN_BOOKKEEPING_READS = {
-    ("comfy/ldm/anima/lllite.py", 'sigmas = transformer_options.get("sigmas")'): _PATCH + " (ControlNet-LLLite)",
-    ("comfy/ldm/supir/supir_patch.py", 'sigma = kwargs["transformer_options"].get("sigmas")'): _PATCH + " (SUPIR)",
-    (
-        "comfy/ldm/wan/model_multitalk.py",
-        'wrappers = model_options["transformer_options"]["wrappers"]',
-    ): "MultiTalk's patch set-up, reading the model's options where it installs its wrapper, not a forward",
-    (
-        "comfy/ldm/hunyuan_video/model.py",
-        "w = torch.where(transformer_options['sigmas'][0] == transformer_options['sample_sigmas'])[0]  # This most likely could be improved",
-    ): "the meanflow path (time_r_in): HunyuanVideo 1.5 and HunyuanImage 2.1 adapters refuse such checkpoints",
-    (
-        "comfy/ldm/hunyuan_video/model.py",
-        "timesteps_r = transformer_options['sample_sigmas'][w[0] + 1]",
-    ): "the meanflow path (time_r_in): HunyuanVideo 1.5 and HunyuanImage 2.1 adapters refuse such checkpoints",
-    (
-        "comfy/ldm/seedvr/model.py",
-        'txt, txt_shape = self._resolve_text_conditioning(context, transformer_options.get("cond_or_uncond"))',
-    ): "SeedVR2: a refused family (models/seedvr2.py)",
-    (
-        "comfy/ldm/seedvr/model.py",
-        'return self._swap_pos_neg_halves(out, transformer_options.get("cond_or_uncond"))',
-    ): "SeedVR2: a refused family (models/seedvr2.py)",
-    (
-        "comfy/ldm/trellis2/model.py",
-        'cond_or_uncond = transformer_options.get("cond_or_uncond")',
-    ): "TRELLIS.2: a 3-D model, out of scope (models/out_of_scope.py)",
-}
-ATTENTION_OVERRIDE = "optimized_attention_override"
-#: Plain values that steer the forward's math: their frozen values enter the key.
-KEYED_OPTIONS = (
-    "rope_options",
-    # ChromaRadianceOptions: overrides of Chroma Radiance's params (nerf_tile_size, use_sequential_txt_ids)
-    "chroma_radiance_options",
-    # ModelSamplingMiniMaxH3 (MiniMaxH3SigmaShift): the flow shifts MiniMax H3's forward reads as
-    # floats and steers its timestep rows with; the audio shift moves the math at an unchanged step
-    "minimax_h3_sigma_shift_video",
-    "minimax_h3_sigma_shift_audio",
-)
-#: 0.33 (``BaseModel._apply_model``): True when the model is a Dynamic VRAM patcher, whose forward
-#: faults weights in through side-stream prefetch queues (``comfy/model_prefetch.py``). False is
-#: bookkeeping; True means weights have no fixed address for this call.
-DYNAMIC_PREFETCH = "prefetch_dynamic_vbars"
+from .host_facts import ATTENTION_OVERRIDE, BOOKKEEPING_KEYS, DYNAMIC_PREFETCH, KEYED_OPTIONS
 
 
 def freeze(value: Any) -> Hashable:
@@ -236,7 +150,7 @@ class WatchedOptions(dict):
 
 def watched_call(kwargs: dict) -> dict:
     """``kwargs`` with their ``transformer_options`` watched (:class:`WatchedOptions`), for the
-    runner's ``watched_kwargs``: a fresh watch per run, since a run's writes make entries its own."""
+    run's ``StateBinding.watch``: a fresh watch per run, since a run's writes make entries its own."""
     options = kwargs.get("transformer_options")
     if not isinstance(options, dict):
         return kwargs

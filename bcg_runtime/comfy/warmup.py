@@ -31,6 +31,7 @@ import torch
 from ..core import one_line
 from ..plan import WarmupPlan
 from . import guards, sampling
+from . import report as status_report
 from .fast import NOT_BIT_EXACT
 from .session import BCGSession, CaptureRecord
 
@@ -314,7 +315,5 @@ def _finish(session: BCGSession, report: WarmupReport, logged: bool = False) -> 
         log.debug("[BCG] %s", line)
     if not logged:
         log.info("[BCG] warm-up of %s: %s", report.model, lines[-1])
-    from . import events
-
-    events.publish(session)
+    status_report.publish(session)
     return report

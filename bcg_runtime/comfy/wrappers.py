@@ -19,16 +19,17 @@ from typing import Any
 
 import torch
 
-from ..core import CaptureStatus, reasons
-from ..core.reasons import Reason
-from ..core.runner import EAGER, SERVE, one_line
+from ..core import Action, CaptureStatus, reasons
+from ..core.reasons import Reason, one_line
 from ..core.trees import outputs_equal
-from . import guards
+from . import guards, report
+from .attention_break import CALL_OPTIONS, BreakingAttention
 from .compiler import OuterSampleHook
-from .decision import bind_call, decide
+from .config import BCGConfig, Mode
+from .decision import CallPlan, Verify, bind_call, decide
 from .fast import NOT_BIT_EXACT, RegionalCompile
 from .sdpa_order import cudnn_attention_preferred
-from .session import CALL_OPTIONS, BCGConfig, BCGSession, BreakingAttention, CaptureRecord, Mode
+from .session import BCGSession, CaptureRecord
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,8 @@ class _SessionHook:
 class DiffusionModelHook(_SessionHook):
     """WrappersMP.DIFFUSION_MODEL: ``(executor, *args, **kwargs)`` -> the DiT's output.
 
-    Carries out :func:`.decision.decide` and nothing else: replay, capture, or eager with the reason."""
+    Carries out :func:`.decision.decide`'s plan and decides nothing: replay (verified where the
+    plan says), capture, or eager with the reason; a warm-up's plan is logged as a capture record."""
 
     def __call__(self, executor, *args, **kwargs):
         import comfy.model_management as mm
@@ -59,7 +61,8 @@ class DiffusionModelHook(_SessionHook):
             # become dynamo guards or graph breaks; ApplyModelHook counts it from outside.
             return executor(*args, **kwargs)
         session = self.session
-        session.hook_calls += 1
+        if session.run is not None:
+            session.run.hook_calls += 1
         # Eager ComfyUI notices an interrupt inside the forward (every Linear checks); a replay runs
         # no Python there, so check once per DiT call: a cancelled run stops at the next call.
         mm.throw_exception_if_processing_interrupted()
@@ -72,34 +75,35 @@ class DiffusionModelHook(_SessionHook):
             log.error("[BCG] %s", reason, exc_info=session.runner.stats.eager[reason] == 0)  # traceback once
             return session.runner.run_eager(executor, args, kwargs, reason)
         runner, decision = session.runner, plan.decision
-        if decision.action is EAGER:
-            if session.capture_log is not None:  # a warm-up says why it captured nothing here
+        if decision.action is Action.EAGER:
+            if plan.warmup:  # a warm-up says why it captured nothing here
                 label = session.adapter.label(plan.call) if plan.call else "DiT call"
                 session.capture_log.append(CaptureRecord(label=label, status="skipped", reason=str(decision.reason)))
             return runner.run_eager(executor, () if plan.call else args, plan.call or kwargs, decision.reason)
         token = CALL_OPTIONS.set(dict(plan.call.get("transformer_options") or {}))
         try:
-            if session.capture_log is not None:
-                return self._capture(executor, plan.call, plan.dispatch)
-            verify = session.config.verify and plan.dispatch["label"] not in session.verified
-            if verify and decision.action is SERVE:
-                session.verified.add(plan.dispatch["label"])
-            # Fast mode's graphs differ from eager by design: verify measures that, it cannot drop them.
+            if plan.warmup:
+                return self._capture(executor, plan)
             out = runner.execute(
-                decision, executor, (), plan.call, verify=verify and session.fast is None, strategy=session.strategy
-            )
-            if verify and session.fast is not None and decision.action is SERVE:
+                decision, executor, (), plan.call,
+                verify=plan.verify is Verify.EXACT, strategy=session.strategy, binding=session.run,
+            )  # fmt: skip
+            if plan.verify is Verify.MEASURE:  # fast's graphs differ from eager by design: measured, kept
                 diff = outputs_equal(out, executor(**plan.call))[1]
-                log.info("[BCG] verify %s: %s, max abs diff %g from eager", plan.dispatch["label"], NOT_BIT_EXACT, diff)
+                log.info("[BCG] verify %s: %s, max abs diff %g from eager", plan.dispatch.label, NOT_BIT_EXACT, diff)
             return out
         finally:
             CALL_OPTIONS.reset(token)
 
-    def _capture(self, executor, call: dict, dispatch: dict):
+    def _capture(self, executor, plan: CallPlan):
         """Warm-up: capture this signature (the runner proves replay == eager before it serves)
         and return the eager output of this call."""
         session = self.session
-        result = session.runner.capture(executor, (), call, strategy=session.strategy, **dispatch)
+        dispatch = plan.dispatch
+        result = session.runner.capture(
+            executor, (), plan.call, key_extra=dispatch.key_extra, opaque=dispatch.opaque, label=dispatch.label,
+            state=plan.state, strategy=session.strategy, binding=session.run,
+        )  # fmt: skip
         record = CaptureRecord(
             label=result.label,
             status=result.status.value,
@@ -107,7 +111,7 @@ class DiffusionModelHook(_SessionHook):
             exact=result.exact,
             max_abs_diff=result.max_abs_diff,
         )
-        if session.fast is not None and result.status is CaptureStatus.CAPTURED:
+        if session.config.mode is Mode.FAST and result.status is CaptureStatus.CAPTURED:
             # What fast mode costs in exactness, per shape: the captured (compiled) output against
             # the plain forward, as the strategy's accept check measured it.
             record.eager_diff = session.fast.last_difference.max_abs
@@ -117,7 +121,7 @@ class DiffusionModelHook(_SessionHook):
             record.seconds = result.entry.capture_seconds if result.status is CaptureStatus.CAPTURED else 0.0
             record.pool_mib = session.runner.memory_bytes / 2**20
         session.capture_log.append(record)
-        return result.output if result.output is not None else executor(**call)
+        return result.output if result.output is not None else executor(**plan.call)
 
 
 class ApplyModelHook(_SessionHook):
@@ -135,15 +139,16 @@ class ApplyModelHook(_SessionHook):
 
     def __call__(self, executor, *args, **kwargs):
         session = self.session
-        if session.compiled_run is None:
+        run = session.run
+        if run is None or run.compiled is None:
             return executor(*args, **kwargs)
         import comfy.model_management as mm
 
         mm.throw_exception_if_processing_interrupted()  # the compiled forward checks for none
-        seen = session.hook_calls
+        seen = run.hook_calls
         out = executor(*args, **kwargs)
-        if session.hook_calls == seen:
-            session.runner.count_eager(f"disabled: {session.runner.disabled_reason or session.compiled_run}")
+        if run.hook_calls == seen:
+            session.runner.count_eager(f"disabled: {session.runner.disabled_reason or run.compiled}")
         return out
 
 
@@ -154,15 +159,15 @@ class SamplerRunHook(_SessionHook):
         session = self.session
         model_options = extra_args.get("model_options", {})
         _make_innermost(model_options)
-        warming = session.capture_log is not None
-        session.begin_run(guider.model_patcher, warming, steps=max(0, len(sigmas) - 1), model_options=model_options)
+        run = session.begin_run(guider.model_patcher, max(0, len(sigmas) - 1), model_options)
         window = session.runner.stats.window()
         try:
             return executor(guider, sigmas, extra_args, *args, **kwargs)
         finally:
-            session.clear_run_state()
-            if not warming:
-                session.publish_run(*window.delta(), evicted=window.evictions())
+            session.end_run(run)
+            if not run.warming:
+                notes = [*session.sample_notes, *sorted(run.notes)]
+                report.publish_run(session, notes, *window.delta(), evicted=window.evictions())
 
 
 def _make_innermost(model_options: dict) -> None:

@@ -2,7 +2,10 @@
 
 - :mod:`.breaks`   the break-point API used from code under capture
 - :mod:`.graph`    BreakableGraph: segments and eager breaks of one call
-- :mod:`.runner`   GraphRunner: key, static buffers, replay, eager fallback with a reason
+- :mod:`.runner`   GraphRunner: lookup / resolve / execute a call; capture on request
+- :mod:`.dispatch` a call's key, the runner's decision as a value, the capture gate
+- :mod:`.entries`  proven entries, blocks, pools and their eviction
+- :mod:`.capture`  capture one call and prove its replay bit-equal to eager
 - :mod:`.trees`    argument/output trees: keys, static buffers, clones, bridge copies
 - :mod:`.backends` CUDA graphs; :mod:`.cpu_graph` the CPU stand-in used by the unit tests
 - :mod:`.stats`    counters a UI can show
@@ -10,12 +13,19 @@
 """
 
 from .breaks import breakable, graph_break, is_capturing
+from .capture import EXACT, CaptureOptions, CaptureResult, CaptureStatus, CaptureStrategy
+from .dispatch import Action, Decision, Dispatch, Gate, Pending
 from .graph import BreakableGraph, BreakRecord, SegmentLimitExceeded
-from .reasons import Reason
-from .runner import EXACT, CaptureResult, CaptureStatus, CaptureStrategy, Decision, GraphRunner, RunnerLimits, one_line
+from .reasons import Reason, one_line
+from .runner import GraphRunner, RunnerLimits
 from .stats import RunnerStats, summarize_run
 
 __all__ = [
+    "Action",
+    "CaptureOptions",
+    "Dispatch",
+    "Gate",
+    "Pending",
     "BreakRecord",
     "BreakableGraph",
     "CaptureResult",

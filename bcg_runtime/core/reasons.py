@@ -59,3 +59,15 @@ LIMIT = "limit"  # entry, segment or memory limit
 THREAD = "thread"  # another thread or device than the run's (multi-GPU split)
 COMPILED = "compiled"  # a torch.compile'd forward served the call
 CORE_GRAPH = "core_graph"  # ComfyUI (or another node) already runs this forward or a module of it as a CUDA graph
+
+
+def one_line(e: BaseException) -> str:
+    """``'TypeName: first line of the message'`` (at most 300 characters): an error as a reason a
+    user reads in a report or a counter."""
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"[:300]
+
+
+def not_exact(diff: float) -> Reason:
+    """Why a graph whose replay differed from eager never serves."""
+    return Reason(NOT_EXACT, f"replay not exact (max abs diff {diff:g})")

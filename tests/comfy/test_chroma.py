@@ -167,7 +167,7 @@ def test_radiance_replays_exactly_after_the_nerf_table_cache_let_go(pack, family
     session = session_of(bcg_model)
     positive, negative = conds(family)
     sample(bcg_model, family, 2.0, positive, negative, seed=3, steps=2)  # captures both prompt lengths
-    held = [weakref.ref(held.read.tensor) for e in session.runner._entries.values() for held in e.outside]
+    held = [weakref.ref(held.read.tensor) for e in session.runner.table.entries.values() for held in e.outside]
     assert len(held) == 2, "each entry holds the table its graph reads"
     NerfEmbedder.fetch_pos.cache_clear()
     gc.collect()

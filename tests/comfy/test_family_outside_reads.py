@@ -46,7 +46,7 @@ def test_every_tensor_a_capture_holds_is_one_the_adapter_names(pack, family_mode
     positive, negative = conds(family)
     with torch.inference_mode():
         synthetic.sample(bcg_model, family, 64, 64, 1, 1.0, positive, negative, seed=3)
-    entries = list(session.runner._entries.values())
+    entries = list(session.runner.table.entries.values())
     if not entries:
         pytest.skip(f"{family}: nothing captured on the CPU stand-in ({session.last_run})")
     found = {

@@ -17,7 +17,7 @@ import pytest
 import torch
 from bcg_testing import release_cuda_memory
 
-from bcg_runtime.comfy import fingerprint
+from bcg_runtime.comfy import fingerprint, module_token
 from bench import synthetic
 
 pytestmark = [pytest.mark.comfy, pytest.mark.gpu]
@@ -39,9 +39,9 @@ def test_fingerprint_cost_at_full_size(family):
     model = synthetic.load_model(family, seed=0)
     try:
         dm = model.model.diffusion_model
-        dicts = fingerprint.module_dicts(dm)
+        dicts = module_token.module_dicts(dm)
         take_ms = _median_ms(lambda: fingerprint.take(model), 5)  # noqa: F821  (run before the `del model` below)
-        token_ms = _median_ms(lambda: fingerprint.modules_token(dicts), 50)
+        token_ms = _median_ms(lambda: module_token.modules_token(dicts), 50)
         code_ms = _median_ms(fingerprint.take(model).parts["code"].retake, 5)  # part of take_ms: the code state
         row = {
             "family": family,

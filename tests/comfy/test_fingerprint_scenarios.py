@@ -241,7 +241,7 @@ def test_the_sdpa_order_torch_settles_in_the_warmups_first_attention_binds_its_g
     so the graphs are bound to it and the sampling run replays them. Bound to the order taken
     before the capture, 'warm-up only' ran every call eager until the next warm-up (the e2e plain
     start on the H100, 2026-12-06)."""
-    from bcg_runtime.comfy.fingerprint import kernel_settings
+    from bcg_runtime.comfy.kernel_settings import kernel_settings
 
     _, nodes = pack
     model = models(QWEN)

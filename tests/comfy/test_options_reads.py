@@ -1,10 +1,10 @@
 """The bookkeeping BCG leaves out of the key, against ComfyUI's own DiT code.
 
-``options.BOOKKEEPING_KEYS`` says ComfyUI's forwards hand those entries only to patches, hooks and
+``host_facts.BOOKKEEPING_KEYS`` says ComfyUI's forwards hand those entries only to patches, hooks and
 wrappers. Each capture checks that claim on the run it makes (``options.WatchedOptions``); this test
 checks it on the source, for what a run cannot show: a read from a copy the watch does not follow
 (``{**transformer_options}``) or on a path no capture took. Every line under ``comfy/ldm`` that reads
-an entry the DiT does not write itself must be listed in ``options.KNOWN_BOOKKEEPING_READS`` with
+an entry the DiT does not write itself must be listed in ``host_facts.KNOWN_BOOKKEEPING_READS`` with
 what keeps it from a graph; a ComfyUI with another such line fails here before any graph serves it.
 """
 
@@ -14,13 +14,13 @@ import re
 import pytest
 from bcg_testing import comfyui_root
 
-from bcg_runtime.comfy import options
+from bcg_runtime.comfy import host_facts
 from bcg_runtime.comfy.host_version import running_comfyui_version
 
 pytestmark = pytest.mark.comfy
 
 #: Entries from outside the forward: a read of one is a read of the caller's value.
-FROM_OUTSIDE = options.BOOKKEEPING_KEYS - options.WRITTEN_BY_THE_DIT
+FROM_OUTSIDE = host_facts.BOOKKEEPING_KEYS - host_facts.WRITTEN_BY_THE_DIT
 _LITERAL = re.compile(r"""(["'])(%s)\1""" % "|".join(sorted(FROM_OUTSIDE)))
 #: What follows a literal that is not a read: an assignment to it, or a dict display's key.
 _NOT_A_READ = re.compile(r"\]\s*=(?!=)|\s*:")
@@ -61,10 +61,10 @@ def test_the_scan_finds_reads_and_passes_writes_by(tmp_path):
 
 def test_every_read_of_outside_bookkeeping_in_comfys_dit_code_is_listed_with_what_keeps_it_from_a_graph():
     found = bookkeeping_reads(comfyui_root())
-    listed = set(options.KNOWN_BOOKKEEPING_READS)
+    listed = set(host_facts.KNOWN_BOOKKEEPING_READS)
     assert found <= listed, (
         "ComfyUI's DiT code reads bookkeeping that BCG leaves out of the key on lines nobody looked at: "
-        "list each in options.KNOWN_BOOKKEEPING_READS with what keeps it from a graph (a patch, a refused "
+        "list each in host_facts.KNOWN_BOOKKEEPING_READS with what keeps it from a graph (a patch, a refused "
         f"family), or key or refuse that entry: {sorted(found - listed)}"
     )
     if running_comfyui_version() == "0.33.0":  # the main target holds every listed line: none is stale

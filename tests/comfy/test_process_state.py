@@ -1,7 +1,7 @@
 """comfy layer: every process-wide value a DiT forward reads and ComfyUI changes after import is
-classified (``code_state.PROCESS_STATE_READ_BY_FORWARDS``), and so is every module-level name
+classified (``host_facts.PROCESS_STATE_READ_BY_FORWARDS``), and so is every module-level name
 ComfyUI rebinds in a module whose globals the fingerprint's code state holds
-(``code_state.REBOUND_OUTSIDE_THE_FORWARD``).
+(``host_facts.REBOUND_OUTSIDE_THE_FORWARD``).
 
 A graph replays the path and kernels its capture took; eager reads module-level state at every
 call. A flag that ComfyUI flips at run time and a forward reads (``comfy.model_management.
@@ -34,8 +34,8 @@ import pytest
 
 from bcg_testing import comfyui_root
 
-from bcg_runtime.comfy import code_state
-from bcg_runtime.comfy.code_state import PROCESS_STATE_READ_BY_FORWARDS
+from bcg_runtime.comfy import code_state, host_facts
+from bcg_runtime.comfy.host_facts import PROCESS_STATE_READ_BY_FORWARDS
 from bcg_runtime.comfy.host_version import running_comfyui_version
 
 pytestmark = pytest.mark.comfy
@@ -203,7 +203,7 @@ def test_every_flag_a_forward_reads_and_comfyui_changes_at_run_time_is_classifie
     unclassified = {key: sorted(read[key])[:3] for key in read if key not in PROCESS_STATE_READ_BY_FORWARDS}
     assert not unclassified, (
         "forward code reads module-level state that ComfyUI changes after import and BCG has not "
-        f"classified (add each to code_state.PROCESS_STATE_READ_BY_FORWARDS with how it is handled): {unclassified}"
+        f"classified (add each to host_facts.PROCESS_STATE_READ_BY_FORWARDS with how it is handled): {unclassified}"
     )
     print({key: sorted(where)[:2] for key, where in read.items()})
 
@@ -218,10 +218,10 @@ def test_every_global_comfyui_rebinds_while_it_runs_is_classified_for_the_code_s
     unclassified = {key: where for key, where in watched.items() if not code_state.left_out(*key)}
     assert not unclassified, (
         "ComfyUI rebinds module-level names the code state holds: add each to "
-        f"code_state.REBOUND_OUTSIDE_THE_FORWARD with why no forward's output depends on it: {unclassified}"
+        f"host_facts.REBOUND_OUTSIDE_THE_FORWARD with why no forward's output depends on it: {unclassified}"
     )
     if running_comfyui_version() == "0.33.0":  # the main target rebinds every listed name: none is stale
-        stale = set(code_state.REBOUND_OUTSIDE_THE_FORWARD) - set(watched)
+        stale = set(host_facts.REBOUND_OUTSIDE_THE_FORWARD) - set(watched)
         assert not stale, sorted(stale)
 
 

@@ -65,7 +65,7 @@ def test_a_dct_table_evicted_after_capture_frees_nothing_under_the_graph(pack, m
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
     session = session_of(bcg_model)
     synthetic.sample(bcg_model, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3)  # captures
-    (held,) = [weakref.ref(held.read.tensor) for e in session.runner._entries.values() for held in e.outside]
+    (held,) = [weakref.ref(held.read.tensor) for e in session.runner.table.entries.values() for held in e.outside]
     embedder = model.model.diffusion_model.dec_net.input_embedder
     tiny(embedder, 3, torch.device("cpu"), torch.float32)  # evicts the table the graph reads
     gc.collect()

@@ -11,7 +11,7 @@ import gc
 import pytest
 import torch
 
-from bcg_runtime.core import CaptureStatus, GraphRunner, RunnerLimits, graph_break
+from bcg_runtime.core import CaptureOptions, CaptureStatus, GraphRunner, RunnerLimits, graph_break
 from bcg_runtime.core.backends import CudaGraphBackend
 
 from test_runner import inputs, model_on
@@ -92,7 +92,12 @@ def test_break_input_made_outside_the_pool_is_owned_by_the_graph():
     def fn(x, side=None):
         return graph_break(scale, x + 1, side) - 1
 
-    runner = GraphRunner(backend=CudaGraphBackend(), limits=RunnerLimits(), name="outside", opaque_keyed=("side",))
+    runner = GraphRunner(
+        backend=CudaGraphBackend(),
+        limits=RunnerLimits(),
+        name="outside",
+        options=CaptureOptions(opaque_keyed=frozenset({"side"})),
+    )
     x = torch.randn(256, 256, device=CUDA)
     keyed = {"key_extra": ("side", 3.0), "opaque": ("side",)}
     with torch.inference_mode():

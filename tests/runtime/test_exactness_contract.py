@@ -5,8 +5,9 @@ under is the caller's state, and never for a call whose tensors sit on more than
 import pytest
 import torch
 
-from bcg_runtime.core import CaptureStatus, GraphRunner
-from bcg_runtime.core.runner import STALE
+from bcg_runtime.core import Action, CaptureStatus, GraphRunner
+from bcg_runtime.core.capture import Unbound
+from bcg_runtime.core.dispatch import STALE
 from bcg_runtime.core.cpu_graph import RecordingBackend
 
 
@@ -66,8 +67,8 @@ def test_capture_under_a_new_state_replaces_the_old_entry(device, make_runner):
         runner.capture(model, (x,), state="a")
         assert runner.capture(model, (x,), state="a").status is CaptureStatus.ALREADY_CAPTURED
         assert runner.capture(model, (x,), state="b").status is CaptureStatus.CAPTURED
-        assert runner.retain("b") == 0 and len(runner.entries()) == 1
-        assert runner.retain("c") == 1 and not runner.entries()
+        assert runner.drop_unbound("b") == 0 and len(runner.entries()) == 1
+        assert runner.drop_unbound("c") == 1 and not runner.entries()
 
 
 class EqualState:
@@ -94,7 +95,7 @@ def test_retain_binds_the_entries_it_keeps_to_the_new_equal_state_so_calls_compa
     with torch.inference_mode():
         assert runner.capture(model, (x,), state=EqualState(1)).ok
         now = EqualState(1)
-        assert runner.retain(now) == 0
+        assert runner.drop_unbound(now) == 0
         EqualState.asked = 0
         for _ in range(3):
             assert torch.equal(runner(model, (x,), state=now), model(x))
@@ -103,7 +104,7 @@ def test_retain_binds_the_entries_it_keeps_to_the_new_equal_state_so_calls_compa
 
 def test_an_entry_is_bound_to_the_state_the_caller_gives_after_the_proof(device):
     """A caller whose state changes during the capture itself (a process setting the forward's
-    first call settles) binds the entry to what ``state_after_capture`` returns once the proof
+    first call settles) binds the entry to what its binding's ``after_capture`` returns once the proof
     passed: the entry serves under that state and not the one passed with the call. Where it
     raises, the capture fails like any other: nothing stored, the key blocked, eager's output."""
     model = Scaled(device)
@@ -115,26 +116,29 @@ def test_an_entry_is_bound_to_the_state_the_caller_gives_after_the_proof(device)
 
     asked = []
 
-    def after(state):
-        asked.append(state)
-        return (state[0], setting["order"])
+    class Settling(Unbound):
+        def after_capture(self, state):
+            asked.append(state)
+            return (state[0], setting["order"])
 
     backend = RecordingBackend() if device.type == "cpu" else None
-    runner = GraphRunner(backend=backend, name="test", state_after_capture=after)
+    runner = GraphRunner(backend=backend, name="test")
     x = torch.ones(4, device=device)
     with torch.inference_mode():
-        assert runner.capture(forward, (x,), state=("weights", "unsettled")).ok
+        assert runner.capture(forward, (x,), state=("weights", "unsettled"), binding=Settling()).ok
         assert asked == [("weights", "unsettled")]
-        assert runner.is_captured((x,), state=("weights", "settled"))
-        assert not runner.is_captured((x,), state=("weights", "unsettled"))
+        assert runner.resolve(runner.lookup((x,), {}), ("weights", "settled")).action is Action.SERVE
+        assert runner.resolve(runner.lookup((x,), {}), ("weights", "unsettled")).action is Action.EAGER
+        assert runner.capture(forward, (x,), state=("weights", "unsettled"), binding=Settling()).ok
         assert torch.equal(runner(forward, (x,), state=("weights", "settled")), model(x))
         assert runner.stats.hits == 1 and not runner.stats.eager
 
-        def unreadable(state):
-            raise RuntimeError("the state cannot be read")
+        class Unreadable(Unbound):
+            def after_capture(self, state):
+                raise RuntimeError("the state cannot be read")
 
-        failing = GraphRunner(backend=backend, name="test", state_after_capture=unreadable)
-        result = failing.capture(forward, (x,), state=("weights", "settled"))
+        failing = GraphRunner(backend=backend, name="test")
+        result = failing.capture(forward, (x,), state=("weights", "settled"), binding=Unreadable())
         assert result.status is CaptureStatus.FAILED and "the state cannot be read" in result.reason
         assert torch.equal(result.output, model(x))
         assert not failing.entries() and failing.memory_bytes == 0

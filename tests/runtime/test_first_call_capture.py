@@ -5,7 +5,8 @@ replay; past the entry limit or memory budget the least recently used entry goes
 
 import torch
 
-from bcg_runtime.core.runner import FIRST_CALL, NOT_CAPTURED, NOT_WORTH_IT, LazyState, StateRefused
+from bcg_runtime.core import Action, Decision, Gate, Pending
+from bcg_runtime.core.dispatch import FIRST_CALL, NOT_CAPTURED, NOT_WORTH_IT, STALE
 from test_runner import inputs, model_on
 
 
@@ -171,37 +172,38 @@ def test_a_caller_that_counts_the_runs_gets_calls_times_runs_not_its_square(devi
     assert runner.stats.hits == 1
 
 
-def test_a_lazy_state_is_taken_only_by_calls_that_check_or_bind_an_entry(device, make_runner):
-    """``LazyState``: a call that runs eager whatever the state (not captured) never takes it; a
-    capture binds the taken state, a replay takes it to compare; a refused state runs the call eager
-    with its reason and keeps the entry; a take that disables the runner is read at once."""
+def test_lookup_asks_for_the_state_only_where_it_decides_and_resolve_binds_it(device, make_runner):
+    """Two phases: ``lookup`` decides eager by itself where no state can change the outcome (not
+    captured, blocked, disabled) and returns ``Pending`` where it can (an entry to check, a capture
+    to bind); the caller takes its state in between (it may disable the runner or drop entries
+    there) and ``resolve`` serves, captures or drops under it."""
     model = model_on(device, n_blocks=1)
     runner = make_runner()
-    taken = []
-
-    def lazy(value):
-        return LazyState(lambda: taken.append(value) or value)
-
-    def refused():
-        raise StateRefused("unclassified: a test attribute")
-
-    def disabling():
-        runner.disable("the state changed since warm-up")
-        return "s1"
-
+    first = Gate(on_first_call=True)
     with torch.inference_mode():
         args = inputs(device, seed=0)
-        assert torch.equal(runner(model, args, state=lazy("s1")), model(*args))
-        assert taken == [] and runner.stats.captures == 0, "a call that is not captured took the state"
-        runner(model, args, state=lazy("s1"), capture_first_call=True)
-        assert taken == ["s1"] and runner.stats.captures == 1
+        found = runner.lookup(args, {})
+        assert isinstance(found, Decision) and found.action is Action.EAGER and NOT_CAPTURED in found.reason
+        pending = runner.lookup(args, {}, gate=first)
+        assert isinstance(pending, Pending) and not pending.had_entry
+        decision = runner.resolve(pending, "s1")
+        assert decision.action is Action.CAPTURE and decision.state == "s1"
+        assert torch.equal(runner.execute(decision, model, args, {}), model(*args))
+        assert runner.stats.captures == 1
         other = inputs(device, seed=1)
-        assert torch.equal(runner(model, other, state=lazy("s1")), model(*other))
-        assert taken == ["s1", "s1"] and runner.stats.hits == 1
-        assert torch.equal(runner(model, other, state=LazyState(refused)), model(*other))
-        assert runner.stats.eager["unclassified: a test attribute"] == 1 and len(runner.entries()) == 1
-        assert torch.equal(runner(model, other, state=LazyState(disabling)), model(*other))
-        assert runner.stats.eager["disabled: the state changed since warm-up"] == 1 and runner.stats.hits == 1
+        pending = runner.lookup(other, {})
+        assert isinstance(pending, Pending) and pending.had_entry
+        decision = runner.resolve(pending, "s1")
+        assert decision.action is Action.SERVE
+        assert torch.equal(runner.execute(decision, model, other, {}), model(*other))
+        assert runner.stats.hits == 1
+        pending = runner.lookup(other, {})
+        runner.disable("the state changed since warm-up")  # what the caller may do between the phases
+        decision = runner.resolve(pending, "s1")
+        assert decision.action is Action.EAGER and decision.reason == "disabled: the state changed since warm-up"
+        assert len(runner.entries()) == 1
         runner.enable()
-        assert torch.equal(runner(model, other, state=lazy("s2")), model(*other))  # another state: dropped
-        assert runner.stats.hits == 1 and not runner.entries()
+        decision = runner.resolve(runner.lookup(other, {}), "s2")  # another state: dropped, not captured again
+        assert decision.action is Action.EAGER and decision.reason == STALE and not runner.entries()
+        decision = runner.resolve(runner.lookup(other, {}, gate=first), "s2")  # on first call: captured again
+        assert decision.action is Action.CAPTURE and decision.state == "s2"

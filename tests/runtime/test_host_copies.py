@@ -7,7 +7,7 @@ pageable copy is what capture refuses."""
 import pytest
 import torch
 
-from bcg_runtime.core import CaptureStatus
+from bcg_runtime.core import CaptureOptions, CaptureStatus
 from bcg_runtime.core.host_copies import HostCopyMismatch, HostCopyStaging
 
 
@@ -122,7 +122,7 @@ def test_a_forward_with_host_constants_captures_only_when_staged(device, make_ru
     x = torch.randn(3, 4, device=device)
     with torch.no_grad():
         staged = make_runner()
-        staged.stage_host_copies = True
+        staged.options = CaptureOptions(stage_host_copies=True)
         result = staged.capture(model, (x,))
         assert result.status is CaptureStatus.CAPTURED and result.exact, result
         for seed in (1, 2):
@@ -144,7 +144,7 @@ def test_a_copied_device_value_still_fails_the_capture(device, make_runner):
     if device.type != "cuda":
         pytest.skip("the CPU stand-in does not refuse syncs; the rule is CUDA's")
     runner = make_runner()
-    runner.stage_host_copies = True
+    runner.options = CaptureOptions(stage_host_copies=True)
     fn = lambda x: x * torch.tensor([x.sum().item()], device=x.device)  # noqa: E731
     result = runner.capture(fn, (torch.randn(4, device=device),))
     assert result.status is CaptureStatus.FAILED, result

@@ -5,7 +5,7 @@ refuses a read inside a capture as CUDA does, and on CUDA."""
 import pytest
 import torch
 
-from bcg_runtime.core import CaptureStatus
+from bcg_runtime.core import CaptureOptions, CaptureStatus
 from bcg_runtime.core.host_reads import HostReadMismatch, HostReads
 
 
@@ -69,7 +69,7 @@ def test_a_forward_that_reads_its_step_captures_per_step_and_replays_exactly(dev
     steps = [torch.tensor([s], device=device) for s in (0.9, 0.4)]
     with torch.no_grad():
         runner = make_runner()
-        runner.replay_host_reads = True
+        runner.options = CaptureOptions(replay_host_reads=True)
         for sigma in steps:  # the caller's contract: the value read is in the key
             result = runner.capture(model, (x, sigma), key_extra=("sigma", float(sigma)))
             assert result.status is CaptureStatus.CAPTURED and result.exact, result

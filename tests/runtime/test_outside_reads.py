@@ -4,7 +4,7 @@ Run on the CPU stand-in (unit layer) and on real CUDA graphs (gpu layer). Each t
 that reaches a tensor nobody passed it (a table an ``lru_cache`` keeps, a tensor in an opaque
 argument) and checks the serving contract's "held" clause: the entry keeps that tensor alive, a
 write into it since capture drops the entry with a reason that names it, and what the caller binds
-by address (``bound_storages``: the weights) is read freely, as ComfyUI's in-place patching needs.
+by address (the binding's ``bound_storages``: the weights) is read freely, as ComfyUI's in-place patching needs.
 """
 
 import functools
@@ -17,12 +17,32 @@ import torch
 from bcg_runtime.core import CaptureStatus, CaptureStrategy, GraphRunner, RunnerLimits, graph_break
 from bcg_runtime.core.cpu_graph import RecordingBackend
 from bcg_runtime.core.outside_reads import OutsideReads, storage_keys
-from bcg_runtime.core.runner import UnkeyedOpaqueRead
+from bcg_runtime.core.capture import UNBOUND, CaptureOptions, Unbound, UnkeyedOpaqueRead
 
 
-def runner_on(device, bound=None):
+def runner_on(device):
     backend = RecordingBackend() if device.type == "cpu" else None
-    return GraphRunner(backend=backend, limits=RunnerLimits(), name="test", bound_storages=bound)
+    return GraphRunner(backend=backend, limits=RunnerLimits(), name="test")
+
+
+class Bound(Unbound):
+    """A caller's binding whose state covers these storages (the weights)."""
+
+    def __init__(self, storages):
+        self.storages = storages
+
+    def bound_storages(self):
+        return self.storages()
+
+
+class Watching(Unbound):
+    """A caller's binding that hands the capture's plain run a watched view of the keyword arguments."""
+
+    def __init__(self, view):
+        self.view = view
+
+    def watch(self, kwargs):
+        return self.view(kwargs)
 
 
 class CachedTable(torch.nn.Module):
@@ -46,8 +66,8 @@ def same_bits(a, b):
     torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True)
 
 
-def _capture(runner, model, x):
-    result = runner.capture(model, (x,), label="x")
+def _capture(runner, model, x, binding=UNBOUND):
+    result = runner.capture(model, (x,), label="x", binding=binding)
     assert result.status is CaptureStatus.CAPTURED, result
     return result
 
@@ -73,12 +93,12 @@ def test_the_recorder_tells_outside_memory_from_the_forwards_own():
 def test_a_cached_table_the_cache_drops_stays_alive_under_the_graph(device):
     model = CachedTable(device)
     x = torch.randn(2, 16, device=device)
-    runner = runner_on(device, bound=lambda: storage_keys(list(model.parameters())))
+    runner = runner_on(device)
     with torch.inference_mode():
         model(x)  # the first call makes the table, as a sampler's first step would
         table = weakref.ref(model.table(16))
-        _capture(runner, model, x)
-        entry = next(iter(runner._entries.values()))
+        _capture(runner, model, x, Bound(lambda: storage_keys(list(model.parameters()))))
+        entry = next(iter(runner.table.entries.values()))
         assert [held.read.tensor.shape for held in entry.outside] == [torch.Size([16])], entry.outside
         CachedTable.table.cache_clear()  # the cache lets go (maxsize reached by another key, a clear)
         gc.collect()
@@ -118,10 +138,10 @@ def test_weights_the_caller_binds_are_read_freely(device):
     address and must see the new values, so the caller's bound storages are not guarded."""
     model = torch.nn.Linear(16, 16).to(device)
     x = torch.randn(2, 16, device=device)
-    runner = runner_on(device, bound=lambda: storage_keys(list(model.parameters())))
+    runner = runner_on(device)
     with torch.no_grad():
-        _capture(runner, model, x)
-        assert next(iter(runner._entries.values())).outside == []
+        _capture(runner, model, x, Bound(lambda: storage_keys(list(model.parameters()))))
+        assert next(iter(runner.table.entries.values())).outside == []
         model.weight.add_(0.25)  # in place, version counter moved
         out = runner(model, (x,), label="x")
         assert runner.stats.hits == 1, "a bound weight written in place still replays"
@@ -139,7 +159,7 @@ def test_a_tensor_the_forward_writes_itself_is_held_not_guarded(device):
     runner = runner_on(device)
     with torch.no_grad():
         _capture(runner, forward, x)
-        (held,) = next(iter(runner._entries.values())).outside
+        (held,) = next(iter(runner.table.entries.values())).outside
         assert held.read.written and held.version is None and held.bits is None
         forward(x)  # an eager call moves the version
         y = torch.randn(2, 16, device=device)
@@ -157,11 +177,11 @@ def test_an_opaque_argument_tensor_is_held_and_guarded_where_the_key_holds_it(de
     options = {"scale": torch.full((16,), 3.0, device=device)}
     x = torch.randn(2, 16, device=device)
     backend = RecordingBackend() if device.type == "cpu" else None
-    runner = GraphRunner(backend=backend, name="test", opaque_keyed=("options",))
+    runner = GraphRunner(backend=backend, name="test", options=CaptureOptions(opaque_keyed=frozenset({"options"})))
     with torch.no_grad():
         result = runner.capture(forward, (x,), {"options": options}, opaque=("options",), label="x")
         assert result.status is CaptureStatus.CAPTURED
-        (held,) = next(iter(runner._entries.values())).outside
+        (held,) = next(iter(runner.table.entries.values())).outside
         assert held.version is not None and tuple(held.read.tensor.shape) == (16,)
         options["scale"].fill_(5.0)
         runner(forward, (x,), {"options": options}, opaque=("options",), label="x")
@@ -187,11 +207,11 @@ def test_a_tensor_read_from_an_unkeyed_opaque_argument_fails_the_capture(device)
         assert result.status is CaptureStatus.FAILED, result
         assert "reads transformer_options['sigmas'] (float32[1]" in result.reason, result.reason
         assert torch.equal(result.output, forward(x, options))  # answered with eager
-        assert runner._entries == {}
+        assert runner.table.entries == {}
 
 
 class WatchedOrder(dict):
-    """The caller's side of ``watched_kwargs`` in little: reading ``cond_or_uncond`` raises, as the
+    """The caller's side of binding's ``watch`` in little: reading ``cond_or_uncond`` raises, as the
     comfy layer's view does for each bookkeeping entry (bcg_runtime/comfy/options.py)."""
 
     def __getitem__(self, name):
@@ -216,7 +236,7 @@ def swaps_halves_by_order(seen):
 def test_a_plain_value_read_from_an_opaque_argument_fails_the_capture_through_the_callers_view(device, strategy):
     """A list that steers a branch reaches no op, so the audit cannot see it: without a view the
     capture freezes the captured call's branch and replays it for a call of the other order. The
-    runner hands the caller's ``watched_kwargs`` view to the capture's one plain run of the live
+    runner hands the caller's binding's ``watch`` view to the capture's one plain run of the live
     call (the proof's eager, or the accept check's where the strategy captures another callable):
     the capture fails naming the entry, nothing is stored, the key is blocked and the call is
     answered by eager on its own options."""
@@ -236,15 +256,16 @@ def test_a_plain_value_read_from_an_opaque_argument_fails_the_capture_through_th
         assert not torch.equal(wrong, forward(x, other))  # the captured order, replayed: a wrong latent
 
         seen: list = []
-        watching = GraphRunner(
-            backend=backend, name="watching", watched_kwargs=lambda kw: {**kw, "transformer_options": WatchedOrder(kw["transformer_options"])}
-        )  # fmt: skip
-        result = watching.capture(swaps_halves_by_order(seen), (x,), {"transformer_options": captured}, **opaque)
+        watching = GraphRunner(backend=backend, name="watching")
+        view = Watching(lambda kw: {**kw, "transformer_options": WatchedOrder(kw["transformer_options"])})
+        result = watching.capture(
+            swaps_halves_by_order(seen), (x,), {"transformer_options": captured}, **opaque, binding=view
+        )
         assert result.status is CaptureStatus.FAILED, result
         assert "reads transformer_options['cond_or_uncond']" in result.reason, result.reason
         assert seen.count(WatchedOrder) == 1 and seen[-1] is dict, seen  # one plain run watched; the answer unwatched
         assert torch.equal(result.output, forward(x, captured))
-        assert watching._entries == {} and list(watching.blocked().values()) == [result.reason]
+        assert watching.table.entries == {} and list(watching.blocked().values()) == [result.reason]
 
 
 def test_a_break_reads_the_live_call_and_only_its_arguments_are_the_graphs(device):
@@ -273,7 +294,7 @@ def test_a_break_reads_the_live_call_and_only_its_arguments_are_the_graphs(devic
             if step == 0:
                 result = runner.capture(forward, (x,), {"transformer_options": options}, **opaque)
                 assert result.status is CaptureStatus.CAPTURED, result
-                assert next(iter(runner._entries.values())).outside == []
+                assert next(iter(runner.table.entries.values())).outside == []
             else:
                 out = runner(forward, (x,), {"transformer_options": options}, **opaque)
                 assert torch.equal(out, forward(x, options)), sigma  # this step's sigma, not the capture's
@@ -295,7 +316,7 @@ def test_an_inference_tensor_is_guarded_by_its_bits_once_per_state(device):
         forward = lambda x: x * table  # noqa: E731
         run1, run2 = ["run"], ["run"]  # equal, as two runs' fingerprints of one model are, and two objects
         assert runner.capture(forward, (x,), label="x", state=run1).status is CaptureStatus.CAPTURED
-        (held,) = next(iter(runner._entries.values())).outside
+        (held,) = next(iter(runner.table.entries.values())).outside
         assert held.version is None and held.read.tensor.is_inference() and held.bits is not None
         same_bits(runner(forward, (x,), label="x", state=run1), forward(x))
         table[0] = 7.0  # somebody writes the table mid-run: seen at the next run's first call

@@ -285,7 +285,7 @@ def test_out_of_memory_in_capture_or_proof_leaves_no_pool_and_answers_eager(devi
     with torch.inference_mode():
         out = runner(fn, (x,), capture_first_call=True)
         assert torch.equal(out, x * 2 + 1)
-        assert not runner.entries() and not runner._pools, runner._pools
+        assert not runner.entries() and not runner.table.pools, runner.table.pools
         assert "out of memory" in next(iter(runner.stats.eager))
         runner.begin_warmup()
         assert runner.capture(fn, (x,)).status is CaptureStatus.CAPTURED
@@ -302,7 +302,7 @@ def test_cancel_during_the_proof_leaves_no_pool_nothing_blocked_and_the_shape_re
     with torch.inference_mode():
         with pytest.raises(_Cancelled):
             runner.capture(fn, (x,))
-        assert not runner.entries() and not runner._pools and not runner.blocked()
+        assert not runner.entries() and not runner.table.pools and not runner.blocked()
         assert runner.capture(fn, (x,)).status is CaptureStatus.CAPTURED
         assert torch.equal(runner(fn, (x + 1,)), (x + 1) * 2 + 1)
 

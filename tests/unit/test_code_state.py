@@ -8,7 +8,7 @@ import types
 import pytest
 import torch
 
-from bcg_runtime.comfy import code_state
+from bcg_runtime.comfy import code_state, host_facts
 
 pytestmark = pytest.mark.unit
 
@@ -89,7 +89,7 @@ def test_a_module_replaced_in_sys_modules_is_a_change(module, monkeypatch):
 
 
 def test_what_the_lists_leave_out_is_no_change(module, monkeypatch):
-    monkeypatch.setitem(code_state.REBOUND_OUTSIDE_THE_FORWARD, (MODULE, "LIMIT"), "a test's counter")
+    monkeypatch.setitem(host_facts.REBOUND_OUTSIDE_THE_FORWARD, (MODULE, "LIMIT"), "a test's counter")
     assert _changes(lambda: setattr(module, "LIMIT", 9.0)) == []
     # what torch.compile adds to the globals of the code it compiles
     assert _changes(lambda: setattr(module, "__compiled_fn_3", rope)) == []

@@ -59,7 +59,7 @@ class _Executor:
 
     def __call__(self, *a, **k):
         self.flags.append(self.args.disable_comfy_compiler)
-        self.notes.append(list(self.session.run_notes))
+        self.notes.append(list(self.session.sample_notes))
         return "latent"
 
 
@@ -73,7 +73,7 @@ def host(monkeypatch):
 
 
 def _session(refusal=None):
-    return SimpleNamespace(permanent_refusal=refusal, run_notes=[])
+    return SimpleNamespace(permanent_refusal=refusal, sample_notes=[])
 
 
 def test_the_hook_steps_aside_for_the_run_and_says_so_once(host, caplog):
@@ -82,7 +82,7 @@ def test_the_hook_steps_aside_for_the_run_and_says_so_once(host, caplog):
     executor = _Executor(host, session)
     assert compiler.OuterSampleHook(session)(executor) == "latent"
     assert executor.flags == [True] and host.disable_comfy_compiler is False
-    assert executor.notes == [[compiler.ASIDE_NOTE]] and session.run_notes == []
+    assert executor.notes == [[compiler.ASIDE_NOTE]] and session.sample_notes == []
     assert [r.getMessage() for r in caplog.records] == [f"[BCG] {compiler.ASIDE_NOTE}"]
 
 

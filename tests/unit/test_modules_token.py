@@ -1,10 +1,10 @@
-"""The per-call token (fingerprint.modules_token): every change of a module's instance state that
+"""The per-call token (module_token.modules_token): every change of a module's instance state that
 it is meant to cover moves it, and a call with nothing changed leaves it equal."""
 
 import pytest
 import torch
 
-from bcg_runtime.comfy import code_state, fingerprint
+from bcg_runtime.comfy import code_state, module_token
 
 pytestmark = pytest.mark.unit
 
@@ -16,10 +16,10 @@ def _model():
 def _moved(change) -> bool:
     model = _model()
     model[0].forward = lambda x: x  # an override present at the run's start (an object patch)
-    watched = fingerprint.module_dicts(model)
-    before = fingerprint.modules_token(watched)
+    watched = module_token.module_dicts(model)
+    before = module_token.modules_token(watched)
     change(model)
-    return fingerprint.modules_token(watched) != before
+    return module_token.modules_token(watched) != before
 
 
 CHANGES = {
@@ -42,8 +42,8 @@ def test_each_covered_change_moves_the_token(name):
 
 
 def test_an_empty_watch_outside_a_run():
-    watched = fingerprint.module_dicts(None)
-    assert fingerprint.modules_token(watched) == fingerprint.modules_token(watched)
+    watched = module_token.module_dicts(None)
+    assert module_token.modules_token(watched) == module_token.modules_token(watched)
 
 
 def test_an_attention_function_rebound_within_a_run_moves_the_token(monkeypatch):
@@ -56,11 +56,11 @@ def test_an_attention_function_rebound_within_a_run_moves_the_token(monkeypatch)
     model_module.optimized_attention = lambda *a: None
     monkeypatch.setitem(sys.modules, model_module.__name__, model_module)
     monkeypatch.setattr(code_state, "_NAMES", (-1, []))  # rescan: the module count may not have moved
-    watched = fingerprint.module_dicts(_model())
-    before = fingerprint.modules_token(watched)
+    watched = module_token.module_dicts(_model())
+    before = module_token.modules_token(watched)
     model_module.optimized_attention = lambda *a: 1
-    now = fingerprint.modules_token(watched)
+    now = module_token.modules_token(watched)
     assert now != before
     sdpa = torch.nn.functional.scaled_dot_product_attention
     monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", lambda *a, **k: sdpa(*a, **k))
-    assert fingerprint.modules_token(watched) != now
+    assert module_token.modules_token(watched) != now

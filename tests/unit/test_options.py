@@ -8,7 +8,7 @@ import pytest
 
 from bcg_runtime.comfy.guards import DYNAMIC_VRAM_REFUSAL
 from bcg_runtime.comfy.options import WatchedOptions, options_key, watched_call
-from bcg_runtime.core.runner import UnkeyedOpaqueRead
+from bcg_runtime.core.capture import UnkeyedOpaqueRead
 
 pytestmark = pytest.mark.unit
 OWN = object()  # stands for BCG's own attention break

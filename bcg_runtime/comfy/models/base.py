@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..config import Mode
+
 #: Image pixels per latent cell of most families' VAE (FLUX.2's is 16).
 VAE_SCALE = 8
 
@@ -86,17 +88,14 @@ class ModelAdapter:
         a fact above (Wan 2.2 5B's VAE is 16x where the other Wan models' is 8x)."""
         return self
 
-    def mode_refusal(self, mode: str) -> str | None:
-        """Why this family cannot run in ``mode`` (a :class:`~bcg_runtime.comfy.session.Mode` value) with
-        the fix, or None. 'full' and 'fast' are one graph per call, which a forward that syncs with
+    def mode_refusal(self, mode: Mode) -> str | None:
+        """Why this family cannot run in ``mode`` with the fix, or None. 'full' and 'fast' are one graph per call, which a forward that syncs with
         the host breaks; 'fast' also compiles the blocks, and Dynamo would trace the host-copy
         staging and host-read modes (core/host_copies.py, core/host_reads.py) with the mode stack
         differing between warm-up, capture and proof: untested."""
-        if mode in ("full", "fast") and not self.full_graph_safe:
-            return (
-                f"mode: '{mode}' is not safe for {self.display_name} (its forward syncs with the host); use 'breakable'"
-            )
-        if mode == "fast" and (self.stage_host_copies or self.replay_host_reads):
+        if mode in (Mode.FULL, Mode.FAST) and not self.full_graph_safe:
+            return f"mode: '{mode.value}' is not safe for {self.display_name} (its forward syncs with the host); use 'breakable'"
+        if mode is Mode.FAST and (self.stage_host_copies or self.replay_host_reads):
             what = "replay host reads" if self.replay_host_reads else "stage host copies"
             return f"mode: 'fast' is not available for {self.display_name} yet (its captures {what}); use 'auto'"
         return None
