@@ -19,6 +19,7 @@ import copy
 from typing import Any, Hashable, Iterable
 
 from ..core.capture import UnkeyedOpaqueRead
+from ..core.reasons import Kind, Reason
 from .guards import DYNAMIC_VRAM_REFUSAL
 from .host_facts import ATTENTION_OVERRIDE, BOOKKEEPING_KEYS, DYNAMIC_PREFETCH, KEYED_OPTIONS
 
@@ -34,7 +35,7 @@ def freeze(value: Any) -> Hashable:
     raise TypeError(type(value).__name__)
 
 
-def options_key(options: dict, own_override: Any) -> tuple[Hashable, str | None]:
+def options_key(options: dict, own_override: Any) -> tuple[Hashable, Reason | None]:
     """``(key_extra, refusal)`` for one call's ``transformer_options``.
 
     ``own_override`` is the attention break this call runs through (BCG's own, or the one
@@ -47,24 +48,31 @@ def options_key(options: dict, own_override: Any) -> tuple[Hashable, str | None]
             continue
         if name == DYNAMIC_PREFETCH:
             if value:
-                return (), DYNAMIC_VRAM_REFUSAL
+                return (), Reason(Kind.OPTIONS, DYNAMIC_VRAM_REFUSAL)
             continue
         if name == ATTENTION_OVERRIDE:
             if value is not own_override:
-                return (), "another BCG model's attention break is installed here (use one BCG Apply per model)"
+                return (), Reason(
+                    Kind.OPTIONS, "another BCG model's attention break is installed here (use one BCG Apply per model)"
+                )
             continue
         if name in ("patches", "patches_replace"):
             active = sorted(k for k, v in (value or {}).items() if v)
             if active:
-                return (), f"model patches present ({name}: {', '.join(map(str, active))}): patched forwards run eager"
+                return (), Reason(
+                    Kind.OPTIONS,
+                    f"model patches present ({name}: {', '.join(map(str, active))}): patched forwards run eager",
+                )
             continue
         if name in KEYED_OPTIONS:
             try:
                 extra.append((name, freeze(value)))
             except TypeError as unkeyable:
-                return (), f"{name} holds a {unkeyable}, which cannot be keyed"
+                return (), Reason(Kind.OPTIONS, f"{name} holds a {unkeyable}, which cannot be keyed")
             continue
-        return (), f"unknown transformer_options entry '{name}': running eager rather than guessing"
+        return (), Reason(
+            Kind.OPTIONS, f"unknown transformer_options entry '{name}': running eager rather than guessing"
+        )
     return tuple(extra), None
 
 

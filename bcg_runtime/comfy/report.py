@@ -44,7 +44,7 @@ def log_line(session: Any, replayed: int, calls: int, eager: Any, summary: str) 
     few words (the reason itself was logged once, at start-up or by BCG Apply)."""
     model = session.adapter.display_name if session.adapter else "unsupported model"
     off = session.runner.disabled_reason
-    if off and not replayed and all(kind_of(r) == reasons.DISABLED for r in eager):
+    if off and not replayed and all(getattr(r, "kind", None) is reasons.DISABLED for r in eager):
         return f"{model}: {calls} DiT calls ran eager, BCG is off ({headline(off)})"
     return f"{model}: {summary}"
 

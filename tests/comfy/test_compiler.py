@@ -127,7 +127,7 @@ def test_the_core_graph_reason_has_its_own_kind():
     from bcg_runtime.comfy.fingerprint import core_graph_reason
     from bcg_runtime.core.reasons import CORE_GRAPH, kind_of
 
-    assert kind_of(core_graph_reason("diffusion_model.blocks.3")) == CORE_GRAPH
+    assert kind_of(core_graph_reason("diffusion_model.blocks.3")) == CORE_GRAPH.value == "core_graph"
 
 
 def test_on_a_comfyui_without_the_compiler_bcg_touches_no_flag_and_says_nothing(pack, models, standin_graphs):
