@@ -13,7 +13,7 @@ detects the right ``supported_models`` class and builds the real model (every fa
 ``bcg_runtime.comfy.models``).
 
 Placeholder conditioning and KSampler-path sampling are the product's
-(``bcg_runtime.comfy.sampling``, re-exported here): the tests sample exactly as the warm-up does.
+(``bcg_runtime.comfy.sampling``, handed the recipe here): the tests sample exactly as the warm-up does.
 Edit workflows' reference latents and the quantized checkpoint formats are built here.
 
 ComfyUI is imported lazily (inside functions): importing this module needs only torch.
@@ -31,9 +31,9 @@ from typing import Mapping
 
 import torch
 
+from bcg_runtime.comfy import sampling
 from bcg_runtime.comfy.models import RECIPES
 from bcg_runtime.comfy.models.recipe import FamilyInfo, config_differences
-from bcg_runtime.comfy.sampling import empty_latent, family_info, make_conditioning, sample
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,38 @@ WEIGHT_STD = 0.02
 
 FAMILIES: Mapping[str, FamilyInfo] = RECIPES
 """Every supported family's recipe by name (each defined beside its adapter in ``models/``)."""
+
+
+def family_info(family: str) -> FamilyInfo:
+    """The recipe (:class:`FamilyInfo`) of ``family``; ValueError naming the accepted values otherwise."""
+    info = FAMILIES.get(family) if isinstance(family, str) else None
+    if info is None:
+        raise ValueError(f"unknown model family {family!r}; accepted: {', '.join(sorted(FAMILIES))}")
+    return info
+
+
+def make_conditioning(
+    family: str,
+    length: int | None = None,
+    seed: int = 0,
+    batch: int = 1,
+    guidance: float | None = None,
+    text_dim: int | None = None,
+):
+    """The warm-up's placeholder conditioning (``sampling.make_conditioning``) for the recipe ``family``."""
+    return sampling.make_conditioning(family_info(family), length, seed, batch, guidance, text_dim)
+
+
+def empty_latent(
+    family: str, width: int, height: int, batch: int = 1, frames: int | None = None, latent_scale: int | None = None
+) -> torch.Tensor:
+    """The warm-up's empty latent (``sampling.empty_latent``) for the recipe ``family``."""
+    return sampling.empty_latent(family_info(family), width, height, batch, frames, latent_scale)
+
+
+def sample(model, family: str, *args, **kwargs) -> torch.Tensor:
+    """The warm-up's KSampler-path sampling (``sampling.sample``, same arguments) for the recipe ``family``."""
+    return sampling.sample(model, family_info(family), *args, **kwargs)
 
 
 def unet_config(family: str, depth=None) -> dict:
@@ -548,7 +580,7 @@ def output_latent_shape(
     else:
         shape = (batch, channels) + spatial
     if info.second_stream_shape is not None:
-        second = info.second_stream_shape(info, batch, frames)
+        second = info.second_stream_shape(info.facts, batch, frames)
         return (batch, 1, math.prod(shape[1:]) + math.prod(second[1:]))
     joint = _joint_latent_size(info, shape)
     return shape if joint is None else (batch, 1, joint)

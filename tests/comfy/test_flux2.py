@@ -78,7 +78,7 @@ def test_a_zero_config_warmup_builds_prompts_as_wide_as_this_model_s_text_encode
     wide = dataclasses.replace(
         flux2.RECIPE,
         name="flux2_wide_text",
-        text_dim=15360,
+        facts=dataclasses.replace(flux2.RECIPE.facts, text_dim=15360),
         config=frozen_config({**flux2.RECIPE.config, "context_in_dim": 15360}),
     )
     monkeypatch.setitem(synthetic.FAMILIES, wide.name, wide)

@@ -274,6 +274,7 @@ def test_each_recipe_takes_its_facts_from_its_adapter():
     for module in FAMILY_MODULES:
         recipe, adapter = module.RECIPE, module.ADAPTER
         assert recipe.adapter is adapter, f"{module.__name__}: give RECIPE adapter=ADAPTER"
+        assert recipe.facts is module.FACTS, f"{module.__name__}: give RECIPE facts=FACTS"
         assert (recipe.latent_downscale, recipe.temporal_downscale) == (adapter.latent_scale, adapter.temporal_scale)
 
 

@@ -10,7 +10,7 @@ import importlib
 import pkgutil
 from typing import Any
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo
 
 #: The families the pack was first written for come first (their order is the docs' order); the
@@ -64,19 +64,26 @@ def adapter_for(model_patcher: Any) -> ModelAdapter | None:
     return None
 
 
-#: Adapters by family name and by recipe name (tests and the benchmark speak recipes: ``flux2_dev``
-#: is a recipe of the ``flux2`` family).
-_BY_NAME: dict[str, ModelAdapter] = {
-    **{m.RECIPE.name: m.ADAPTER for m in FAMILY_MODULES},
-    **{adapter.family: adapter for adapter in ADAPTERS},
-}
+#: Each family module by its name: a family's (``flux2``) and each module beside it that names the
+#: same adapter for another model of the family (``flux2_dev``: FLUX.2 [dev], with its own text
+#: encoder's facts). Tests and the benchmark speak these names (their recipes are named alike).
+_BY_NAME: dict[str, Any] = {m.__name__.rpartition(".")[2]: m for m in FAMILY_MODULES}
+
+
+def _family_module(family: str):
+    if isinstance(family, str) and family in _BY_NAME:
+        return _BY_NAME[family]
+    raise ValueError(f"model family '{family}' is not supported; accepted: {', '.join(a.family for a in ADAPTERS)}")
 
 
 def by_family(family: str) -> ModelAdapter:
-    """The adapter of a family name or of a recipe name."""
-    if family in _BY_NAME:
-        return _BY_NAME[family]
-    raise ValueError(f"model family '{family}' is not supported; accepted: {', '.join(a.family for a in ADAPTERS)}")
+    """The adapter of a family name or of the name of a module beside it (``flux2_dev``)."""
+    return _family_module(family).ADAPTER
+
+
+def warmup_facts(family: str) -> WarmupFacts:
+    """The :class:`WarmupFacts` of a family name or of the name of a module beside it."""
+    return _family_module(family).FACTS
 
 
 __all__ = [
@@ -87,7 +94,9 @@ __all__ = [
     "RECIPES",
     "SUPPORTED",
     "UNSUPPORTED",
+    "WarmupFacts",
     "adapter_for",
     "by_family",
     "config_class_name",
+    "warmup_facts",
 ]

@@ -38,7 +38,7 @@ The forward runs through ``WrapperExecutor`` over ``_forward`` (model.py:270-275
 (bookkeeping in options.py).
 """
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 #: Text facts shared with Chroma Radiance (same encoder, same conditioning path).
@@ -57,7 +57,7 @@ ADAPTER = ModelAdapter(
 )
 
 
-def chroma_extras(recipe, batch, length, generator, guidance):
+def chroma_extras(facts, batch, length, generator, guidance):
     """CLIPTextEncode with Chroma's T5-only encoder: no pooled output, no attention mask.
     ``model_base.Chroma`` adds ``guidance`` 0 itself unless a node (FluxGuidance) sets one."""
     extras = {"pooled_output": None}
@@ -70,11 +70,22 @@ def chroma_extras(recipe, batch, length, generator, guidance):
 #: are fixed there, not read from the weights.
 APPROXIMATOR = {"in_dim": 64, "out_dim": 3072, "hidden_dim": 5120, "n_layers": 5}
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=4096,
+    pooled_dim=None,
+    default_cond_length=64,
+    latent_channels=16,
+    conditioning_extras=chroma_extras,
+)
+
+
 #: The synthetic-checkpoint recipe (``..synthetic``), Chroma1-HD: FLUX.1's DiT at full depth with the
 #: approximator, 64 input channels (16 latent channels x 2x2 patch).
 RECIPE = FamilyInfo(
     name="chroma",
     adapter=ADAPTER,
+    facts=FACTS,
     title="Chroma1-HD",
     ldm_class="comfy.ldm.chroma.model:Chroma",
     supported_model="Chroma",
@@ -82,18 +93,13 @@ RECIPE = FamilyInfo(
     latent_format="Flux",
     hidden_size=3072,
     num_heads=24,
-    text_dim=4096,
     text_encoder=T5_ENCODER,
-    pooled_dim=None,
-    latent_channels=16,
     latent_dimensions=2,
     depth_keys=("depth", "depth_single_blocks"),
     real_depth=(19, 38),
     block_attrs=("double_blocks", "single_blocks"),
     default_steps=26,
     default_cfg=4.0,
-    default_cond_length=64,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "chroma",
@@ -114,7 +120,6 @@ RECIPE = FamilyInfo(
             **APPROXIMATOR,
         }
     ),
-    conditioning_extras=chroma_extras,
     # Full width, fewer blocks: two of each kind chain the double->single hand-off and the
     # approximator's per-block offsets at the real sizes, and sample 512² and 1024² quickly.
     gpu_test_depth=(2, 4),

@@ -61,6 +61,9 @@ ADAPTER = ModelAdapter(
     outside_reads=(NERF_TABLE,),
 )
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = dataclasses.replace(chroma.FACTS, latent_channels=3)
+
 #: The synthetic-checkpoint recipe (``..synthetic``), Chroma1-Radiance as ComfyUI 0.33.0 detects it:
 #: Chroma's recipe (its DiT at full depth, T5 text, the approximator) with 16-pixel patches over
 #: 3 pixel channels, the conv NeRF head, no x0 prediction, zero text ids. Its GPU test depth is
@@ -69,14 +72,13 @@ ADAPTER = ModelAdapter(
 RECIPE = dataclasses.replace(
     chroma.RECIPE,
     adapter=ADAPTER,
+    facts=FACTS,
     name="chroma_radiance",
     title="Chroma1-Radiance",
     ldm_class="comfy.ldm.chroma_radiance.model:ChromaRadiance",
     supported_model="ChromaRadiance",
     model_base="ChromaRadiance",
     latent_format="ChromaRadiance",
-    latent_channels=3,
-    latent_downscale=None,  # the adapter's (1: pixel space), not Chroma's 8
     config=frozen_config(
         {
             **chroma.RECIPE.config,

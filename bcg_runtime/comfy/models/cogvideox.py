@@ -32,7 +32,7 @@ Read for host syncs and value-dependent branches (0.33.0, comfy/ldm/cogvideo/mod
   ``WrapperExecutor``.
 """
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 #: Tokens every prompt of up to 226 tokens reaches the DiT with (the tokenizer's ``min_length``).
@@ -55,6 +55,15 @@ ADAPTER = CogVideoXAdapter(
     temporal_scale=4,
 )
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=4096,
+    pooled_dim=None,
+    default_cond_length=T5_MIN_LENGTH,
+    latent_channels=16,
+)
+
+
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like CogVideoX-5B (text-to-video):
 #: 48 heads of 64 (3072 wide), 42 blocks, time embedding 512, 2x2 Conv2d patches of the 16-channel
 #: latent, 3-D RoPE, T5-XXL context (4096). Detection picks the 5B latent scale (``CogVideoX1_5``,
@@ -62,6 +71,7 @@ ADAPTER = CogVideoXAdapter(
 RECIPE = FamilyInfo(
     name="cogvideox",
     adapter=ADAPTER,
+    facts=FACTS,
     title="CogVideoX-5B",
     ldm_class="comfy.ldm.cogvideo.model:CogVideoXTransformer3DModel",
     supported_model="CogVideoX_T2V",
@@ -69,18 +79,13 @@ RECIPE = FamilyInfo(
     latent_format="CogVideoX1_5",
     hidden_size=3072,
     num_heads=48,
-    text_dim=4096,
     text_encoder="T5-XXL, padded to 226 tokens",
-    pooled_dim=None,
-    latent_channels=16,
     latent_dimensions=3,
     depth_keys=("num_layers",),
     real_depth=(42,),
     block_attrs=("blocks",),
     default_steps=50,
     default_cfg=6.0,
-    default_cond_length=T5_MIN_LENGTH,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "cogvideox",

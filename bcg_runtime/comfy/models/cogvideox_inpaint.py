@@ -15,10 +15,14 @@ from .recipe import frozen_config
 
 ADAPTER = cogvideox.ADAPTER
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = cogvideox.FACTS
+
 #: CogVideoX-Fun-V1.5-5b-InP: 48 input channels, 2x2x2 Linear patches, 3-D RoPE.
 RECIPE = dataclasses.replace(
     cogvideox.RECIPE,
     adapter=ADAPTER,
+    facts=FACTS,
     name="cogvideox_inpaint",
     title="CogVideoX-Fun V1.5 5B InP",
     supported_model="CogVideoX_Inpaint",

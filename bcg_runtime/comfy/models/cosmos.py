@@ -43,6 +43,7 @@ from typing import Any
 
 import torch
 
+from .base import WarmupFacts
 from .cosmos_predict2 import CosmosPredict2Adapter
 from .recipe import FamilyInfo, frozen_config
 
@@ -70,7 +71,7 @@ ADAPTER = CosmosAdapter(
 )
 
 
-def cosmos_t5_extras(recipe, batch, length, generator, guidance):
+def cosmos_t5_extras(facts, batch, length, generator, guidance):
     """The Cosmos T5-XXL node: no pooled output; the encoder's mask over the padded context (ones
     for a random number of prompt tokens, zeros for the pads), which the DiT does not read."""
     real = int(torch.randint(1, length + 1, (1,), generator=generator))
@@ -79,10 +80,21 @@ def cosmos_t5_extras(recipe, batch, length, generator, guidance):
     return {"pooled_output": None, "attention_mask": mask}
 
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=1024,
+    pooled_dim=None,
+    default_cond_length=512,
+    latent_channels=16,
+    conditioning_extras=cosmos_t5_extras,
+)
+
+
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like Cosmos-1.0-Diffusion-7B-Text2World.
 RECIPE = FamilyInfo(
     name="cosmos",
     adapter=ADAPTER,
+    facts=FACTS,
     title="Cosmos 1.0 Diffusion 7B Text2World",
     ldm_class="comfy.ldm.cosmos.model:GeneralDIT",
     supported_model="CosmosT2V",
@@ -90,18 +102,13 @@ RECIPE = FamilyInfo(
     latent_format="Cosmos1CV8x8x8",
     hidden_size=4096,
     num_heads=32,
-    text_dim=1024,
     text_encoder="T5-XXL (old), padded to 512 tokens",
-    pooled_dim=None,
-    latent_channels=16,
     latent_dimensions=3,
     depth_keys=("num_blocks",),
     real_depth=(28,),
     block_attrs=("blocks",),
     default_steps=35,
     default_cfg=7.0,
-    default_cond_length=512,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "cosmos",
@@ -131,7 +138,6 @@ RECIPE = FamilyInfo(
             "extra_per_block_abs_pos_emb_type": "learnable",
         }
     ),
-    conditioning_extras=cosmos_t5_extras,
     prompt_lengths=(512, 512),  # the T5 tokenizer pads every prompt to 512 tokens
     # Seven of 28 blocks at the real width: 7B at 1024² (and 832x480 video) would take minutes.
     gpu_test_depth=7,

@@ -10,9 +10,13 @@ from .recipe import frozen_config
 
 ADAPTER = cosmos.ADAPTER
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = cosmos.FACTS
+
 #: Cosmos-1.0-Diffusion-7B-Video2World: the Text2World shape with 17 input channels.
 RECIPE = dataclasses.replace(
     cosmos.RECIPE,
+    facts=FACTS,
     name="cosmos_i2v",
     title="Cosmos 1.0 Diffusion 7B Video2World",
     supported_model="CosmosI2V",

@@ -45,7 +45,7 @@ from typing import Any
 
 import torch
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 TENSOR_FPS_REFUSAL = (
@@ -71,11 +71,21 @@ ADAPTER = CosmosPredict2Adapter(
     forward_scratch_attributes=("affline_scale_log_info", "affline_emb", "crossattn_emb"),
 )
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=1024,
+    pooled_dim=None,
+    default_cond_length=512,
+    latent_channels=16,
+)
+
+
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like Cosmos-Predict2 2B text-to-image:
 #: 2048 wide, 16 heads, 28 blocks, T5-XXL context (1024).
 RECIPE = FamilyInfo(
     name="cosmos_predict2",
     adapter=ADAPTER,
+    facts=FACTS,
     title="Cosmos-Predict2 2B Text2Image",
     ldm_class="comfy.ldm.cosmos.predict2:MiniTrainDIT",
     supported_model="CosmosT2IPredict2",
@@ -83,18 +93,13 @@ RECIPE = FamilyInfo(
     latent_format="Wan21",
     hidden_size=2048,
     num_heads=16,
-    text_dim=1024,
     text_encoder="T5-XXL (old), padded to 512 tokens",
-    pooled_dim=None,
-    latent_channels=16,
     latent_dimensions=3,
     depth_keys=("num_blocks",),
     real_depth=(28,),
     block_attrs=("blocks",),
     default_steps=35,
     default_cfg=4.0,
-    default_cond_length=512,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "cosmos_predict2",

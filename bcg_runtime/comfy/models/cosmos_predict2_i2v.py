@@ -35,11 +35,15 @@ ADAPTER = dataclasses.replace(
     temporal_scale=4,
 )
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = cosmos_predict2.FACTS
+
 #: Cosmos-Predict2-2B-Video2World: 2048 wide, 28 blocks, 17 input channels, the I2V RoPE
 #: extrapolation of 0.33.0 comfy/model_detection.py:872-876 (3.0 / 3.0 / 1.0).
 RECIPE = dataclasses.replace(
     cosmos_predict2.RECIPE,
     adapter=ADAPTER,
+    facts=FACTS,
     name="cosmos_predict2_i2v",
     title="Cosmos-Predict2 2B Video2World",
     supported_model="CosmosI2VPredict2",

@@ -29,7 +29,7 @@ never runs ComfyUI's DIFFUSION_MODEL wrappers, so BCG reaches its calls through
 ``wrappers._ForwardThroughBCG`` (the object patch ``diffusion_model.forward``), as for SD3.
 """
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 ADAPTER = ModelAdapter(
@@ -41,6 +41,15 @@ ADAPTER = ModelAdapter(
     latent_scale=16,
 )
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=3072,
+    pooled_dim=None,
+    default_cond_length=64,
+    latent_channels=128,
+)
+
+
 #: The synthetic-checkpoint recipe (``..synthetic``): ERNIE-Image as ComfyUI 0.33.0 builds it (the
 #: class defaults: hidden 4096, 32 heads, 36 layers, feed-forward 12288, 128 latent channels,
 #: Ministral-3-3B context 3072). CLIPTextEncode also returns an all-ones ``attention_mask``, which
@@ -48,6 +57,7 @@ ADAPTER = ModelAdapter(
 RECIPE = FamilyInfo(
     name="ernie_image",
     adapter=ADAPTER,
+    facts=FACTS,
     title="ERNIE-Image",
     ldm_class="comfy.ldm.ernie.model:ErnieImageModel",
     supported_model="ErnieImage",
@@ -55,18 +65,13 @@ RECIPE = FamilyInfo(
     latent_format="Flux2",
     hidden_size=4096,
     num_heads=32,
-    text_dim=3072,
     text_encoder="Ministral-3-3B (hidden layer -2), unpadded",
-    pooled_dim=None,
-    latent_channels=128,
     latent_dimensions=2,
     depth_keys=("num_layers",),
     real_depth=(36,),
     block_attrs=("layers",),
     default_steps=30,
     default_cfg=4.0,
-    default_cond_length=64,
-    default_guidance=None,
     config=frozen_config({"image_model": "ernie"}),
     #: About 8B parameters (16 GB in bf16): the whole model samples 512² and 1024² on the H200.
     gpu_test_depth=None,

@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 
@@ -71,16 +71,28 @@ ADAPTER = FluxAdapter(
 )
 
 
-def _flux_extras(recipe, batch, length, generator, guidance):
+def _flux_extras(facts, batch, length, generator, guidance):
     """CLIPTextEncode (T5-XXL + CLIP-L) with FluxGuidance: a pooled CLIP-L output and the guidance."""
-    pooled = torch.randn(batch, recipe.pooled_dim, generator=generator, dtype=torch.float32)
-    return {"pooled_output": pooled, "guidance": float(recipe.default_guidance if guidance is None else guidance)}
+    pooled = torch.randn(batch, facts.pooled_dim, generator=generator, dtype=torch.float32)
+    return {"pooled_output": pooled, "guidance": float(facts.default_guidance if guidance is None else guidance)}
+
+
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=4096,
+    pooled_dim=768,
+    default_cond_length=256,  # the T5 tokenizer pads to min_length=256
+    latent_channels=16,
+    default_guidance=3.5,
+    conditioning_extras=_flux_extras,
+)
 
 
 #: The synthetic-checkpoint recipe (``..synthetic``): ComfyUI's detection config and the family's facts.
 RECIPE = FamilyInfo(
     name="flux",
     adapter=ADAPTER,
+    facts=FACTS,
     title="FLUX.1-dev",
     ldm_class="comfy.ldm.flux.model:Flux",
     supported_model="Flux",
@@ -88,18 +100,13 @@ RECIPE = FamilyInfo(
     latent_format="Flux",
     hidden_size=3072,
     num_heads=24,
-    text_dim=4096,
     text_encoder="T5-XXL (context) + CLIP-L (pooled)",
-    pooled_dim=768,
-    latent_channels=16,
     latent_dimensions=2,
     depth_keys=("depth", "depth_single_blocks"),
     real_depth=(19, 38),
     block_attrs=("double_blocks", "single_blocks"),
     default_steps=20,
     default_cfg=1.0,
-    default_cond_length=256,  # the T5 tokenizer pads to min_length=256
-    default_guidance=3.5,
     config=frozen_config(
         {
             "image_model": "flux",
@@ -122,6 +129,5 @@ RECIPE = FamilyInfo(
             "txt_norm": False,
         }
     ),
-    conditioning_extras=_flux_extras,
     prompt_lengths=(256, 256),  # T5 pads every prompt to 256 tokens
 )

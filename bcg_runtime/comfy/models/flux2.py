@@ -12,7 +12,7 @@ latent is 128 channels at 1/16 of the image (``EmptyFlux2LatentImage``). Edit wo
 
 import dataclasses
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 
@@ -42,12 +42,22 @@ ADAPTER = Flux2Adapter(
     latent_scale=16,
 )
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=7680,
+    pooled_dim=None,
+    default_cond_length=512,
+    latent_channels=128,
+)
+
+
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like FLUX.2 [klein] 4B: hidden 3072,
 #: 24 heads, 5 double and 20 single blocks, Qwen3-4B context (3 layers x 2560 = 7680), no guidance
 #: embedding (the distilled klein runs at cfg 1 in 4 steps).
 RECIPE = FamilyInfo(
     name="flux2",
     adapter=ADAPTER,
+    facts=FACTS,
     title="FLUX.2 [klein] 4B",
     ldm_class="comfy.ldm.flux.model:Flux",
     supported_model="Flux2",
@@ -55,18 +65,13 @@ RECIPE = FamilyInfo(
     latent_format="Flux2",
     hidden_size=3072,
     num_heads=24,
-    text_dim=7680,
     text_encoder="Qwen3-4B (3 hidden layers concatenated), padded to 512 tokens",
-    pooled_dim=None,
-    latent_channels=128,
     latent_dimensions=2,
     depth_keys=("depth", "depth_single_blocks"),
     real_depth=(5, 20),
     block_attrs=("double_blocks", "single_blocks"),
     default_steps=4,
     default_cfg=1.0,
-    default_cond_length=512,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "flux2",

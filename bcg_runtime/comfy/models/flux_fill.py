@@ -25,14 +25,17 @@ ADAPTER = dataclasses.replace(
     config_classes=("FluxInpaint",),
 )
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = dataclasses.replace(flux.FACTS, default_guidance=30.0)
+
 #: FLUX.1 Fill [dev]: FLUX.1-dev's shape with ``img_in`` over 96 channels (x 16 + masked image 16
 #: + mask 64) and the distilled guidance (FluxGuidance 30 in its workflows).
 RECIPE = dataclasses.replace(
     flux.RECIPE,
     adapter=ADAPTER,
+    facts=FACTS,
     name="flux_fill",
     title="FLUX.1 Fill [dev]",
     supported_model="FluxInpaint",
-    default_guidance=30.0,
     config=frozen_config({**flux.RECIPE.config, "in_channels": 96}),
 )

@@ -39,6 +39,7 @@ through the DIFFUSION_MODEL ``WrapperExecutor`` (0.33.0 l.481, 0.8.0 l.480).
 
 from typing import Any
 
+from .base import WarmupFacts
 from .hunyuan_video15 import HunyuanVideo15Adapter
 from .recipe import FamilyInfo, frozen_config
 
@@ -66,10 +67,20 @@ ADAPTER = HunyuanImage21Adapter(
     latent_scale=32,
 )
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=3584,
+    pooled_dim=None,
+    default_cond_length=64,
+    latent_channels=64,
+)
+
+
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like HunyuanImage-2.1 (base, 17B).
 RECIPE = FamilyInfo(
     name="hunyuan_image21",
     adapter=ADAPTER,
+    facts=FACTS,
     title="HunyuanImage 2.1 (17B)",
     ldm_class="comfy.ldm.hunyuan_video.model:HunyuanVideo",
     supported_model="HunyuanImage21",
@@ -77,18 +88,13 @@ RECIPE = FamilyInfo(
     latent_format="HunyuanImage21",
     hidden_size=3584,
     num_heads=28,
-    text_dim=3584,
     text_encoder="Qwen2.5-VL-7B (template tokens dropped), byT5-small for quoted text",
-    pooled_dim=None,
-    latent_channels=64,
     latent_dimensions=2,
     depth_keys=("depth", "depth_single_blocks"),
     real_depth=(20, 40),
     block_attrs=("double_blocks", "single_blocks"),
     default_steps=50,
     default_cfg=3.5,
-    default_cond_length=64,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "hunyuan_video",

@@ -37,11 +37,15 @@ ADAPTER = dataclasses.replace(
     latent_scale=16,
 )
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = hunyuan_image21.FACTS
+
 #: HunyuanImage-2.1 refiner: in 128 (latent 64 + image 64), out 64, hidden 3328, 26 heads, 20
 #: double and 40 single blocks, guidance embedding and ``time_r_in``, no byT5 mapper.
 RECIPE = dataclasses.replace(
     hunyuan_image21.RECIPE,
     adapter=ADAPTER,
+    facts=FACTS,
     name="hunyuan_image21_refiner",
     title="HunyuanImage 2.1 Refiner",
     supported_model="HunyuanImage21Refiner",
@@ -50,7 +54,6 @@ RECIPE = dataclasses.replace(
     hidden_size=3328,
     num_heads=26,
     latent_dimensions=3,
-    latent_downscale=None,  # the adapter's (16), not the base recipe's 32
     sampled_channels=32,  # process_out unpacks the 64 model channels into two frames of the VAE's 32
     text_encoder="Qwen2.5-VL-7B (template tokens dropped)",
     default_steps=4,

@@ -40,6 +40,7 @@ The forward goes through the DIFFUSION_MODEL wrapper (``HunyuanVideo.forward`` -
 
 from typing import Any
 
+from .base import WarmupFacts
 from .hunyuan_video15 import HunyuanVideo15Adapter
 from .recipe import FamilyInfo, frozen_config
 
@@ -77,13 +78,24 @@ ADAPTER = HunyuanVideoAdapter(
 )
 
 
-def hunyuan_video_extras(recipe, batch, length, generator, guidance):
+def hunyuan_video_extras(facts, batch, length, generator, guidance):
     """The HunyuanVideo text encoder node (LLaVA-LLaMA-3 + CLIP-L) with FluxGuidance: a pooled
     CLIP-L output (``y``) and the distilled guidance."""
     import torch
 
-    pooled = torch.randn(batch, recipe.pooled_dim, generator=generator, dtype=torch.float32)
-    return {"pooled_output": pooled, "guidance": float(recipe.default_guidance if guidance is None else guidance)}
+    pooled = torch.randn(batch, facts.pooled_dim, generator=generator, dtype=torch.float32)
+    return {"pooled_output": pooled, "guidance": float(facts.default_guidance if guidance is None else guidance)}
+
+
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=4096,
+    pooled_dim=768,
+    default_cond_length=64,
+    latent_channels=16,
+    default_guidance=6.0,
+    conditioning_extras=hunyuan_video_extras,
+)
 
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like HunyuanVideo 1.0 T2V (13B,
@@ -91,6 +103,7 @@ def hunyuan_video_extras(recipe, batch, length, generator, guidance):
 RECIPE = FamilyInfo(
     name="hunyuan_video",
     adapter=ADAPTER,
+    facts=FACTS,
     title="HunyuanVideo 1.0 T2V (13B)",
     ldm_class="comfy.ldm.hunyuan_video.model:HunyuanVideo",
     supported_model="HunyuanVideo",
@@ -98,18 +111,13 @@ RECIPE = FamilyInfo(
     latent_format="HunyuanVideo",
     hidden_size=3072,
     num_heads=24,
-    text_dim=4096,
     text_encoder="LLaVA-LLaMA-3-8B (template cropped, unpadded) + CLIP-L (pooled)",
-    pooled_dim=768,
-    latent_channels=16,
     latent_dimensions=3,
     depth_keys=("depth", "depth_single_blocks"),
     real_depth=(20, 40),
     block_attrs=("double_blocks", "single_blocks"),
     default_steps=30,
     default_cfg=1.0,
-    default_cond_length=64,
-    default_guidance=6.0,
     config=frozen_config(
         {
             "image_model": "hunyuan_video",
@@ -134,7 +142,6 @@ RECIPE = FamilyInfo(
             "meanflow_sum": False,
         }
     ),
-    conditioning_extras=hunyuan_video_extras,
     # The real width at a quarter of the depth: 848x480 at 33 frames is 14k tokens, where 60 blocks
     # of 3072 would take minutes of the suite's time.
     gpu_test_depth=(5, 10),

@@ -54,7 +54,7 @@ wrapper (``HunyuanVideo.forward`` -> ``WrapperExecutor`` around ``_forward``, l.
 import dataclasses
 from typing import Any
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 MEANFLOW_REFUSAL = (
@@ -100,12 +100,22 @@ ADAPTER = HunyuanVideo15Adapter(
     temporal_scale=4,
 )
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=3584,
+    pooled_dim=None,
+    default_cond_length=64,
+    latent_channels=32,
+)
+
+
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like HunyuanVideo 1.5 (8.3B) 480p/720p
 #: T2V and I2V: hidden 2048, 16 heads, 54 double blocks (no single block, so only ``depth`` counts),
 #: 65 input channels (32 latent + 32 image + mask), Qwen2.5-VL-7B context, byT5 and SigLIP inputs.
 RECIPE = FamilyInfo(
     name="hunyuan_video15",
     adapter=ADAPTER,
+    facts=FACTS,
     title="HunyuanVideo 1.5 (8.3B)",
     ldm_class="comfy.ldm.hunyuan_video.model:HunyuanVideo",
     supported_model="HunyuanVideo15",
@@ -113,18 +123,13 @@ RECIPE = FamilyInfo(
     latent_format="HunyuanVideo15",
     hidden_size=2048,
     num_heads=16,
-    text_dim=3584,
     text_encoder="Qwen2.5-VL-7B (template tokens dropped), byT5-small for quoted text",
-    pooled_dim=None,
-    latent_channels=32,
     latent_dimensions=3,
     depth_keys=("depth",),
     real_depth=(54,),
     block_attrs=("double_blocks",),
     default_steps=50,
     default_cfg=6.0,
-    default_cond_length=64,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "hunyuan_video",

@@ -46,12 +46,16 @@ ADAPTER = HunyuanVideo15SRAdapter(
     }
 )
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = hunyuan_video15.FACTS
+
 #: HunyuanVideo-1.5 720p / 1080p SR distilled: the 8.3B shape with ``img_in`` over 98 channels
 #: (latent 32, the SR condition 66), without ``time_r_in`` (the layout a non-meanflow checkpoint
 #: has; ``tests/comfy/test_coverage_variants.py`` adds it to show the refusal).
 RECIPE = dataclasses.replace(
     hunyuan_video15.RECIPE,
     adapter=ADAPTER,
+    facts=FACTS,
     name="hunyuan_video15_sr",
     title="HunyuanVideo 1.5 SR distilled (8.3B)",
     supported_model="HunyuanVideo15_SR_Distilled",

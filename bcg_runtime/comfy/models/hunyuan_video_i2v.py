@@ -10,9 +10,13 @@ from .recipe import frozen_config
 
 ADAPTER = hunyuan_video.ADAPTER
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = hunyuan_video.FACTS
+
 #: HunyuanVideo-I2V (13B, ``hunyuan_video_image_to_video_720p``): the T2V shape with 33 input channels.
 RECIPE = dataclasses.replace(
     hunyuan_video.RECIPE,
+    facts=FACTS,
     name="hunyuan_video_i2v",
     title="HunyuanVideo 1.0 I2V (13B)",
     supported_model="HunyuanVideoI2V",

@@ -11,9 +11,13 @@ from .recipe import frozen_config
 
 ADAPTER = hunyuan_video.ADAPTER
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = hunyuan_video.FACTS
+
 #: SkyReels-V1-Hunyuan-I2V (13B): the T2V shape with 32 input channels.
 RECIPE = dataclasses.replace(
     hunyuan_video.RECIPE,
+    facts=FACTS,
     name="hunyuan_video_skyreels_i2v",
     title="SkyReels V1 HunyuanVideo I2V (13B)",
     supported_model="HunyuanVideoSkyreelsI2V",

@@ -46,7 +46,7 @@ from typing import Any
 
 import torch
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 TIME_DIM_REPLACE_REFUSAL = (
@@ -77,10 +77,20 @@ ADAPTER = Kandinsky5Adapter(
 )
 
 
-def pooled_clip_l(recipe, batch, length, generator, guidance):
+def pooled_clip_l(facts, batch, length, generator, guidance):
     """CLIPTextEncode for Kandinsky 5: the CLIP-L pooled output (``y``); the Qwen encoder drops
     its all-ones mask."""
-    return {"pooled_output": torch.randn(batch, recipe.pooled_dim, generator=generator)}
+    return {"pooled_output": torch.randn(batch, facts.pooled_dim, generator=generator)}
+
+
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=3584,
+    pooled_dim=768,
+    default_cond_length=64,
+    latent_channels=16,
+    conditioning_extras=pooled_clip_l,
+)
 
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like Kandinsky 5.0 Video Lite (2B, T2V
@@ -89,6 +99,7 @@ def pooled_clip_l(recipe, batch, length, generator, guidance):
 RECIPE = FamilyInfo(
     name="kandinsky5",
     adapter=ADAPTER,
+    facts=FACTS,
     title="Kandinsky 5.0 Video Lite",
     ldm_class="comfy.ldm.kandinsky5.model:Kandinsky5",
     supported_model="Kandinsky5",
@@ -96,18 +107,13 @@ RECIPE = FamilyInfo(
     latent_format="HunyuanVideo",
     hidden_size=1792,
     num_heads=28,
-    text_dim=3584,
     text_encoder="Qwen2.5-VL-7B (template tokens dropped) + CLIP-L pooled",
-    pooled_dim=768,
-    latent_channels=16,
     latent_dimensions=3,
     depth_keys=("num_text_blocks", "num_visual_blocks"),
     real_depth=(2, 32),
     block_attrs=("text_transformer_blocks", "visual_transformer_blocks"),
     default_steps=50,
     default_cfg=5.0,
-    default_cond_length=64,
-    default_guidance=None,
     config=frozen_config(
         {
             "model_dim": 1792,
@@ -120,7 +126,6 @@ RECIPE = FamilyInfo(
             "num_visual_blocks": 32,
         }
     ),
-    conditioning_extras=pooled_clip_l,
     #: 2B parameters: the whole model samples on the H200 in seconds.
     gpu_test_depth=None,
 )

@@ -35,7 +35,7 @@ through the DIFFUSION_MODEL ``WrapperExecutor``.
 
 from typing import Any
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .flux import reference_label
 from .recipe import FamilyInfo, frozen_config
 
@@ -54,11 +54,21 @@ ADAPTER = Krea2Adapter(
     text_policy="exact length: Qwen3-VL context unpadded and unmasked, each prompt length is its own graph",
 )
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=12 * 2560,
+    pooled_dim=None,
+    default_cond_length=64,
+    latent_channels=16,
+)
+
+
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like Krea-2 (Raw / Turbo, 12.9B) as
 #: ComfyUI 0.33.0 detects it (``model_detection.py:970``).
 RECIPE = FamilyInfo(
     name="krea2",
     adapter=ADAPTER,
+    facts=FACTS,
     title="Krea 2 (12.9B)",
     ldm_class="comfy.ldm.krea2.model:SingleStreamDiT",
     supported_model="Krea2",
@@ -66,18 +76,13 @@ RECIPE = FamilyInfo(
     latent_format="Wan21",
     hidden_size=6144,
     num_heads=48,
-    text_dim=12 * 2560,
     text_encoder="Qwen3-VL-4B (12 hidden layers tapped, template prefix dropped)",
-    pooled_dim=None,
-    latent_channels=16,
     latent_dimensions=3,
     depth_keys=("layers",),
     real_depth=(28,),
     block_attrs=("blocks",),
     default_steps=28,
     default_cfg=4.5,
-    default_cond_length=64,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "krea2",

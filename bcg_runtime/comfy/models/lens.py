@@ -29,7 +29,7 @@ Read for host syncs and value-dependent branches (0.33.0, comfy/ldm/lens/model.p
 
 import torch
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 #: GPT-OSS-20B's hidden width and the layers Lens stacks into its context.
@@ -46,7 +46,7 @@ ADAPTER = ModelAdapter(
 )
 
 
-def _lens_extras(recipe, batch, length, generator, guidance):
+def _lens_extras(facts, batch, length, generator, guidance):
     """``LensGptOssClipModel.encode_token_weights``: no pooled output, an all-ones mask over the
     prompt and the number of stacked layers (which ``model_base.Lens`` does not pass on)."""
     return {
@@ -56,12 +56,23 @@ def _lens_extras(recipe, batch, length, generator, guidance):
     }
 
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=ENCODER_WIDTH * ENCODER_LAYERS,
+    pooled_dim=None,
+    default_cond_length=40,
+    latent_channels=128,
+    conditioning_extras=_lens_extras,
+)
+
+
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like Lens as ComfyUI 0.33.0 detects it
 #: (model_detection.py:920-942): 48 blocks, 24 heads of 64, 128 latent channels in and 32 out
 #: (2x2 unpatched), 4 stacked GPT-OSS layers of 2880.
 RECIPE = FamilyInfo(
     name="lens",
     adapter=ADAPTER,
+    facts=FACTS,
     title="Lens",
     ldm_class="comfy.ldm.lens.model:LensTransformer2DModel",
     supported_model="Lens",
@@ -69,18 +80,13 @@ RECIPE = FamilyInfo(
     latent_format="Flux2",
     hidden_size=1536,
     num_heads=24,
-    text_dim=ENCODER_WIDTH * ENCODER_LAYERS,
     text_encoder="GPT-OSS-20B, 4 hidden layers side by side (no padding)",
-    pooled_dim=None,
-    latent_channels=128,
     latent_dimensions=2,
     depth_keys=("num_layers",),
     real_depth=(48,),
     block_attrs=("transformer_blocks",),
     default_steps=30,
     default_cfg=4.0,
-    default_cond_length=40,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "lens",
@@ -93,7 +99,6 @@ RECIPE = FamilyInfo(
             "selected_layer_index": [0, 1, 2, 3],
         }
     ),
-    conditioning_extras=_lens_extras,
     # None: the real 48 blocks at 1536 wide sample 512² and 1024² quickly on the H200.
     gpu_test_depth=None,
 )

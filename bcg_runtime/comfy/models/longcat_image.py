@@ -30,7 +30,7 @@ through the DIFFUSION_MODEL ``WrapperExecutor``.
 
 from typing import Any
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .flux import reference_label
 from .recipe import FamilyInfo, frozen_config
 
@@ -56,11 +56,21 @@ ADAPTER = LongCatImageAdapter(
     text_policy="one bucket, exact: the tokenizer pads every prompt to 512 tokens, so one graph serves every prompt",
 )
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=3584,
+    pooled_dim=None,
+    default_cond_length=CONTEXT_LENGTH,
+    latent_channels=16,
+)
+
+
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like LongCat-Image (6B) as ComfyUI
 #: 0.33.0 detects it (``model_detection.py:354``: context 3584 and no ``vector_in``).
 RECIPE = FamilyInfo(
     name="longcat_image",
     adapter=ADAPTER,
+    facts=FACTS,
     title="LongCat-Image (6B)",
     ldm_class="comfy.ldm.flux.model:Flux",
     supported_model="LongCatImage",
@@ -68,18 +78,13 @@ RECIPE = FamilyInfo(
     latent_format="Flux",
     hidden_size=3072,
     num_heads=24,
-    text_dim=3584,
     text_encoder="Qwen2.5-VL-7B (prompt padded to 512 tokens, template stripped)",
-    pooled_dim=None,
-    latent_channels=16,
     latent_dimensions=2,
     depth_keys=("depth", "depth_single_blocks"),
     real_depth=(10, 20),
     block_attrs=("double_blocks", "single_blocks"),
     default_steps=50,
     default_cfg=4.5,
-    default_cond_length=CONTEXT_LENGTH,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "flux",

@@ -53,7 +53,7 @@ model.py l.947-972, in both hosts):
 import dataclasses
 from typing import Any
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .ltxv import KEYFRAME_REFUSAL
 from .recipe import FamilyInfo, frozen_config
 
@@ -152,16 +152,27 @@ AUDIO_LATENTS_PER_SECOND = 25.0
 FRAME_RATE = 25.0
 
 
-def audio_latent_shape(recipe, batch, frames):
+def audio_latent_shape(facts, batch, frames):
     """``LTXVEmptyLatentAudio``'s latent for ``frames`` pixel frames at :data:`FRAME_RATE`:
     ``[batch, 8, round(frames / fps * 25), 16]`` (at least one latent)."""
     return (batch, 8, max(1, round((frames or 1) / FRAME_RATE * AUDIO_LATENTS_PER_SECOND)), 16)
 
 
-def ltxav_extras(recipe, batch, length, generator, guidance):
+def ltxav_extras(facts, batch, length, generator, guidance):
     """CLIPTextEncode with the LTX-2 Gemma 3 encoder: the prompt's tokens, no pooled output, no
     mask, flagged for the DiT's embeddings connectors (``unprocessed_ltxav_embeds``)."""
     return {"pooled_output": None, "unprocessed_ltxav_embeds": True}
+
+
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=3840,
+    pooled_dim=None,
+    default_cond_length=1024,
+    latent_channels=128,
+    conditioning_extras=ltxav_extras,
+    second_stream_shape=audio_latent_shape,
+)
 
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like LTX-2 19B: 48 layers; video 32
@@ -172,6 +183,7 @@ def ltxav_extras(recipe, batch, length, generator, guidance):
 RECIPE = FamilyInfo(
     name="ltxav",
     adapter=ADAPTER,
+    facts=FACTS,
     title="LTX-2 19B (audio + video)",
     ldm_class="comfy.ldm.lightricks.av_model:LTXAVModel",
     supported_model="LTXAV",
@@ -179,10 +191,7 @@ RECIPE = FamilyInfo(
     latent_format="LTXAV",
     hidden_size=4096,
     num_heads=32,
-    text_dim=3840,
     text_encoder="Gemma 3 12B, the prompt's own tokens; the DiT's connectors pad to 1024",
-    pooled_dim=None,
-    latent_channels=128,
     latent_dimensions=3,
     # The embeddings connectors' layers count as depth (the metadata's connector_num_layers): a
     # depth-1 model has one of each, the CPU tests' size.
@@ -191,8 +200,6 @@ RECIPE = FamilyInfo(
     block_attrs=("transformer_blocks", "video_embeddings_connector.transformer_1d_blocks"),
     default_steps=20,
     default_cfg=4.0,
-    default_cond_length=1024,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "ltxav",
@@ -204,8 +211,6 @@ RECIPE = FamilyInfo(
         }
     ),
     added_later=frozen_config({"use_keyframes_abs_pos_embedding": False}),
-    conditioning_extras=ltxav_extras,
-    second_stream_shape=audio_latent_shape,
     metadata_keys=("connector_num_layers",),
     prompt_lengths=(40, 17),  # both reach the DiT as 1024 tokens (the connectors' registers)
 )

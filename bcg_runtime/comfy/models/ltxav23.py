@@ -38,14 +38,17 @@ _METADATA = {
     "frequencies_precision": "float64",
 }
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = dataclasses.replace(ltxav.FACTS, text_dim=6144)
+
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like LTX-2.3 22B: LTX-2's recipe
 #: (widths, 48 layers, video 4096 / audio 2048, defaults) with 2.3's metadata config above, its
 #: 8-layer connectors and its 6144-wide Gemma 3 context.
 RECIPE = dataclasses.replace(
     ltxav.RECIPE,
+    facts=FACTS,
     name="ltxav23",
     title="LTX-2.3 22B (audio + video)",
-    text_dim=6144,
     text_encoder="Gemma 3 12B (dual projection: 4096 video + 2048 audio), the prompt's own tokens; the DiT's connectors pad to 1024",
     real_depth=(48, 8),
     config=frozen_config({**ltxav.RECIPE.config, **_METADATA}),

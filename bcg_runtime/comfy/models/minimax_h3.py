@@ -55,7 +55,7 @@ import dataclasses
 import inspect
 from typing import Any
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 #: Why a call with a noise mask runs eager.
@@ -224,12 +224,22 @@ ADAPTER = MiniMaxH3Adapter(
 )
 
 
-def minimax_h3_extras(recipe, batch, length, generator, guidance):
+def minimax_h3_extras(facts, batch, length, generator, guidance):
     """CLIPTextEncode with the MiniMax H3 Qwen3-VL encoder on a text prompt: no pooled output and
     every token tagged as text (``minimax_token_tags``: 1; vision pads would be 0)."""
     import torch
 
     return {"pooled_output": None, "minimax_token_tags": torch.ones(length, dtype=torch.long)}
+
+
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=5120,
+    pooled_dim=None,
+    default_cond_length=128,
+    latent_channels=32,
+    conditioning_extras=minimax_h3_extras,
+)
 
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like MiniMax H3: 50 blocks of 5376
@@ -239,6 +249,7 @@ def minimax_h3_extras(recipe, batch, length, generator, guidance):
 RECIPE = FamilyInfo(
     name="minimax_h3",
     adapter=ADAPTER,
+    facts=FACTS,
     title="MiniMax H3 (audio + video)",
     ldm_class="comfy.ldm.minimax.model:MiniMaxH3Model",
     supported_model="MiniMaxH3",
@@ -246,18 +257,13 @@ RECIPE = FamilyInfo(
     latent_format="MiniMaxH3AV",
     hidden_size=5376,
     num_heads=56,
-    text_dim=5120,
     text_encoder="Qwen3-VL 32B (50 layers), the prompt's own tokens, with per-token modality tags",
-    pooled_dim=None,
-    latent_channels=32,
     latent_dimensions=3,
     depth_keys=("num_layers", "token_refiner_num_layers"),
     real_depth=(50, 2),
     block_attrs=("blocks", "token_refiner.blocks"),
     default_steps=30,
     default_cfg=5.0,
-    default_cond_length=128,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "minimax_h3",
@@ -276,7 +282,6 @@ RECIPE = FamilyInfo(
             "rope_inv_freq_len": 16,
         }
     ),
-    conditioning_extras=minimax_h3_extras,
     #: About 30B parameters (60 GB in bf16): the GPU test samples a third of the blocks at full width.
     gpu_test_depth=(16, 2),
 )

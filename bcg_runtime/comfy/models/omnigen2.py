@@ -38,7 +38,7 @@ Patches (none are read by this forward) still make a call eager through ``option
 
 import torch
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 ADAPTER = ModelAdapter(
@@ -50,10 +50,20 @@ ADAPTER = ModelAdapter(
 )
 
 
-def _omnigen2_extras(recipe, batch, length, generator, guidance):
+def _omnigen2_extras(facts, batch, length, generator, guidance):
     """Qwen2.5-VL-3B through CLIPTextEncode: no pooled output, an all-ones attention mask (from
     which ``model_base.Omnigen2.extra_conds`` takes ``num_tokens``, then drops it)."""
     return {"pooled_output": None, "attention_mask": torch.ones(batch, length, dtype=torch.long)}
+
+
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=2048,
+    pooled_dim=None,
+    default_cond_length=64,
+    latent_channels=16,
+    conditioning_extras=_omnigen2_extras,
+)
 
 
 #: The synthetic-checkpoint recipe (``..synthetic``): OmniGen2 as ComfyUI detects it (every size
@@ -61,6 +71,7 @@ def _omnigen2_extras(recipe, batch, length, generator, guidance):
 RECIPE = FamilyInfo(
     name="omnigen2",
     adapter=ADAPTER,
+    facts=FACTS,
     title="OmniGen2",
     ldm_class="comfy.ldm.omnigen.omnigen2:OmniGen2Transformer2DModel",
     supported_model="Omnigen2",
@@ -68,18 +79,13 @@ RECIPE = FamilyInfo(
     latent_format="Flux",
     hidden_size=2520,
     num_heads=21,
-    text_dim=2048,
     text_encoder="Qwen2.5-VL-3B (unpadded)",
-    pooled_dim=None,
-    latent_channels=16,
     latent_dimensions=2,
     depth_keys=("num_layers", "num_refiner_layers"),
     real_depth=(32, 2),
     block_attrs=("layers", "noise_refiner"),
     default_steps=50,
     default_cfg=5.0,
-    default_cond_length=64,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "omnigen2",
@@ -100,7 +106,6 @@ RECIPE = FamilyInfo(
             "timestep_scale": 1000.0,
         }
     ),
-    conditioning_extras=_omnigen2_extras,
     #: About 4B parameters: the whole model samples 512² and 1024² on the H200.
     gpu_test_depth=None,
     depth_fixed_by_detection=True,

@@ -45,7 +45,7 @@ splits at load (supported_models.py:1263-1286); the recipes build that layout
 
 import torch
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 #: Every prompt's context length at the DiT (padded, or cut, to 300 tokens).
@@ -88,10 +88,20 @@ def released_layout(prefix: str):
     return layout
 
 
-def _pixeldit_extras(recipe, batch, length, generator, guidance):
+def _pixeldit_extras(facts, batch, length, generator, guidance):
     """``PixelDiTGemma2TE.encode_token_weights``: no pooled output, the attention mask over the 300
     tokens (all ones here; the DiT does not read it)."""
     return {"pooled_output": None, "attention_mask": torch.ones(batch, length, dtype=torch.long)}
+
+
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=2304,
+    pooled_dim=None,
+    default_cond_length=CONTEXT_LENGTH,
+    latent_channels=3,
+    conditioning_extras=_pixeldit_extras,
+)
 
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like PixelDiT T2I at the class's
@@ -101,6 +111,7 @@ def _pixeldit_extras(recipe, batch, length, generator, guidance):
 RECIPE = FamilyInfo(
     name="pixeldit",
     adapter=ADAPTER,
+    facts=FACTS,
     title="PixelDiT T2I",
     ldm_class="comfy.ldm.pixeldit.model:PixDiT_T2I",
     supported_model="PixelDiTT2I",
@@ -108,20 +119,14 @@ RECIPE = FamilyInfo(
     latent_format="PixelDiTPixel",
     hidden_size=1536,
     num_heads=24,
-    text_dim=2304,
     text_encoder="Gemma-2-2B, padded to 300 tokens",
-    pooled_dim=None,
-    latent_channels=3,
     latent_dimensions=2,
     depth_keys=("patch_depth", "pixel_depth"),
     real_depth=(14, 2),
     block_attrs=("patch_blocks", "pixel_blocks"),
     default_steps=25,
     default_cfg=4.0,
-    default_cond_length=CONTEXT_LENGTH,
-    default_guidance=None,
     config=frozen_config({"image_model": "pixeldit_t2i"}),
-    conditioning_extras=_pixeldit_extras,
     prompt_lengths=(CONTEXT_LENGTH, CONTEXT_LENGTH),
     depth_fixed_by_detection=True,
     checkpoint_layout=released_layout("core."),

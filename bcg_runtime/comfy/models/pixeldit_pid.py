@@ -39,14 +39,17 @@ class PiDFamilyInfo(FamilyInfo):
 LQ_CELLS = 32
 
 
-def _pid_extras(recipe, batch, length, generator, guidance):
+def _pid_extras(facts, batch, length, generator, guidance):
     """The PixelDiT encoder's extras plus what PiDConditioning adds to the positive
     (nodes_pid.py:48-50): ``lq_latent`` (here ``N(0, 1)``, ``[batch, 16, 32, 32]``) and
     ``degrade_sigma`` (``[1]``, the node's default 0.0). PiD's forward raises without them."""
-    extras = pixeldit.RECIPE.extras(batch, length, generator, guidance)
+    extras = pixeldit.FACTS.extras(batch, length, generator, guidance)
     lq = torch.randn(batch, 16, LQ_CELLS, LQ_CELLS, generator=generator, dtype=torch.float32)
     return {**extras, "lq_latent": lq, "degrade_sigma": torch.tensor([0.0], dtype=torch.float32)}
 
+
+#: PixelDiT's facts with the conditioning PiD's forward needs besides (``_pid_extras``).
+FACTS = dataclasses.replace(pixeldit.FACTS, conditioning_extras=_pid_extras)
 
 #: PiD v1.5 for FLUX.1 / Qwen-Image latents on the PixelDiT T2I body (the class's defaults): LQ
 #: projection 512 wide with 4 residual blocks, 7 gates and the PiT-block gate.
@@ -77,6 +80,6 @@ RECIPE = PiDFamilyInfo(
         # PiD files carry no ``core.`` prefix (detection reads ``lq_proj.latent_proj.0.weight``);
         # the fused pixel-block modulation is the same.
         "checkpoint_layout": pixeldit.released_layout(""),
-        "conditioning_extras": _pid_extras,
+        "facts": FACTS,
     }
 )

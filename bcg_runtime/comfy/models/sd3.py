@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 #: MMDiT's head width: ``hidden_size = 64 * depth`` with ``depth`` heads (mmdit.py:810-811).
@@ -63,11 +63,21 @@ class MMDiTFamilyInfo(FamilyInfo):
         return cfg
 
 
-def _sd3_extras(recipe, batch, length, generator, guidance):
+def _sd3_extras(facts, batch, length, generator, guidance):
     """CLIPTextEncode with the SD3 clip (CLIP-L + CLIP-G + T5-XXL): pooled CLIP-L and CLIP-G side by
     side (768 + 1280); no attention mask (``t5_attention_mask`` is off by default, and
     ``model_base.SD3`` passes none to the DiT)."""
-    return {"pooled_output": torch.randn(batch, recipe.pooled_dim, generator=generator, dtype=torch.float32)}
+    return {"pooled_output": torch.randn(batch, facts.pooled_dim, generator=generator, dtype=torch.float32)}
+
+
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=T5_DIM,
+    pooled_dim=2048,
+    default_cond_length=154,
+    latent_channels=16,
+    conditioning_extras=_sd3_extras,
+)
 
 
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like SD3.5 Large: hidden 2432 (38 heads
@@ -76,6 +86,7 @@ def _sd3_extras(recipe, batch, length, generator, guidance):
 RECIPE = MMDiTFamilyInfo(
     name="sd3",
     adapter=ADAPTER,
+    facts=FACTS,
     title="Stable Diffusion 3.5 Large",
     ldm_class="comfy.ldm.modules.diffusionmodules.mmdit:OpenAISignatureMMDITWrapper",
     supported_model="SD3",
@@ -83,18 +94,13 @@ RECIPE = MMDiTFamilyInfo(
     latent_format="SD3",
     hidden_size=2432,
     num_heads=38,
-    text_dim=T5_DIM,
     text_encoder="CLIP-L + CLIP-G (77 tokens, 4096 wide) then T5-XXL (at least 77 tokens)",
-    pooled_dim=2048,
-    latent_channels=16,
     latent_dimensions=2,
     depth_keys=("depth",),
     real_depth=(38,),
     block_attrs=("joint_blocks",),
     default_steps=28,
     default_cfg=4.5,
-    default_cond_length=154,
-    default_guidance=None,
     config=frozen_config(
         {
             "in_channels": 16,
@@ -114,7 +120,6 @@ RECIPE = MMDiTFamilyInfo(
             "x_block_self_attn_layers": [],
         }
     ),
-    conditioning_extras=_sd3_extras,
     # A 120-token T5 prompt (77 + 120) against the usual empty negative (77 + 77): apart.
     prompt_lengths=(197, 154),
     # None: the real 38 blocks. Fewer blocks would also narrow the model (hidden = 64 * depth), and

@@ -43,7 +43,7 @@ has the same forward without patches, ``context_latents`` and the INT8 feed-forw
 
 import dataclasses
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 
@@ -77,12 +77,22 @@ ADAPTER = WanAdapter(
     stage_host_copies=True,
 )
 
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=4096,
+    pooled_dim=None,
+    default_cond_length=512,
+    latent_channels=16,
+)
+
+
 #: The synthetic-checkpoint recipe (``..synthetic``), shaped like Wan 2.1 / 2.2 14B T2V: dim 5120,
 #: 40 heads of 128, 40 layers, FFN 13824, umT5-XXL context (4096), 16-channel latent at 8x
 #: spatial and 4x temporal (4k+1 frames).
 RECIPE = FamilyInfo(
     name="wan",
     adapter=ADAPTER,
+    facts=FACTS,
     title="Wan 2.1 / 2.2 14B T2V",
     ldm_class="comfy.ldm.wan.model:WanModel",
     supported_model="WAN21_T2V",
@@ -90,18 +100,13 @@ RECIPE = FamilyInfo(
     latent_format="Wan21",
     hidden_size=5120,
     num_heads=40,
-    text_dim=4096,
     text_encoder="umT5-XXL, padded to 512 tokens",
-    pooled_dim=None,
-    latent_channels=16,
     latent_dimensions=3,
     depth_keys=("num_layers",),
     real_depth=(40,),
     block_attrs=("blocks",),
     default_steps=30,
     default_cfg=5.0,
-    default_cond_length=512,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "wan2.1",

@@ -27,9 +27,13 @@ of fewer than 5 blocks is detected as plain I2V, so the recipe's ``smallest_dept
 DIFFUSION_MODEL ``WrapperExecutor``.
 """
 
+from . import wan
 from .wan import variant, variant_recipe
 
 ADAPTER = variant("wan_animate", "Wan Animate", ("WAN22_Animate",))
+
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS
 
 #: Wan 2.2 Animate 14B: the I2V layout (``in_dim`` 36, CLIP image embedding), the pose embedding,
 #: motion and face encoders and 8 face-adapter blocks (40 // 5).

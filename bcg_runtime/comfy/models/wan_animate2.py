@@ -19,9 +19,13 @@ What the forward adds to Wan's (ComfyUI 0.33.0, comfy/ldm/wan/model_animate2.py)
   ``animate2``, model_detection.py l.775; the layout is I2V's), which the recipe carries.
 """
 
+from . import wan
 from .wan import variant, variant_recipe
 
 ADAPTER = variant("wan_animate2", "Wan Animate 2", ("WAN_Animate2",))
+
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS
 
 #: Wan Animate 2 14B: the I2V layout (``in_dim`` 36, CLIP image embedding), detected from metadata.
 RECIPE = variant_recipe(

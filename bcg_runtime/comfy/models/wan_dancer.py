@@ -14,9 +14,13 @@ What the forward adds to Wan's (ComfyUI 0.33.0, comfy/ldm/wan/model_wandancer.py
 - No host sync or value-dependent branch beyond Wan's (``wan.py``).
 """
 
+from . import wan
 from .wan import variant, variant_recipe
 
 ADAPTER = variant("wan_dancer", "WanDancer", ("WAN22_WanDancer",))
+
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS
 
 #: WanDancer 14B: the I2V layout (``in_dim`` 36) with the music encoder and injectors, a global
 #: patch embedding and head for other frame rates. The checkpoint's unused ``ref_conv`` is left

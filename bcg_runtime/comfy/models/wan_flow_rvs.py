@@ -7,9 +7,13 @@ ComfyUI tells the checkpoint apart only by its safetensors metadata (``transform
 ``flow_rvs``, model_detection.py l.775), which the recipe carries.
 """
 
+from . import wan
 from .wan import variant, variant_recipe
 
 ADAPTER = variant("wan_flow_rvs", "Wan FlowRVS", ("WAN21_FlowRVS",))
+
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS
 
 RECIPE = variant_recipe(
     ADAPTER,

@@ -15,9 +15,13 @@ What the forward adds to Wan's (ComfyUI 0.33.0, comfy/ldm/wan/model.py):
 - No ``.item()``, ``nonzero`` or value-dependent branch.
 """
 
+from . import wan
 from .wan import variant, variant_recipe
 
 ADAPTER = variant("wan_s2v", "Wan S2V", ("WAN22_S2V",))
+
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS
 
 #: Wan2.2-S2V-14B: the T2V layout with the audio encoder and injectors (every 3rd-4th block), the
 #: motion frame packer and a control-video encoder.

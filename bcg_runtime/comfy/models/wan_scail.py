@@ -16,9 +16,13 @@ What the forward adds to Wan's (ComfyUI 0.33.0, comfy/ldm/wan/model.py):
 - No host sync or value-dependent branch beyond Wan's (``wan.py``).
 """
 
+from . import wan
 from .wan import variant, variant_recipe
 
 ADAPTER = variant("wan_scail", "Wan SCAIL", ("WAN21_SCAIL", "WAN21_SCAIL2"))
+
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS
 
 #: SCAIL-Preview 14B: the I2V layout with ``in_dim`` 20 (latent and a 4-channel mask) and a pose
 #: patch embedding.

@@ -13,9 +13,13 @@ comfy/ldm/wan/model.py):
   forward's own tensor. No host sync or value-dependent branch beyond Wan's.
 """
 
+from . import wan
 from .wan import variant, variant_recipe
 
 ADAPTER = variant("wan_vace", "Wan VACE", ("WAN21_Vace",))
+
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS
 
 #: Wan2.1-VACE-14B: 40 blocks with 8 VACE blocks (one every 5th), ``vace_in_dim`` 96 (32-channel
 #: control latent and a 64-channel mask).

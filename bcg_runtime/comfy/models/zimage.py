@@ -9,7 +9,7 @@ CONDITIONING to capture the lengths it will really send.
 
 import torch
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .recipe import FamilyInfo, frozen_config
 
 ADAPTER = ModelAdapter(
@@ -21,15 +21,26 @@ ADAPTER = ModelAdapter(
 )
 
 
-def _zimage_extras(recipe, batch, length, generator, guidance):
+def _zimage_extras(facts, batch, length, generator, guidance):
     """Qwen3-4B through CLIPTextEncode: no pooled output, an all-ones attention mask."""
     return {"pooled_output": None, "attention_mask": torch.ones(batch, length, dtype=torch.long)}
+
+
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=2560,
+    pooled_dim=None,
+    default_cond_length=64,
+    latent_channels=16,
+    conditioning_extras=_zimage_extras,
+)
 
 
 #: The synthetic-checkpoint recipe (``..synthetic``): ComfyUI's detection config and the family's facts.
 RECIPE = FamilyInfo(
     name="zimage",
     adapter=ADAPTER,
+    facts=FACTS,
     title="Z-Image / Z-Image-Turbo",
     ldm_class="comfy.ldm.lumina.model:NextDiT",
     supported_model="ZImage",
@@ -37,18 +48,13 @@ RECIPE = FamilyInfo(
     latent_format="Flux",
     hidden_size=3840,
     num_heads=30,
-    text_dim=2560,
     text_encoder="Qwen3-4B (hidden layer -2)",
-    pooled_dim=None,
-    latent_channels=16,
     latent_dimensions=2,
     depth_keys=("n_layers",),
     real_depth=(30,),
     block_attrs=("layers",),
     default_steps=8,
     default_cfg=1.0,
-    default_cond_length=64,
-    default_guidance=None,
     config=frozen_config(
         {
             "image_model": "lumina2",
@@ -69,5 +75,4 @@ RECIPE = FamilyInfo(
             "pad_tokens_multiple": 32,
         }
     ),
-    conditioning_extras=_zimage_extras,
 )

@@ -41,7 +41,7 @@ No op syncs with the host, so mode 'full' is safe for every call not refused.
 
 import torch
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .chroma_radiance import NERF_TABLE
 from .recipe import FamilyInfo, frozen_config
 from .zimage import RECIPE as ZIMAGE
@@ -57,9 +57,19 @@ ADAPTER = ModelAdapter(
 )
 
 
-def _zimage_pixel_extras(recipe, batch, length, generator, guidance):
+def _zimage_pixel_extras(facts, batch, length, generator, guidance):
     """Qwen3-4B through CLIPTextEncode (Z-Image's encoder): no pooled output, an all-ones mask."""
     return {"pooled_output": None, "attention_mask": torch.ones(batch, length, dtype=torch.long)}
+
+
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=ZIMAGE.text_dim,
+    pooled_dim=None,
+    default_cond_length=64,
+    latent_channels=3,
+    conditioning_extras=_zimage_pixel_extras,
+)
 
 
 #: The synthetic-checkpoint recipe (``..synthetic``): Z-Image's backbone with the pixel decoder, as
@@ -67,6 +77,7 @@ def _zimage_pixel_extras(recipe, batch, length, generator, guidance):
 RECIPE = FamilyInfo(
     name="zimage_pixel_space",
     adapter=ADAPTER,
+    facts=FACTS,
     title="Z-Image pixel space",
     ldm_class="comfy.ldm.lumina.model:NextDiTPixelSpace",
     supported_model="ZImagePixelSpace",
@@ -74,18 +85,13 @@ RECIPE = FamilyInfo(
     latent_format="ZImagePixelSpace",
     hidden_size=ZIMAGE.hidden_size,
     num_heads=ZIMAGE.num_heads,
-    text_dim=ZIMAGE.text_dim,
     text_encoder=ZIMAGE.text_encoder,
-    pooled_dim=None,
-    latent_channels=3,
     latent_dimensions=2,
     depth_keys=("n_layers",),
     real_depth=(30,),
     block_attrs=("layers",),
     default_steps=30,
     default_cfg=4.0,
-    default_cond_length=64,
-    default_guidance=None,
     config=frozen_config(
         {
             **ZIMAGE.config,
@@ -98,7 +104,6 @@ RECIPE = FamilyInfo(
             "decoder_max_freqs": 8,
         }
     ),
-    conditioning_extras=_zimage_pixel_extras,
     #: Z-Image's 6B backbone (its GPU test runs at full depth) plus a ~0.3B decoder; 1024² is 4096
     #: tokens as Z-Image's, so the whole model samples in seconds on the H200.
     gpu_test_depth=None,
