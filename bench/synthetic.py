@@ -1,9 +1,9 @@
 """Synthetic (random-weight) checkpoints for the DiT families BCG supports (a tool: the tests and
 the benchmarks build their models here; the product never imports it).
 
-Each family's recipe (:class:`~bcg_runtime.comfy.models.recipe.FamilyInfo`: detection config,
-widths, text encoder facts) lives beside its adapter in ``bcg_runtime/comfy/models/<family>.py``;
-this module builds from any recipe.
+Each family's recipe (:class:`~bench.recipe.FamilyInfo`: detection config, widths, depths) is a
+module of ``bench/recipes/``, named as the product's family module whose adapter and warm-up facts
+(text encoder widths, latent channels) it reads; this module builds from any recipe.
 Each family's checkpoint is made by instantiating ComfyUI's own model class on the meta device with
 the config ComfyUI's detection derives for the real checkpoint (optionally with fewer blocks), then
 filling every key with seeded random values. The key names and shapes are exactly those of the
@@ -32,8 +32,9 @@ from typing import Mapping
 import torch
 
 from bcg_runtime.comfy import sampling
-from bcg_runtime.comfy.models import RECIPES
-from bcg_runtime.comfy.models.recipe import FamilyInfo, config_differences
+
+from .recipe import FamilyInfo, config_differences
+from .recipes import RECIPES
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ WEIGHT_STD = 0.02
 
 
 FAMILIES: Mapping[str, FamilyInfo] = RECIPES
-"""Every supported family's recipe by name (each defined beside its adapter in ``models/``)."""
+"""Every supported family's recipe by name (``bench/recipes/<name>.py``)."""
 
 
 def family_info(family: str) -> FamilyInfo:

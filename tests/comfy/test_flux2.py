@@ -71,8 +71,8 @@ def test_a_zero_config_warmup_builds_prompts_as_wide_as_this_model_s_text_encode
 
     import comfy.model_management
 
-    from bcg_runtime.comfy.models import flux2
-    from bcg_runtime.comfy.models.recipe import frozen_config
+    from bench.recipes import flux2
+    from bench.recipe import frozen_config
 
     skip_unless_host_builds(FAMILY)  # built from the klein recipe (0.8.0 detects 48 heads)
     wide = dataclasses.replace(

@@ -1,7 +1,8 @@
 """One adapter per supported model family; :func:`adapter_for` picks it from ComfyUI's model config.
 
-Every module of this package that defines ``ADAPTER`` and ``RECIPE`` is a family: adding one is
-adding its file (and its tests), with no list here to keep in step.
+Every module of this package that defines ``ADAPTER`` (and its warm-up ``FACTS``) is a family:
+adding one is adding its file (and its tests, and its synthetic-checkpoint recipe in
+``bench/recipes/``), with no list here to keep in step.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import pkgutil
 from typing import Any
 
 from .base import ModelAdapter, WarmupFacts
-from .recipe import FamilyInfo
 
 #: The families the pack was first written for come first (their order is the docs' order); the
 #: rest follow by module name.
@@ -25,7 +25,7 @@ def _modules() -> tuple:
 
 
 _MODULES = _modules()
-FAMILY_MODULES = tuple(m for m in _MODULES if hasattr(m, "ADAPTER") and hasattr(m, "RECIPE"))
+FAMILY_MODULES = tuple(m for m in _MODULES if hasattr(m, "ADAPTER"))
 #: Model classes read and not served, with the one-line reason: a module with ``CONFIG_CLASSES``
 #: and ``UNSUPPORTED_REASON`` instead of an adapter (e.g. HiDream's MoE), or a module grouping
 #: several classes with a reason each in ``UNSUPPORTED_REASONS`` (``wan_unsupported``, ``dit_pending``).
@@ -43,11 +43,9 @@ UNSUPPORTED: dict[str, str] = {
 OUT_OF_SCOPE: dict[str, str] = {
     name: what for module in _MODULES for name, what in getattr(module, "OUT_OF_SCOPE", {}).items()
 }
-#: Each adapter once: a family may have more than one recipe (FLUX.2 klein and dev), each in its
-#: own module naming the same adapter.
+#: Each adapter once: a family may have more than one module (FLUX.2 klein and dev), each naming
+#: the same adapter with its own warm-up facts.
 ADAPTERS: tuple[ModelAdapter, ...] = tuple(dict.fromkeys(m.ADAPTER for m in FAMILY_MODULES))
-#: Each family's synthetic-checkpoint recipe by family name (``..synthetic`` builds from these).
-RECIPES: dict[str, FamilyInfo] = {m.RECIPE.name: m.RECIPE for m in FAMILY_MODULES}
 SUPPORTED = ", ".join(a.display_name for a in ADAPTERS)
 
 
@@ -88,10 +86,8 @@ def warmup_facts(family: str) -> WarmupFacts:
 
 __all__ = [
     "ADAPTERS",
-    "FamilyInfo",
     "ModelAdapter",
     "OUT_OF_SCOPE",
-    "RECIPES",
     "SUPPORTED",
     "UNSUPPORTED",
     "WarmupFacts",

@@ -1,5 +1,5 @@
 """FLUX.2 [dev] 32B: the ``flux2`` adapter (same class, same forward, same text policy) with a
-recipe of dev's shape, the FLUX.2 every ComfyUI release builds.
+recipe of dev's shape (``bench/recipes/flux2_dev.py``), the FLUX.2 every ComfyUI release builds.
 
 FLUX.2 [dev] is 6144 wide with 48 heads of 128, 8 double and 48 single blocks, a Mistral-Small-3.1
 context (3 hidden layers x 5120 = 15360) and a guidance embedding (guidance-distilled, cfg 1).
@@ -9,7 +9,6 @@ be built there; this one is detected alike by 0.8.0 and 0.33.0, so FLUX.2 is tes
 
 from . import flux2
 from .base import WarmupFacts
-from .recipe import FamilyInfo, frozen_config
 
 ADAPTER = flux2.ADAPTER
 
@@ -27,41 +26,4 @@ FACTS = WarmupFacts(
     latent_channels=128,
     default_guidance=4.0,
     conditioning_extras=_dev_extras,
-)
-
-
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like FLUX.2 [dev].
-RECIPE = FamilyInfo(
-    name="flux2_dev",
-    adapter=ADAPTER,
-    facts=FACTS,
-    title="FLUX.2 [dev] 32B",
-    ldm_class=flux2.RECIPE.ldm_class,
-    supported_model="Flux2",
-    model_base="Flux2",
-    latent_format="Flux2",
-    hidden_size=6144,
-    num_heads=48,
-    text_encoder="Mistral-Small-3.1 24B (3 hidden layers concatenated), padded to 512 tokens",
-    latent_dimensions=2,
-    depth_keys=flux2.RECIPE.depth_keys,
-    real_depth=(8, 48),
-    block_attrs=flux2.RECIPE.block_attrs,
-    default_steps=28,
-    default_cfg=1.0,
-    config=frozen_config(
-        {
-            **flux2.RECIPE.config,
-            "num_heads": 48,
-            "hidden_size": 6144,
-            "context_in_dim": 15360,
-            "depth": 8,
-            "depth_single_blocks": 48,
-            "guidance_embed": True,
-        }
-    ),
-    prompt_lengths=flux2.RECIPE.prompt_lengths,
-    # Two double and four single blocks at the real width: the whole 32B model would not sample in
-    # the suite's time.
-    gpu_test_depth=(2, 4),
 )

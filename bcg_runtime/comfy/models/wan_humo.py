@@ -14,20 +14,9 @@ What the forward adds to Wan's (ComfyUI 0.33.0, comfy/ldm/wan/model.py):
 """
 
 from . import wan
-from .wan import variant, variant_recipe
+from .wan import variant
 
 ADAPTER = variant("wan_humo", "Wan HuMo", ("WAN21_HuMo",))
 
 #: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
 FACTS = wan.FACTS
-
-#: HuMo 17B: Wan 2.1 14B's width with audio cross-attention in every block, ``in_dim`` 36.
-RECIPE = variant_recipe(
-    ADAPTER,
-    "wan_humo",
-    "Wan 2.1 HuMo 17B",
-    "WAN21_HuMo",
-    "WAN21_HuMo",
-    {"model_type": "humo", "in_dim": 36},
-    ldm_class="comfy.ldm.wan.model:HumoWanModel",
-)

@@ -1,18 +1,22 @@
 """A model family's recipe: the facts ComfyUI's detection and sampling need to build and run the
-family's real model class with random weights (``bench/synthetic.py``), and the text encoder's
-output the warm-up's placeholder conditioning mirrors (``..sampling``).
+family's real model class with random weights (``bench/synthetic.py``). What the product's warm-up
+needs too (the text encoder's output its placeholder conditioning mirrors, the latent's shape) is
+the family's adapter and ``WarmupFacts`` (``bcg_runtime/comfy/models/<family>.py``), which a recipe
+names and reads, never repeats.
 
-Each family module in this package defines its ``RECIPE`` beside its ``ADAPTER``, so adding a family
-touches one file (and its tests). Importing this module needs neither torch nor ComfyUI.
+Each recipe is a module of ``bench/recipes/``, named as the product's family module whose adapter
+and facts it reads (tests/unit/test_trees_and_layout.py). Importing this module needs neither torch
+nor ComfyUI.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from .base import ModelAdapter, WarmupFacts
+if TYPE_CHECKING:
+    from bcg_runtime.comfy.models.base import ModelAdapter, WarmupFacts
 
 
 @dataclass(frozen=True)
