@@ -20,10 +20,9 @@ import argparse
 import logging
 import os
 
-from bcg_runtime.comfy.models import RECIPES
-
 from .measure import run
 from .modes import ATTENTION_STACK, CACHE_STACK, MODES
+from .recipes import RECIPES
 from .report import format_host_profiles, format_kernel_split, format_table, format_warmup_costs, write_json
 from .setup import DEFAULTS, WEIGHT_DTYPES
 

@@ -212,8 +212,10 @@ def watch_dit_calls(patched, key: str, wrapper) -> None:
 def record_first_call(model, family: str, width: int, height: int, frames: int | None, batch: int):
     """``(diffusion_model, args, kwargs)`` of the first DiT call of a KSampler-path run (cfg 2.5
     when ``batch`` is 2, so cond and uncond reach the DiT together), its tensors cloned."""
-    from bcg_runtime.comfy import api, sampling
+    from bcg_runtime.comfy import api
     from bcg_runtime.core.trees import map_tensors
+
+    from . import synthetic
 
     calls: list[tuple] = []
 
@@ -224,11 +226,11 @@ def record_first_call(model, family: str, width: int, height: int, frames: int |
 
     patched = model.clone()
     watch_dit_calls(patched, "bcg_not_exact", wrapper)
-    info = sampling.family_info(family)
-    positive = sampling.make_conditioning(family, info.prompt_lengths[0], seed=1)
-    negative = sampling.make_conditioning(family, info.prompt_lengths[0], seed=2)  # one length: one batch
+    info = synthetic.family_info(family)
+    positive = synthetic.make_conditioning(family, info.prompt_lengths[0], seed=1)
+    negative = synthetic.make_conditioning(family, info.prompt_lengths[0], seed=2)  # one length: one batch
     cfg = 2.5 if batch == 2 else 1.0
-    sampling.sample(patched, family, width, height, 1, cfg, positive, negative, seed=7, frames=frames)
+    synthetic.sample(patched, family, width, height, 1, cfg, positive, negative, seed=7, frames=frames)
     ((args, kwargs),) = calls
     dm = patched.model.diffusion_model
     # Every argument by name, as BCG's hook names them, so transformer_options (positional in
@@ -244,8 +246,9 @@ def record_calls(
     ``modules``, a third element: ``(name, digest)`` of every submodule's output and of every
     attention call's operands and output (:func:`_sdpa_digests`) in the order they returned
     (:func:`_digest`), so that :func:`compare_runs` can name the first module that parted."""
-    from bcg_runtime.comfy import sampling
     from bcg_runtime.core.trees import map_tensors
+
+    from . import synthetic
 
     calls: list[tuple] = []
     digests: list[tuple[str, torch.Tensor]] = []
@@ -268,12 +271,12 @@ def record_calls(
                 digests.append((name, _digest(output)))
 
             handles.append(module.register_forward_hook(keep))
-    info = sampling.family_info(family)
-    positive, negative = (sampling.make_conditioning(family, n, seed=s) for n, s in zip(info.prompt_lengths, (1, 2)))
+    info = synthetic.family_info(family)
+    positive, negative = (synthetic.make_conditioning(family, n, seed=s) for n, s in zip(info.prompt_lengths, (1, 2)))
     attention = _sdpa_digests(digests) if modules else contextlib.nullcontext()
     try:
         with attention:
-            sampling.sample(patched, family, width, height, steps, 2.5, positive, negative, seed=7, frames=frames)
+            synthetic.sample(patched, family, width, height, steps, 2.5, positive, negative, seed=7, frames=frames)
     finally:
         for handle in handles:
             handle.remove()
@@ -507,12 +510,12 @@ def through_session(
     steps at ``size``, cfg 1 and 2.5, eager and through the warmed model, the allocator churned
     between them as test_full_size_cuda does; ``verify``: BCG Apply's verify on (each label's
     first replay compared with eager, one line each)."""
-    from bcg_runtime.comfy import api, sampling
+    from bcg_runtime.comfy import api
 
     from . import synthetic
 
-    info = sampling.family_info(family)
-    positive, negative = (sampling.make_conditioning(family, n, seed=s) for n, s in zip(info.prompt_lengths, (1, 2)))
+    info = synthetic.family_info(family)
+    positive, negative = (synthetic.make_conditioning(family, n, seed=s) for n, s in zip(info.prompt_lengths, (1, 2)))
     warmed = api.apply(model, mode, capture="warm-up only", verify=verify)
     report = api.warm_up(warmed, warm or size, "", "1,2", positive, negative)
     lines = [line.strip() for line in report.text().splitlines() if line.strip()]

@@ -10,8 +10,9 @@ import sys
 import time
 from typing import Iterator
 
-from bcg_runtime.comfy.models import RECIPES, by_family
+from bcg_runtime.comfy.models import by_family
 
+from .recipes import RECIPES
 from .synthetic import MIXED_NVFP4_FP8
 
 log = logging.getLogger(__name__)

@@ -1,9 +1,9 @@
 """Synthetic (random-weight) checkpoints for the DiT families BCG supports (a tool: the tests and
 the benchmarks build their models here; the product never imports it).
 
-Each family's recipe (:class:`~bcg_runtime.comfy.models.recipe.FamilyInfo`: detection config,
-widths, text encoder facts) lives beside its adapter in ``bcg_runtime/comfy/models/<family>.py``;
-this module builds from any recipe.
+Each family's recipe (:class:`~bench.recipe.FamilyInfo`: detection config, widths, depths) is a
+module of ``bench/recipes/``, named as the product's family module whose adapter and warm-up facts
+(text encoder widths, latent channels) it reads; this module builds from any recipe.
 Each family's checkpoint is made by instantiating ComfyUI's own model class on the meta device with
 the config ComfyUI's detection derives for the real checkpoint (optionally with fewer blocks), then
 filling every key with seeded random values. The key names and shapes are exactly those of the
@@ -13,7 +13,7 @@ detects the right ``supported_models`` class and builds the real model (every fa
 ``bcg_runtime.comfy.models``).
 
 Placeholder conditioning and KSampler-path sampling are the product's
-(``bcg_runtime.comfy.sampling``, re-exported here): the tests sample exactly as the warm-up does.
+(``bcg_runtime.comfy.sampling``, handed the recipe here): the tests sample exactly as the warm-up does.
 Edit workflows' reference latents and the quantized checkpoint formats are built here.
 
 ComfyUI is imported lazily (inside functions): importing this module needs only torch.
@@ -31,9 +31,10 @@ from typing import Mapping
 
 import torch
 
-from bcg_runtime.comfy.models import RECIPES
-from bcg_runtime.comfy.models.recipe import FamilyInfo, config_differences
-from bcg_runtime.comfy.sampling import empty_latent, family_info, make_conditioning, sample
+from bcg_runtime.comfy import sampling
+
+from .recipe import FamilyInfo, config_differences
+from .recipes import RECIPES
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,39 @@ WEIGHT_STD = 0.02
 
 
 FAMILIES: Mapping[str, FamilyInfo] = RECIPES
-"""Every supported family's recipe by name (each defined beside its adapter in ``models/``)."""
+"""Every supported family's recipe by name (``bench/recipes/<name>.py``)."""
+
+
+def family_info(family: str) -> FamilyInfo:
+    """The recipe (:class:`FamilyInfo`) of ``family``; ValueError naming the accepted values otherwise."""
+    info = FAMILIES.get(family) if isinstance(family, str) else None
+    if info is None:
+        raise ValueError(f"unknown model family {family!r}; accepted: {', '.join(sorted(FAMILIES))}")
+    return info
+
+
+def make_conditioning(
+    family: str,
+    length: int | None = None,
+    seed: int = 0,
+    batch: int = 1,
+    guidance: float | None = None,
+    text_dim: int | None = None,
+):
+    """The warm-up's placeholder conditioning (``sampling.make_conditioning``) for the recipe ``family``."""
+    return sampling.make_conditioning(family_info(family), length, seed, batch, guidance, text_dim)
+
+
+def empty_latent(
+    family: str, width: int, height: int, batch: int = 1, frames: int | None = None, latent_scale: int | None = None
+) -> torch.Tensor:
+    """The warm-up's empty latent (``sampling.empty_latent``) for the recipe ``family``."""
+    return sampling.empty_latent(family_info(family), width, height, batch, frames, latent_scale)
+
+
+def sample(model, family: str, *args, **kwargs) -> torch.Tensor:
+    """The warm-up's KSampler-path sampling (``sampling.sample``, same arguments) for the recipe ``family``."""
+    return sampling.sample(model, family_info(family), *args, **kwargs)
 
 
 def unet_config(family: str, depth=None) -> dict:
@@ -548,7 +581,7 @@ def output_latent_shape(
     else:
         shape = (batch, channels) + spatial
     if info.second_stream_shape is not None:
-        second = info.second_stream_shape(info, batch, frames)
+        second = info.second_stream_shape(info.facts, batch, frames)
         return (batch, 1, math.prod(shape[1:]) + math.prod(second[1:]))
     joint = _joint_latent_size(info, shape)
     return shape if joint is None else (batch, 1, joint)

@@ -1,6 +1,7 @@
 """Writes docs/models.md, the support table, from the model adapters (bcg_runtime/comfy/models/).
 
-Every fact in the table is read from an adapter, its module's recipe(s) and refusal constants, so
+Every fact in the table is read from an adapter, its modules' recipes (``bench/recipes/``) and
+refusal constants, so
 the page cannot drift from the code: ``tests/unit/test_support_table.py`` fails when docs/models.md
 differs from what this prints. Not imported by the pack.
 
@@ -45,6 +46,7 @@ def _cell(text: str) -> str:
 
 def table() -> str:
     from bcg_runtime.comfy.models import ADAPTERS, FAMILY_MODULES, OUT_OF_SCOPE, UNSUPPORTED
+    from bench.recipes import RECIPES
 
     rows = [
         "| family | ComfyUI model classes | checkpoints (recipes) | text lengths | modes | GPU test | runs eager |",
@@ -52,7 +54,7 @@ def table() -> str:
     ]
     for adapter in ADAPTERS:
         modules = [m for m in FAMILY_MODULES if m.ADAPTER is adapter]
-        recipes = ", ".join(m.RECIPE.title for m in modules)
+        recipes = ", ".join(RECIPES[m.__name__.rpartition(".")[2]].title for m in modules)
         refusals = [
             getattr(m, name)
             for m in modules

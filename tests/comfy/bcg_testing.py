@@ -104,7 +104,7 @@ def skip_unless_host_builds(family):
     import comfy.supported_models
 
     from bench import synthetic
-    from bcg_runtime.comfy.models.recipe import config_differences
+    from bench.recipe import config_differences
 
     info = synthetic.family_info(family)
     if not hasattr(comfy.supported_models, info.supported_model):

@@ -71,14 +71,14 @@ def test_a_zero_config_warmup_builds_prompts_as_wide_as_this_model_s_text_encode
 
     import comfy.model_management
 
-    from bcg_runtime.comfy.models import flux2
-    from bcg_runtime.comfy.models.recipe import frozen_config
+    from bench.recipes import flux2
+    from bench.recipe import frozen_config
 
     skip_unless_host_builds(FAMILY)  # built from the klein recipe (0.8.0 detects 48 heads)
     wide = dataclasses.replace(
         flux2.RECIPE,
         name="flux2_wide_text",
-        text_dim=15360,
+        facts=dataclasses.replace(flux2.RECIPE.facts, text_dim=15360),
         config=frozen_config({**flux2.RECIPE.config, "context_in_dim": 15360}),
     )
     monkeypatch.setitem(synthetic.FAMILIES, wide.name, wide)

@@ -186,7 +186,7 @@ HEAD_KEYS = {"flux": ("num_heads", "Flux"), "qwen_image": ("num_attention_heads"
 
 
 def _narrow_recipe(family):
-    from bcg_runtime.comfy.models.recipe import frozen_config
+    from bench.recipe import frozen_config
 
     base = synthetic.family_info(family)
     config = {**base.config, HEAD_KEYS[family][0]: NARROW_HEADS}

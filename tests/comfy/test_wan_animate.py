@@ -29,8 +29,8 @@ from bcg_testing import (
 )
 
 from bench import synthetic
-from bcg_runtime.comfy.models import wan_animate
-from bcg_runtime.comfy.models.recipe import frozen_config
+from bench.recipes import wan_animate
+from bench.recipe import frozen_config
 
 pytestmark = pytest.mark.comfy
 T, H, W = 2, 8, 8  # the latent of 64x64 px x 5 frames

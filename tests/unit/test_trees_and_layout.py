@@ -239,8 +239,9 @@ def test_the_nodes_reach_the_runtime_only_through_api():
     assert not offending, offending
 
 
-#: What the tools may import of the ComfyUI glue: the facade, the model recipes (checkpoint layouts)
-#: and the sampling helpers the warm-up uses too; the rest is the product's inside.
+#: What the tools may import of the ComfyUI glue: the facade, the model adapters and warm-up facts
+#: (the recipes in bench/recipes/ read them) and the sampling helpers the warm-up uses too; the
+#: rest is the product's inside.
 TOOLS_REACH = ("bcg_runtime.comfy.api", "bcg_runtime.comfy.models", "bcg_runtime.comfy.sampling")
 
 
@@ -267,14 +268,36 @@ def test_core_never_imports_the_glue_or_the_models():
 
 
 def test_each_recipe_takes_its_facts_from_its_adapter():
-    """One fact in one place: the latent and temporal scales are the adapter's, and the recipe
-    names its module's adapter rather than repeating them."""
-    from bcg_runtime.comfy.models import FAMILY_MODULES
+    """One fact in one place: the latent's scales are the family's adapter's, the text encoder's
+    widths, default prompt length and extras and the latent's channels its module's warm-up facts
+    (``FACTS``); each recipe (``bench/recipes/<name>.py``, named as its product module) names that
+    module's ``ADAPTER`` and ``FACTS`` rather than repeating them, and the product knows each
+    recipe's name (``by_family``, ``warmup_facts``) without importing the bench."""
+    import dataclasses
 
-    for module in FAMILY_MODULES:
-        recipe, adapter = module.RECIPE, module.ADAPTER
-        assert recipe.adapter is adapter, f"{module.__name__}: give RECIPE adapter=ADAPTER"
-        assert (recipe.latent_downscale, recipe.temporal_downscale) == (adapter.latent_scale, adapter.temporal_scale)
+    from bcg_runtime.comfy import models
+    from bench.recipe import FamilyInfo
+    from bench.recipes import RECIPE_MODULES
+
+    repeated = {f.name for f in dataclasses.fields(FamilyInfo)} & {
+        f.name for f in dataclasses.fields(models.WarmupFacts)
+    }
+    assert not repeated, f"FamilyInfo repeats the warm-up facts {sorted(repeated)}: read them from facts="
+    family_modules = {m.__name__.rpartition(".")[2]: m for m in models.FAMILY_MODULES}
+    recipes = {m.__name__.rpartition(".")[2]: m.RECIPE for m in RECIPE_MODULES}
+    assert recipes.keys() == family_modules.keys(), "one recipe per family module, named alike"
+    for name, recipe in recipes.items():
+        module = family_modules[name]
+        assert recipe.name == name, f"bench/recipes/{name}.py: its RECIPE is named {recipe.name!r}"
+        assert recipe.adapter is module.ADAPTER, f"{name}: give RECIPE adapter=ADAPTER (its product module's)"
+        assert recipe.facts is module.FACTS, f"{name}: give RECIPE facts=FACTS (its product module's)"
+        assert models.by_family(name) is recipe.adapter and models.warmup_facts(name) is recipe.facts, name
+        assert (recipe.latent_downscale, recipe.temporal_downscale) == (
+            module.ADAPTER.latent_scale,
+            module.ADAPTER.temporal_scale,
+        )
+    for adapter in models.ADAPTERS:  # a family's name is its own module's
+        assert family_modules[adapter.family].ADAPTER is adapter, adapter.family
 
 
 def test_a_static_buffer_keeps_a_gapped_views_strides():

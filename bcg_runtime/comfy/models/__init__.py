@@ -1,7 +1,8 @@
 """One adapter per supported model family; :func:`adapter_for` picks it from ComfyUI's model config.
 
-Every module of this package that defines ``ADAPTER`` and ``RECIPE`` is a family: adding one is
-adding its file (and its tests), with no list here to keep in step.
+Every module of this package that defines ``ADAPTER`` (and its warm-up ``FACTS``) is a family:
+adding one is adding its file (and its tests, and its synthetic-checkpoint recipe in
+``bench/recipes/``), with no list here to keep in step.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ import importlib
 import pkgutil
 from typing import Any
 
-from .base import ModelAdapter
-from .recipe import FamilyInfo
+from .base import ModelAdapter, WarmupFacts
 
 #: The families the pack was first written for come first (their order is the docs' order); the
 #: rest follow by module name.
@@ -25,7 +25,7 @@ def _modules() -> tuple:
 
 
 _MODULES = _modules()
-FAMILY_MODULES = tuple(m for m in _MODULES if hasattr(m, "ADAPTER") and hasattr(m, "RECIPE"))
+FAMILY_MODULES = tuple(m for m in _MODULES if hasattr(m, "ADAPTER"))
 #: Model classes read and not served, with the one-line reason: a module with ``CONFIG_CLASSES``
 #: and ``UNSUPPORTED_REASON`` instead of an adapter (e.g. HiDream's MoE), or a module grouping
 #: several classes with a reason each in ``UNSUPPORTED_REASONS`` (``wan_unsupported``, ``dit_pending``).
@@ -43,11 +43,9 @@ UNSUPPORTED: dict[str, str] = {
 OUT_OF_SCOPE: dict[str, str] = {
     name: what for module in _MODULES for name, what in getattr(module, "OUT_OF_SCOPE", {}).items()
 }
-#: Each adapter once: a family may have more than one recipe (FLUX.2 klein and dev), each in its
-#: own module naming the same adapter.
+#: Each adapter once: a family may have more than one module (FLUX.2 klein and dev), each naming
+#: the same adapter with its own warm-up facts.
 ADAPTERS: tuple[ModelAdapter, ...] = tuple(dict.fromkeys(m.ADAPTER for m in FAMILY_MODULES))
-#: Each family's synthetic-checkpoint recipe by family name (``..synthetic`` builds from these).
-RECIPES: dict[str, FamilyInfo] = {m.RECIPE.name: m.RECIPE for m in FAMILY_MODULES}
 SUPPORTED = ", ".join(a.display_name for a in ADAPTERS)
 
 
@@ -64,30 +62,37 @@ def adapter_for(model_patcher: Any) -> ModelAdapter | None:
     return None
 
 
-#: Adapters by family name and by recipe name (tests and the benchmark speak recipes: ``flux2_dev``
-#: is a recipe of the ``flux2`` family).
-_BY_NAME: dict[str, ModelAdapter] = {
-    **{m.RECIPE.name: m.ADAPTER for m in FAMILY_MODULES},
-    **{adapter.family: adapter for adapter in ADAPTERS},
-}
+#: Each family module by its name: a family's (``flux2``) and each module beside it that names the
+#: same adapter for another model of the family (``flux2_dev``: FLUX.2 [dev], with its own text
+#: encoder's facts). Tests and the benchmark speak these names (their recipes are named alike).
+_BY_NAME: dict[str, Any] = {m.__name__.rpartition(".")[2]: m for m in FAMILY_MODULES}
 
 
-def by_family(family: str) -> ModelAdapter:
-    """The adapter of a family name or of a recipe name."""
-    if family in _BY_NAME:
+def _family_module(family: str):
+    if isinstance(family, str) and family in _BY_NAME:
         return _BY_NAME[family]
     raise ValueError(f"model family '{family}' is not supported; accepted: {', '.join(a.family for a in ADAPTERS)}")
 
 
+def by_family(family: str) -> ModelAdapter:
+    """The adapter of a family name or of the name of a module beside it (``flux2_dev``)."""
+    return _family_module(family).ADAPTER
+
+
+def warmup_facts(family: str) -> WarmupFacts:
+    """The :class:`WarmupFacts` of a family name or of the name of a module beside it."""
+    return _family_module(family).FACTS
+
+
 __all__ = [
     "ADAPTERS",
-    "FamilyInfo",
     "ModelAdapter",
     "OUT_OF_SCOPE",
-    "RECIPES",
     "SUPPORTED",
     "UNSUPPORTED",
+    "WarmupFacts",
     "adapter_for",
     "by_family",
     "config_class_name",
+    "warmup_facts",
 ]

@@ -25,8 +25,8 @@ import dataclasses
 import torch
 
 from . import cosmos_predict2
+from .base import WarmupFacts
 from .cosmos_predict2 import CosmosPredict2Adapter
-from .recipe import FamilyInfo, frozen_config
 
 #: Cosmos-Predict2's refusal (the same forward, the same host read), named here for the support table.
 TENSOR_FPS_REFUSAL = cosmos_predict2.TENSOR_FPS_REFUSAL
@@ -53,7 +53,7 @@ ADAPTER = AnimaAdapter(
 )
 
 
-def anima_extras(recipe, batch, length, generator, guidance):
+def anima_extras(facts, batch, length, generator, guidance):
     """The Anima text encoder (Qwen3-0.6B context, then ``AnimaTEModel.encode_token_weights``):
     the prompt's T5 token ids (int32, one per token, batch 1 as the encoder returns them) and
     their weights (1.0 each, as the tokenizer writes them); no pooled output."""
@@ -61,32 +61,11 @@ def anima_extras(recipe, batch, length, generator, guidance):
     return {"pooled_output": None, "t5xxl_ids": ids, "t5xxl_weights": torch.ones(length)}
 
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like Anima (2B): Cosmos-Predict2 2B
-#: text-to-image with the LLM adapter (its shape is fixed in the class, not detected).
-RECIPE = FamilyInfo(
-    name="anima",
-    adapter=ADAPTER,
-    title="Anima (2B)",
-    ldm_class="comfy.ldm.anima.model:Anima",
-    supported_model="Anima",
-    model_base="Anima",
-    latent_format="Wan21",
-    hidden_size=2048,
-    num_heads=16,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=1024,
-    text_encoder="Qwen3-0.6B with T5 token ids, through the model's LLM adapter (padded to 512 rows)",
     pooled_dim=None,
-    latent_channels=16,
-    latent_dimensions=3,
-    depth_keys=("num_blocks",),
-    real_depth=(28,),
-    block_attrs=("blocks",),
-    default_steps=30,
-    default_cfg=4.0,
     default_cond_length=64,
-    default_guidance=None,
-    config=frozen_config({**cosmos_predict2.RECIPE.config, "image_model": "anima"}),
+    latent_channels=16,
     conditioning_extras=anima_extras,
-    #: 2B parameters: the whole model samples 512² and 1024² on the H200 in seconds.
-    gpu_test_depth=None,
 )

@@ -8,7 +8,7 @@ and may refuse a call it knows a graph cannot serve. Everything else is generic.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..config import Mode
 
@@ -80,7 +80,7 @@ class ModelAdapter:
     keys_per_step: bool = False
     #: Width of this very model's text context where a family's sizes differ in it (FLUX.2 klein
     #: 4B 7680, klein 9B 12288, dev 15360; set by ``for_model``): zero-config warm-up prompts are
-    #: built this wide. None: the family recipe's ``text_dim``.
+    #: built this wide. None: the family's :class:`WarmupFacts` ``text_dim``.
     text_dim: int | None = None
 
     def for_model(self, model_patcher: Any) -> "ModelAdapter":
@@ -133,3 +133,42 @@ class ModelAdapter:
             else ""
         )
         return f"{w}x{h}{frames}{text} b{x.shape[0]}"
+
+
+def no_pooled_output(facts: "WarmupFacts", batch: int, length: int, generator: Any, guidance: float | None) -> dict:
+    """The CONDITIONING extras of a text encoder node that returns the context and nothing else."""
+    return {"pooled_output": None}
+
+
+@dataclass(frozen=True)
+class WarmupFacts:
+    """What a warm-up without a workflow's conditioning mirrors of a family's text encoder and
+    latent: its placeholder prompts and empty latents (``..sampling``) are shaped like the
+    encoder's and the empty-latent node's. Each family module defines its ``FACTS`` beside its
+    ``ADAPTER``; a module that shares another's adapter has its own (FLUX.2 [dev]'s 15360-wide
+    context is not klein's 7680, LTX-2.3's not LTX-2's)."""
+
+    #: Width of the context the family's text encoder returns (a model of another size says its
+    #: own in ``ModelAdapter.text_dim``).
+    text_dim: int
+    #: Width of the encoder's pooled output; None where it returns none.
+    pooled_dim: int | None
+    #: Tokens of a placeholder prompt when no length is asked for.
+    default_cond_length: int
+    #: Channels of the family's empty latent.
+    latent_channels: int
+    #: The distilled guidance the family's workflows set (FluxGuidance), which the extras put in the
+    #: conditioning when no other is given; None: no guidance entry.
+    default_guidance: float | None = None
+    #: ``(facts, batch, length, generator, guidance) -> dict``: the CONDITIONING extras the family's
+    #: text encoder node returns beside the context (pooled output, attention mask, guidance).
+    conditioning_extras: Callable[..., dict] = no_pooled_output
+    #: Families whose latent holds a second stream (LTX-2's audio): ``(facts, batch, frames) ->
+    #: shape`` of that stream's empty latent for a video of ``frames`` pixel frames. Sampling then
+    #: runs the joint latent (``comfy.nested_tensor.NestedTensor``), as the family's concat node
+    #: makes it. None: one stream.
+    second_stream_shape: Callable[..., tuple] | None = None
+
+    def extras(self, batch: int, length: int, generator: Any, guidance: float | None) -> dict:
+        """The CONDITIONING extras for a context of ``(batch, length)`` (see ``conditioning_extras``)."""
+        return self.conditioning_extras(self, batch, length, generator, guidance)

@@ -38,15 +38,13 @@ The forward runs through ``WrapperExecutor`` over ``_forward`` (model.py:270-275
 (bookkeeping in options.py).
 """
 
-from .base import ModelAdapter
-from .recipe import FamilyInfo, frozen_config
+from .base import ModelAdapter, WarmupFacts
 
 #: Text facts shared with Chroma Radiance (same encoder, same conditioning path).
 T5_TEXT_POLICY = (
     "exact length: T5 prompts arrive unpadded and unmasked (min_length=1), each prompt length is its own graph"
 )
 T5_MAX_TEXT_LENGTH = 512
-T5_ENCODER = "T5-XXL (PixArt tokenizer: no padding, no attention mask)"
 
 ADAPTER = ModelAdapter(
     family="chroma",
@@ -57,7 +55,7 @@ ADAPTER = ModelAdapter(
 )
 
 
-def chroma_extras(recipe, batch, length, generator, guidance):
+def chroma_extras(facts, batch, length, generator, guidance):
     """CLIPTextEncode with Chroma's T5-only encoder: no pooled output, no attention mask.
     ``model_base.Chroma`` adds ``guidance`` 0 itself unless a node (FluxGuidance) sets one."""
     extras = {"pooled_output": None}
@@ -66,56 +64,11 @@ def chroma_extras(recipe, batch, length, generator, guidance):
     return extras
 
 
-#: ``model_detection`` fills these for every Chroma (0.8.0 and 0.33.0): the approximator's widths
-#: are fixed there, not read from the weights.
-APPROXIMATOR = {"in_dim": 64, "out_dim": 3072, "hidden_dim": 5120, "n_layers": 5}
-
-#: The synthetic-checkpoint recipe (``..synthetic``), Chroma1-HD: FLUX.1's DiT at full depth with the
-#: approximator, 64 input channels (16 latent channels x 2x2 patch).
-RECIPE = FamilyInfo(
-    name="chroma",
-    adapter=ADAPTER,
-    title="Chroma1-HD",
-    ldm_class="comfy.ldm.chroma.model:Chroma",
-    supported_model="Chroma",
-    model_base="Chroma",
-    latent_format="Flux",
-    hidden_size=3072,
-    num_heads=24,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=4096,
-    text_encoder=T5_ENCODER,
     pooled_dim=None,
-    latent_channels=16,
-    latent_dimensions=2,
-    depth_keys=("depth", "depth_single_blocks"),
-    real_depth=(19, 38),
-    block_attrs=("double_blocks", "single_blocks"),
-    default_steps=26,
-    default_cfg=4.0,
     default_cond_length=64,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            "image_model": "chroma",
-            "axes_dim": [16, 56, 56],
-            "num_heads": 24,
-            "mlp_ratio": 4.0,
-            "theta": 10000,
-            "out_channels": 64,
-            "qkv_bias": True,
-            "txt_ids_dims": [],
-            "in_channels": 64,
-            "hidden_size": 3072,
-            "context_in_dim": 4096,
-            "patch_size": 2,
-            "vec_in_dim": None,
-            "depth": 19,
-            "depth_single_blocks": 38,
-            **APPROXIMATOR,
-        }
-    ),
+    latent_channels=16,
     conditioning_extras=chroma_extras,
-    # Full width, fewer blocks: two of each kind chain the double->single hand-off and the
-    # approximator's per-block offsets at the real sizes, and sample 512² and 1024² quickly.
-    gpu_test_depth=(2, 4),
 )

@@ -30,17 +30,14 @@ and one cached tensor:
 
 The forward is ``Chroma.forward`` (the ``WrapperExecutor`` over ``_forward``) in 0.8.0 and 0.33.0.
 ComfyUI 0.8.0's Radiance predates ``use_sequential_txt_ids``; the recipe's value (False) is what
-0.8.0 does, so the recipe builds there without it (``FamilyInfo.added_later``).
+0.8.0 does, so the recipe (``bench/recipes/chroma_radiance.py``) builds there without it (``FamilyInfo.added_later``).
 """
 
 import dataclasses
 
-import torch
-
 from . import chroma
 from .base import ModelAdapter
 from .chroma import T5_MAX_TEXT_LENGTH, T5_TEXT_POLICY
-from .recipe import frozen_config
 
 #: ``outside_reads``: the NeRF embedder's cached DCT table, first read by ``dct.repeat(B, 1, 1)``
 #: (layers.py:125), shared with Z-Image pixel space's decoder.
@@ -61,40 +58,5 @@ ADAPTER = ModelAdapter(
     outside_reads=(NERF_TABLE,),
 )
 
-#: The synthetic-checkpoint recipe (``..synthetic``), Chroma1-Radiance as ComfyUI 0.33.0 detects it:
-#: Chroma's recipe (its DiT at full depth, T5 text, the approximator) with 16-pixel patches over
-#: 3 pixel channels, the conv NeRF head, no x0 prediction, zero text ids. Its GPU test depth is
-#: Chroma's (two double, four single blocks): 1024² is 4096 tokens, as Chroma's at 1024², plus the
-#: NeRF head over 8 tiles of 512 patches, so both sizes stay quick.
-RECIPE = dataclasses.replace(
-    chroma.RECIPE,
-    adapter=ADAPTER,
-    name="chroma_radiance",
-    title="Chroma1-Radiance",
-    ldm_class="comfy.ldm.chroma_radiance.model:ChromaRadiance",
-    supported_model="ChromaRadiance",
-    model_base="ChromaRadiance",
-    latent_format="ChromaRadiance",
-    latent_channels=3,
-    latent_downscale=None,  # the adapter's (1: pixel space), not Chroma's 8
-    config=frozen_config(
-        {
-            **chroma.RECIPE.config,
-            "image_model": "chroma_radiance",
-            "out_channels": 3,
-            "in_channels": 3,
-            "patch_size": 16,
-            "nerf_hidden_size": 64,
-            "nerf_mlp_ratio": 4,
-            "nerf_depth": 4,
-            "nerf_max_freqs": 8,
-            "nerf_tile_size": 512,
-            "nerf_final_head_type": "conv",
-            "nerf_embedder_dtype": torch.float32,
-            "use_x0": False,
-            "use_sequential_txt_ids": False,
-        }
-    ),
-    # 0.8.0's Radiance predates it (its text ids are the non-sequential ones: the same model).
-    added_later=frozen_config({"use_sequential_txt_ids": False}),
-)
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = dataclasses.replace(chroma.FACTS, latent_channels=3)

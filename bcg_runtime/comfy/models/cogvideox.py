@@ -9,8 +9,9 @@ inpaint 48 (the masked video and its mask, 32 more), built by ``model_base.CogVi
 1.0 patches 2x2 with a Conv2d, 1.5 2x2x2 with a Linear (``patch_size_t``, detection
 model_detection.py:659-667); RoPE or a learned positional table (present in the checkpoint or
 not, :678-684). Latents are 5-D ``[B,16,T,H,W]`` at 8x spatial and 4x temporal; labels count
-pixel frames (``64x64x5f txt226 b2``). This module is the text-to-video family and recipe; the
-other two classes' recipes are ``cogvideox_i2v.py`` and ``cogvideox_inpaint.py``.
+pixel frames (``64x64x5f txt226 b2``). This module is the text-to-video family; the other two
+classes' modules are ``cogvideox_i2v.py`` and ``cogvideox_inpaint.py`` (each class's
+synthetic-checkpoint recipe: ``bench/recipes/`` under the same name).
 
 Text: the CogVideoX T5-XXL tokenizer pads every prompt to at least 226 tokens
 (``comfy/text_encoders/cogvideo.py:13``, ``min_length=226``), and no mask reaches the DiT: prompts
@@ -32,8 +33,7 @@ Read for host syncs and value-dependent branches (0.33.0, comfy/ldm/cogvideo/mod
   ``WrapperExecutor``.
 """
 
-from .base import ModelAdapter
-from .recipe import FamilyInfo, frozen_config
+from .base import ModelAdapter, WarmupFacts
 
 #: Tokens every prompt of up to 226 tokens reaches the DiT with (the tokenizer's ``min_length``).
 T5_MIN_LENGTH = 226
@@ -55,48 +55,10 @@ ADAPTER = CogVideoXAdapter(
     temporal_scale=4,
 )
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like CogVideoX-5B (text-to-video):
-#: 48 heads of 64 (3072 wide), 42 blocks, time embedding 512, 2x2 Conv2d patches of the 16-channel
-#: latent, 3-D RoPE, T5-XXL context (4096). Detection picks the 5B latent scale (``CogVideoX1_5``,
-#: supported_models.py:2421) from the head count.
-RECIPE = FamilyInfo(
-    name="cogvideox",
-    adapter=ADAPTER,
-    title="CogVideoX-5B",
-    ldm_class="comfy.ldm.cogvideo.model:CogVideoXTransformer3DModel",
-    supported_model="CogVideoX_T2V",
-    model_base="CogVideoX",
-    latent_format="CogVideoX1_5",
-    hidden_size=3072,
-    num_heads=48,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=4096,
-    text_encoder="T5-XXL, padded to 226 tokens",
     pooled_dim=None,
-    latent_channels=16,
-    latent_dimensions=3,
-    depth_keys=("num_layers",),
-    real_depth=(42,),
-    block_attrs=("blocks",),
-    default_steps=50,
-    default_cfg=6.0,
     default_cond_length=T5_MIN_LENGTH,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            "image_model": "cogvideox",
-            "num_attention_heads": 48,
-            "attention_head_dim": 64,
-            "time_embed_dim": 512,
-            "num_layers": 42,
-            "in_channels": 16,
-            "patch_size": 2,
-            "text_embed_dim": 4096,
-            "use_learned_positional_embeddings": False,
-            "use_rotary_positional_embeddings": True,
-        }
-    ),
-    prompt_lengths=(T5_MIN_LENGTH, T5_MIN_LENGTH),
-    # The real width at a third of the depth: the full-size test samples up to 1024² (16k tokens a
-    # frame), where 42 blocks would take minutes of the suite's time.
-    gpu_test_depth=14,
+    latent_channels=16,
 )

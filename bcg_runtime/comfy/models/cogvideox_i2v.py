@@ -7,27 +7,9 @@ inputs at every replay. CogVideoX-5B-I2V carries a learned positional table
 (``patch_embed.pos_embedding``, detection model_detection.py:678-681), sliced by the patch count.
 """
 
-import dataclasses
-
 from . import cogvideox
-from .recipe import frozen_config
 
 ADAPTER = cogvideox.ADAPTER
 
-#: CogVideoX-5B-I2V: 32 input channels and the learned positional table of its 49-frame 720x480
-#: training size (226 text rows + 13 x 30 x 45 patches).
-RECIPE = dataclasses.replace(
-    cogvideox.RECIPE,
-    adapter=ADAPTER,
-    name="cogvideox_i2v",
-    title="CogVideoX-5B-I2V",
-    supported_model="CogVideoX_I2V",
-    config=frozen_config(
-        {
-            **cogvideox.RECIPE.config,
-            "in_channels": 32,
-            "use_learned_positional_embeddings": True,
-            "use_rotary_positional_embeddings": False,
-        }
-    ),
-)
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = cogvideox.FACTS

@@ -8,19 +8,9 @@ model_detection.py:664-667) and its RoPE grid is sliced from its 170x96 training
 supported_models.py:2457-2461).
 """
 
-import dataclasses
-
 from . import cogvideox
-from .recipe import frozen_config
 
 ADAPTER = cogvideox.ADAPTER
 
-#: CogVideoX-Fun-V1.5-5b-InP: 48 input channels, 2x2x2 Linear patches, 3-D RoPE.
-RECIPE = dataclasses.replace(
-    cogvideox.RECIPE,
-    adapter=ADAPTER,
-    name="cogvideox_inpaint",
-    title="CogVideoX-Fun V1.5 5B InP",
-    supported_model="CogVideoX_Inpaint",
-    config=frozen_config({**cogvideox.RECIPE.config, "in_channels": 48, "patch_size_t": 2}),
-)
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = cogvideox.FACTS

@@ -43,8 +43,8 @@ from typing import Any
 
 import torch
 
+from .base import WarmupFacts
 from .cosmos_predict2 import CosmosPredict2Adapter
-from .recipe import FamilyInfo, frozen_config
 
 TENSOR_FPS_REFUSAL = (
     "Cosmos with a tensor fps: the RoPE compares fps.min() with fps.max() on the host, which a graph would freeze; "
@@ -70,7 +70,7 @@ ADAPTER = CosmosAdapter(
 )
 
 
-def cosmos_t5_extras(recipe, batch, length, generator, guidance):
+def cosmos_t5_extras(facts, batch, length, generator, guidance):
     """The Cosmos T5-XXL node: no pooled output; the encoder's mask over the padded context (ones
     for a random number of prompt tokens, zeros for the pads), which the DiT does not read."""
     real = int(torch.randint(1, length + 1, (1,), generator=generator))
@@ -79,62 +79,11 @@ def cosmos_t5_extras(recipe, batch, length, generator, guidance):
     return {"pooled_output": None, "attention_mask": mask}
 
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like Cosmos-1.0-Diffusion-7B-Text2World.
-RECIPE = FamilyInfo(
-    name="cosmos",
-    adapter=ADAPTER,
-    title="Cosmos 1.0 Diffusion 7B Text2World",
-    ldm_class="comfy.ldm.cosmos.model:GeneralDIT",
-    supported_model="CosmosT2V",
-    model_base="CosmosVideo",
-    latent_format="Cosmos1CV8x8x8",
-    hidden_size=4096,
-    num_heads=32,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=1024,
-    text_encoder="T5-XXL (old), padded to 512 tokens",
     pooled_dim=None,
-    latent_channels=16,
-    latent_dimensions=3,
-    depth_keys=("num_blocks",),
-    real_depth=(28,),
-    block_attrs=("blocks",),
-    default_steps=35,
-    default_cfg=7.0,
     default_cond_length=512,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            "image_model": "cosmos",
-            "max_img_h": 240,
-            "max_img_w": 240,
-            "max_frames": 128,
-            "in_channels": 16,
-            "out_channels": 16,
-            "patch_spatial": 2,
-            "patch_temporal": 1,
-            "model_channels": 4096,
-            "block_config": "FA-CA-MLP",
-            "concat_padding_mask": True,
-            "pos_emb_cls": "rope3d",
-            "pos_emb_learnable": False,
-            "pos_emb_interpolation": "crop",
-            "block_x_format": "THWBD",
-            "affline_emb_norm": True,
-            "use_adaln_lora": True,
-            "adaln_lora_dim": 256,
-            "num_blocks": 28,
-            "num_heads": 32,
-            "extra_per_block_abs_pos_emb": True,
-            "rope_h_extrapolation_ratio": 1.0,
-            "rope_w_extrapolation_ratio": 1.0,
-            "rope_t_extrapolation_ratio": 2.0,
-            "extra_per_block_abs_pos_emb_type": "learnable",
-        }
-    ),
+    latent_channels=16,
     conditioning_extras=cosmos_t5_extras,
-    prompt_lengths=(512, 512),  # the T5 tokenizer pads every prompt to 512 tokens
-    # Seven of 28 blocks at the real width: 7B at 1024² (and 832x480 video) would take minutes.
-    gpu_test_depth=7,
-    #: Detection fixes 28 blocks for width 4096 (model_detection.py:505-507).
-    depth_fixed_by_detection=True,
 )

@@ -1,20 +1,11 @@
 """Cosmos 1.0 Video2World (``CosmosI2V``): the ``cosmos`` adapter (same class, same forward;
-``cosmos.py`` reads it) with a recipe of the Video2World layout: ``x_embedder`` over 17 channels
+``cosmos.py`` reads it) with a recipe of the Video2World layout (``bench/recipes/cosmos_i2v.py``): ``x_embedder`` over 17 channels
 plus the padding mask (latent 16 and the inverted noise mask, ``concat_keys`` ``("mask_inverted",)``
 at 0.33.0 comfy/model_base.py:1416-1417; detection: comfy/model_detection.py:490)."""
 
-import dataclasses
-
 from . import cosmos
-from .recipe import frozen_config
 
 ADAPTER = cosmos.ADAPTER
 
-#: Cosmos-1.0-Diffusion-7B-Video2World: the Text2World shape with 17 input channels.
-RECIPE = dataclasses.replace(
-    cosmos.RECIPE,
-    name="cosmos_i2v",
-    title="Cosmos 1.0 Diffusion 7B Video2World",
-    supported_model="CosmosI2V",
-    config=frozen_config({**cosmos.RECIPE.config, "in_channels": 17}),
-)
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = cosmos.FACTS

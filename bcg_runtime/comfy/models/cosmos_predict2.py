@@ -5,8 +5,8 @@ The 2B checkpoint: 28 blocks of 2048 (16 heads of 128) with AdaLN-LoRA (256), se
 3-D RoPE over the patches, cross-attention to a T5-XXL context (1024), Wan 2.1's latent (16
 channels at 8x, 5-D; an image is one frame: ``fix_empty_latent_channels`` unsqueezes T = 1), a
 padding-mask channel concatenated inside the forward. The Video2World class
-(``CosmosI2VPredict2``, 17 channels, the same forward) has its own adapter and recipe in
-``cosmos_predict2_i2v.py``; Anima's DiT is this one behind a text adapter (``anima.py``).
+(``CosmosI2VPredict2``, 17 channels, the same forward) has its own adapter in
+``cosmos_predict2_i2v.py`` (its recipe in ``bench/recipes/``); Anima's DiT is this one behind a text adapter (``anima.py``).
 
 Text: the Cosmos T5 tokenizer pads every prompt to 512 tokens (``min_length=512``, padding rows
 zeroed by the encoder; ``model_base.CosmosPredict2`` drops the mask), so prompts up to 512 tokens
@@ -45,8 +45,7 @@ from typing import Any
 
 import torch
 
-from .base import ModelAdapter
-from .recipe import FamilyInfo, frozen_config
+from .base import ModelAdapter, WarmupFacts
 
 TENSOR_FPS_REFUSAL = (
     "Cosmos-Predict2 with a tensor fps: the RoPE compares fps.min() with fps.max() on the host, "
@@ -71,66 +70,10 @@ ADAPTER = CosmosPredict2Adapter(
     forward_scratch_attributes=("affline_scale_log_info", "affline_emb", "crossattn_emb"),
 )
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like Cosmos-Predict2 2B text-to-image:
-#: 2048 wide, 16 heads, 28 blocks, T5-XXL context (1024).
-RECIPE = FamilyInfo(
-    name="cosmos_predict2",
-    adapter=ADAPTER,
-    title="Cosmos-Predict2 2B Text2Image",
-    ldm_class="comfy.ldm.cosmos.predict2:MiniTrainDIT",
-    supported_model="CosmosT2IPredict2",
-    model_base="CosmosPredict2",
-    latent_format="Wan21",
-    hidden_size=2048,
-    num_heads=16,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=1024,
-    text_encoder="T5-XXL (old), padded to 512 tokens",
     pooled_dim=None,
-    latent_channels=16,
-    latent_dimensions=3,
-    depth_keys=("num_blocks",),
-    real_depth=(28,),
-    block_attrs=("blocks",),
-    default_steps=35,
-    default_cfg=4.0,
     default_cond_length=512,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            "image_model": "cosmos_predict2",
-            "max_img_h": 240,
-            "max_img_w": 240,
-            "max_frames": 128,
-            "in_channels": 16,
-            "out_channels": 16,
-            "patch_spatial": 2,
-            "patch_temporal": 1,
-            "model_channels": 2048,
-            "concat_padding_mask": True,
-            "crossattn_emb_channels": 1024,
-            "pos_emb_cls": "rope3d",
-            "pos_emb_learnable": True,
-            "pos_emb_interpolation": "crop",
-            "min_fps": 1,
-            "max_fps": 30,
-            "use_adaln_lora": True,
-            "adaln_lora_dim": 256,
-            "num_blocks": 28,
-            "num_heads": 16,
-            "extra_per_block_abs_pos_emb": False,
-            "rope_h_extrapolation_ratio": 4.0,
-            "rope_w_extrapolation_ratio": 4.0,
-            "rope_t_extrapolation_ratio": 1.0,
-            "extra_h_extrapolation_ratio": 1.0,
-            "extra_w_extrapolation_ratio": 1.0,
-            "extra_t_extrapolation_ratio": 1.0,
-            "rope_enable_fps_modulation": False,
-        }
-    ),
-    prompt_lengths=(512, 512),  # the T5 tokenizer pads every prompt to 512 tokens
-    #: 2B parameters: the whole model samples 512² and 1024² on the H200 in seconds.
-    gpu_test_depth=None,
-    #: ComfyUI 0.8.0's detection fixes 28 blocks for width 2048 (0.33.0 counts them, where setting
-    #: the count at load changes nothing).
-    depth_fixed_by_detection=True,
+    latent_channels=16,
 )

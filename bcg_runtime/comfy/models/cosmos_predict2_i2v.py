@@ -21,7 +21,6 @@ Without a start image the node returns a latent with no noise mask: 17 channels 
 import dataclasses
 
 from . import cosmos_predict2
-from .recipe import frozen_config
 
 #: Cosmos-Predict2's refusal (the same forward, the same host read), named here for the support table.
 TENSOR_FPS_REFUSAL = cosmos_predict2.TENSOR_FPS_REFUSAL
@@ -35,21 +34,5 @@ ADAPTER = dataclasses.replace(
     temporal_scale=4,
 )
 
-#: Cosmos-Predict2-2B-Video2World: 2048 wide, 28 blocks, 17 input channels, the I2V RoPE
-#: extrapolation of 0.33.0 comfy/model_detection.py:872-876 (3.0 / 3.0 / 1.0).
-RECIPE = dataclasses.replace(
-    cosmos_predict2.RECIPE,
-    adapter=ADAPTER,
-    name="cosmos_predict2_i2v",
-    title="Cosmos-Predict2 2B Video2World",
-    supported_model="CosmosI2VPredict2",
-    config=frozen_config(
-        {
-            **cosmos_predict2.RECIPE.config,
-            "in_channels": 17,
-            "rope_h_extrapolation_ratio": 3.0,
-            "rope_w_extrapolation_ratio": 3.0,
-            "rope_t_extrapolation_ratio": 1.0,
-        }
-    ),
-)
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = cosmos_predict2.FACTS

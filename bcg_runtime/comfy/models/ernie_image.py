@@ -29,8 +29,7 @@ never runs ComfyUI's DIFFUSION_MODEL wrappers, so BCG reaches its calls through
 ``wrappers._ForwardThroughBCG`` (the object patch ``diffusion_model.forward``), as for SD3.
 """
 
-from .base import ModelAdapter
-from .recipe import FamilyInfo, frozen_config
+from .base import ModelAdapter, WarmupFacts
 
 ADAPTER = ModelAdapter(
     family="ernie_image",
@@ -41,34 +40,10 @@ ADAPTER = ModelAdapter(
     latent_scale=16,
 )
 
-#: The synthetic-checkpoint recipe (``..synthetic``): ERNIE-Image as ComfyUI 0.33.0 builds it (the
-#: class defaults: hidden 4096, 32 heads, 36 layers, feed-forward 12288, 128 latent channels,
-#: Ministral-3-3B context 3072). CLIPTextEncode also returns an all-ones ``attention_mask``, which
-#: ``model_base.ErnieImage`` drops; the conditioning here leaves it out (the DiT gets the same).
-RECIPE = FamilyInfo(
-    name="ernie_image",
-    adapter=ADAPTER,
-    title="ERNIE-Image",
-    ldm_class="comfy.ldm.ernie.model:ErnieImageModel",
-    supported_model="ErnieImage",
-    model_base="ErnieImage",
-    latent_format="Flux2",
-    hidden_size=4096,
-    num_heads=32,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=3072,
-    text_encoder="Ministral-3-3B (hidden layer -2), unpadded",
     pooled_dim=None,
-    latent_channels=128,
-    latent_dimensions=2,
-    depth_keys=("num_layers",),
-    real_depth=(36,),
-    block_attrs=("layers",),
-    default_steps=30,
-    default_cfg=4.0,
     default_cond_length=64,
-    default_guidance=None,
-    config=frozen_config({"image_model": "ernie"}),
-    #: About 8B parameters (16 GB in bf16): the whole model samples 512² and 1024² on the H200.
-    gpu_test_depth=None,
-    depth_fixed_by_detection=True,
+    latent_channels=128,
 )

@@ -34,8 +34,7 @@ from typing import Any
 
 import torch
 
-from .base import ModelAdapter
-from .recipe import FamilyInfo, frozen_config
+from .base import ModelAdapter, WarmupFacts
 
 
 def reference_label(call: dict[str, Any], scale: int) -> str:
@@ -71,57 +70,18 @@ ADAPTER = FluxAdapter(
 )
 
 
-def _flux_extras(recipe, batch, length, generator, guidance):
+def _flux_extras(facts, batch, length, generator, guidance):
     """CLIPTextEncode (T5-XXL + CLIP-L) with FluxGuidance: a pooled CLIP-L output and the guidance."""
-    pooled = torch.randn(batch, recipe.pooled_dim, generator=generator, dtype=torch.float32)
-    return {"pooled_output": pooled, "guidance": float(recipe.default_guidance if guidance is None else guidance)}
+    pooled = torch.randn(batch, facts.pooled_dim, generator=generator, dtype=torch.float32)
+    return {"pooled_output": pooled, "guidance": float(facts.default_guidance if guidance is None else guidance)}
 
 
-#: The synthetic-checkpoint recipe (``..synthetic``): ComfyUI's detection config and the family's facts.
-RECIPE = FamilyInfo(
-    name="flux",
-    adapter=ADAPTER,
-    title="FLUX.1-dev",
-    ldm_class="comfy.ldm.flux.model:Flux",
-    supported_model="Flux",
-    model_base="Flux",
-    latent_format="Flux",
-    hidden_size=3072,
-    num_heads=24,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=4096,
-    text_encoder="T5-XXL (context) + CLIP-L (pooled)",
     pooled_dim=768,
-    latent_channels=16,
-    latent_dimensions=2,
-    depth_keys=("depth", "depth_single_blocks"),
-    real_depth=(19, 38),
-    block_attrs=("double_blocks", "single_blocks"),
-    default_steps=20,
-    default_cfg=1.0,
     default_cond_length=256,  # the T5 tokenizer pads to min_length=256
+    latent_channels=16,
     default_guidance=3.5,
-    config=frozen_config(
-        {
-            "image_model": "flux",
-            "axes_dim": [16, 56, 56],
-            "num_heads": 24,
-            "mlp_ratio": 4.0,
-            "theta": 10000,
-            "out_channels": 16,
-            "qkv_bias": True,
-            "txt_ids_dims": [],
-            "in_channels": 16,
-            "hidden_size": 3072,
-            "context_in_dim": 4096,
-            "patch_size": 2,
-            "vec_in_dim": 768,
-            "depth": 19,
-            "depth_single_blocks": 38,
-            "guidance_embed": True,
-            "yak_mlp": False,
-            "txt_norm": False,
-        }
-    ),
     conditioning_extras=_flux_extras,
-    prompt_lengths=(256, 256),  # T5 pads every prompt to 256 tokens
 )

@@ -1,5 +1,5 @@
 """FLUX.2 [dev] 32B: the ``flux2`` adapter (same class, same forward, same text policy) with a
-recipe of dev's shape, the FLUX.2 every ComfyUI release builds.
+recipe of dev's shape (``bench/recipes/flux2_dev.py``), the FLUX.2 every ComfyUI release builds.
 
 FLUX.2 [dev] is 6144 wide with 48 heads of 128, 8 double and 48 single blocks, a Mistral-Small-3.1
 context (3 hidden layers x 5120 = 15360) and a guidance embedding (guidance-distilled, cfg 1).
@@ -8,53 +8,22 @@ be built there; this one is detected alike by 0.8.0 and 0.33.0, so FLUX.2 is tes
 """
 
 from . import flux2
-from .recipe import FamilyInfo, frozen_config
+from .base import WarmupFacts
 
 ADAPTER = flux2.ADAPTER
 
 
-def _dev_extras(recipe, batch, length, generator, guidance):
+def _dev_extras(facts, batch, length, generator, guidance):
     """CLIPTextEncode (Mistral-3) with FluxGuidance: no pooled output, the distilled guidance."""
-    return {"pooled_output": None, "guidance": float(recipe.default_guidance if guidance is None else guidance)}
+    return {"pooled_output": None, "guidance": float(facts.default_guidance if guidance is None else guidance)}
 
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like FLUX.2 [dev].
-RECIPE = FamilyInfo(
-    name="flux2_dev",
-    adapter=ADAPTER,
-    title="FLUX.2 [dev] 32B",
-    ldm_class=flux2.RECIPE.ldm_class,
-    supported_model="Flux2",
-    model_base="Flux2",
-    latent_format="Flux2",
-    hidden_size=6144,
-    num_heads=48,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=15360,
-    text_encoder="Mistral-Small-3.1 24B (3 hidden layers concatenated), padded to 512 tokens",
     pooled_dim=None,
-    latent_channels=128,
-    latent_dimensions=2,
-    depth_keys=flux2.RECIPE.depth_keys,
-    real_depth=(8, 48),
-    block_attrs=flux2.RECIPE.block_attrs,
-    default_steps=28,
-    default_cfg=1.0,
     default_cond_length=512,
+    latent_channels=128,
     default_guidance=4.0,
-    config=frozen_config(
-        {
-            **flux2.RECIPE.config,
-            "num_heads": 48,
-            "hidden_size": 6144,
-            "context_in_dim": 15360,
-            "depth": 8,
-            "depth_single_blocks": 48,
-            "guidance_embed": True,
-        }
-    ),
     conditioning_extras=_dev_extras,
-    prompt_lengths=flux2.RECIPE.prompt_lengths,
-    # Two double and four single blocks at the real width: the whole 32B model would not sample in
-    # the suite's time.
-    gpu_test_depth=(2, 4),
 )

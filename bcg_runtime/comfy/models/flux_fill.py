@@ -16,7 +16,6 @@ workflows set FluxGuidance 30).
 import dataclasses
 
 from . import flux
-from .recipe import frozen_config
 
 ADAPTER = dataclasses.replace(
     flux.ADAPTER,
@@ -25,14 +24,5 @@ ADAPTER = dataclasses.replace(
     config_classes=("FluxInpaint",),
 )
 
-#: FLUX.1 Fill [dev]: FLUX.1-dev's shape with ``img_in`` over 96 channels (x 16 + masked image 16
-#: + mask 64) and the distilled guidance (FluxGuidance 30 in its workflows).
-RECIPE = dataclasses.replace(
-    flux.RECIPE,
-    adapter=ADAPTER,
-    name="flux_fill",
-    title="FLUX.1 Fill [dev]",
-    supported_model="FluxInpaint",
-    default_guidance=30.0,
-    config=frozen_config({**flux.RECIPE.config, "in_channels": 96}),
-)
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = dataclasses.replace(flux.FACTS, default_guidance=30.0)

@@ -6,8 +6,8 @@ over 64-channel latents of a 32x VAE (``latent_formats.HunyuanImage21``: a 2048�
 = 4096 tokens), 2-D RoPE (``axes_dim`` [64, 64], ``img_ids_2d``), Qwen2.5-VL-7B context (3584) and
 a byT5 glyph mapper. The distilled checkpoint adds ``guidance_in`` and ``time_r_in`` (meanflow).
 The same forward as HunyuanVideo 1.5 (``hunyuan_video15.py``), whose adapter this one extends;
-the refiner (``HunyuanImage21Refiner``, 3-D patch) has its own adapter and recipe in
-``hunyuan_image21_refiner.py``.
+the refiner (``HunyuanImage21Refiner``, 3-D patch) has its own adapter in
+``hunyuan_image21_refiner.py`` (its recipe in ``bench/recipes/``).
 
 Text: ``HunyuanImageTokenizer`` is Qwen-Image's (exact token count after the template, an
 all-ones mask dropped), so each prompt length is its own graph; text RoPE ids are zeros, so
@@ -39,8 +39,8 @@ through the DIFFUSION_MODEL ``WrapperExecutor`` (0.33.0 l.481, 0.8.0 l.480).
 
 from typing import Any
 
+from .base import WarmupFacts
 from .hunyuan_video15 import HunyuanVideo15Adapter
-from .recipe import FamilyInfo, frozen_config
 
 MEANFLOW_REFUSAL = (
     "HunyuanImage 2.1 distilled (meanflow, time_r_in) checkpoint: the forward finds the next sigma "
@@ -66,54 +66,10 @@ ADAPTER = HunyuanImage21Adapter(
     latent_scale=32,
 )
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like HunyuanImage-2.1 (base, 17B).
-RECIPE = FamilyInfo(
-    name="hunyuan_image21",
-    adapter=ADAPTER,
-    title="HunyuanImage 2.1 (17B)",
-    ldm_class="comfy.ldm.hunyuan_video.model:HunyuanVideo",
-    supported_model="HunyuanImage21",
-    model_base="HunyuanImage21",
-    latent_format="HunyuanImage21",
-    hidden_size=3584,
-    num_heads=28,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=3584,
-    text_encoder="Qwen2.5-VL-7B (template tokens dropped), byT5-small for quoted text",
     pooled_dim=None,
-    latent_channels=64,
-    latent_dimensions=2,
-    depth_keys=("depth", "depth_single_blocks"),
-    real_depth=(20, 40),
-    block_attrs=("double_blocks", "single_blocks"),
-    default_steps=50,
-    default_cfg=3.5,
     default_cond_length=64,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            "image_model": "hunyuan_video",
-            "in_channels": 64,
-            "patch_size": [1, 1],
-            "out_channels": 64,
-            "vec_in_dim": None,
-            "axes_dim": [64, 64],
-            "meanflow": False,
-            "context_in_dim": 3584,
-            "hidden_size": 3584,
-            "mlp_ratio": 4.0,
-            "num_heads": 28,
-            "depth": 20,
-            "depth_single_blocks": 40,
-            "theta": 256,
-            "qkv_bias": True,
-            "byt5": True,
-            "guidance_embed": False,
-            "use_cond_type_embedding": False,
-            "vision_in_dim": None,
-            "meanflow_sum": False,
-        }
-    ),
-    # The real depth: 17B parameters (34 GB in bf16) fit the H200 beside the graphs, and the 32x
-    # VAE makes 1024² only 1024 image tokens (4096 at 2048²), so 512² and 1024² sample quickly.
-    gpu_test_depth=None,
+    latent_channels=64,
 )

@@ -27,7 +27,6 @@ Text as HunyuanImage 2.1's: exact length, each prompt length its own graph.
 import dataclasses
 
 from . import hunyuan_image21
-from .recipe import frozen_config
 
 ADAPTER = dataclasses.replace(
     hunyuan_image21.ADAPTER,
@@ -37,38 +36,5 @@ ADAPTER = dataclasses.replace(
     latent_scale=16,
 )
 
-#: HunyuanImage-2.1 refiner: in 128 (latent 64 + image 64), out 64, hidden 3328, 26 heads, 20
-#: double and 40 single blocks, guidance embedding and ``time_r_in``, no byT5 mapper.
-RECIPE = dataclasses.replace(
-    hunyuan_image21.RECIPE,
-    adapter=ADAPTER,
-    name="hunyuan_image21_refiner",
-    title="HunyuanImage 2.1 Refiner",
-    supported_model="HunyuanImage21Refiner",
-    model_base="HunyuanImage21Refiner",
-    latent_format="HunyuanImage21Refiner",
-    hidden_size=3328,
-    num_heads=26,
-    latent_dimensions=3,
-    latent_downscale=None,  # the adapter's (16), not the base recipe's 32
-    sampled_channels=32,  # process_out unpacks the 64 model channels into two frames of the VAE's 32
-    text_encoder="Qwen2.5-VL-7B (template tokens dropped)",
-    default_steps=4,
-    default_cfg=1.0,
-    config=frozen_config(
-        {
-            **hunyuan_image21.RECIPE.config,
-            "in_channels": 128,
-            "patch_size": [1, 1, 1],
-            "out_channels": 64,
-            "axes_dim": [16, 56, 56],
-            "meanflow": True,
-            "hidden_size": 3328,
-            "num_heads": 26,
-            "byt5": False,
-            "guidance_embed": True,
-        }
-    ),
-    # Half the depth at the real width: beside the base model's 17B in the same suite.
-    gpu_test_depth=(10, 20),
-)
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = hunyuan_image21.FACTS

@@ -8,8 +8,8 @@ pooled CLIP-L vector (``vector_in``, 768) and a guidance embedding (``guidance_i
 guidance-distilled checkpoints, FluxGuidance 6.0 with cfg 1). The same forward as HunyuanVideo 1.5
 (``hunyuan_video15.py`` reads it line by line for host syncs; none outside the meanflow path, which
 no 1.0 checkpoint has: detection turns ``meanflow`` on only for a ``time_r_in`` key), whose adapter
-this one extends. One adapter serves the three classes; each has its recipe (this module, and
-``hunyuan_video_i2v`` / ``hunyuan_video_skyreels_i2v``).
+this one extends. One adapter serves the three classes; each has its module and its recipe (this one, and
+``hunyuan_video_i2v`` / ``hunyuan_video_skyreels_i2v``; the recipes in ``bench/recipes/``).
 
 Text: ``HunyuanVideoTokenizer`` crops the LLaMA template and keeps the exact token count
 (``min_length=1``); the encoder drops an all-ones mask (0.33.0
@@ -40,8 +40,8 @@ The forward goes through the DIFFUSION_MODEL wrapper (``HunyuanVideo.forward`` -
 
 from typing import Any
 
+from .base import WarmupFacts
 from .hunyuan_video15 import HunyuanVideo15Adapter
-from .recipe import FamilyInfo, frozen_config
 
 MEANFLOW_REFUSAL = (
     "HunyuanVideo meanflow (time_r_in) checkpoint: the forward finds the next sigma with torch.where "
@@ -77,65 +77,21 @@ ADAPTER = HunyuanVideoAdapter(
 )
 
 
-def hunyuan_video_extras(recipe, batch, length, generator, guidance):
+def hunyuan_video_extras(facts, batch, length, generator, guidance):
     """The HunyuanVideo text encoder node (LLaVA-LLaMA-3 + CLIP-L) with FluxGuidance: a pooled
     CLIP-L output (``y``) and the distilled guidance."""
     import torch
 
-    pooled = torch.randn(batch, recipe.pooled_dim, generator=generator, dtype=torch.float32)
-    return {"pooled_output": pooled, "guidance": float(recipe.default_guidance if guidance is None else guidance)}
+    pooled = torch.randn(batch, facts.pooled_dim, generator=generator, dtype=torch.float32)
+    return {"pooled_output": pooled, "guidance": float(facts.default_guidance if guidance is None else guidance)}
 
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like HunyuanVideo 1.0 T2V (13B,
-#: ``hunyuan_video_720_cfgdistill``): hidden 3072, 24 heads, 20 double and 40 single blocks.
-RECIPE = FamilyInfo(
-    name="hunyuan_video",
-    adapter=ADAPTER,
-    title="HunyuanVideo 1.0 T2V (13B)",
-    ldm_class="comfy.ldm.hunyuan_video.model:HunyuanVideo",
-    supported_model="HunyuanVideo",
-    model_base="HunyuanVideo",
-    latent_format="HunyuanVideo",
-    hidden_size=3072,
-    num_heads=24,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=4096,
-    text_encoder="LLaVA-LLaMA-3-8B (template cropped, unpadded) + CLIP-L (pooled)",
     pooled_dim=768,
-    latent_channels=16,
-    latent_dimensions=3,
-    depth_keys=("depth", "depth_single_blocks"),
-    real_depth=(20, 40),
-    block_attrs=("double_blocks", "single_blocks"),
-    default_steps=30,
-    default_cfg=1.0,
     default_cond_length=64,
+    latent_channels=16,
     default_guidance=6.0,
-    config=frozen_config(
-        {
-            "image_model": "hunyuan_video",
-            "in_channels": 16,
-            "patch_size": [1, 2, 2],
-            "out_channels": 16,
-            "vec_in_dim": 768,
-            "axes_dim": [16, 56, 56],
-            "meanflow": False,
-            "context_in_dim": 4096,
-            "hidden_size": 3072,
-            "mlp_ratio": 4.0,
-            "num_heads": 24,
-            "depth": 20,
-            "depth_single_blocks": 40,
-            "theta": 256,
-            "qkv_bias": True,
-            "byt5": False,
-            "guidance_embed": True,
-            "use_cond_type_embedding": False,
-            "vision_in_dim": None,
-            "meanflow_sum": False,
-        }
-    ),
     conditioning_extras=hunyuan_video_extras,
-    # The real width at a quarter of the depth: 848x480 at 33 frames is 14k tokens, where 60 blocks
-    # of 3072 would take minutes of the suite's time.
-    gpu_test_depth=(5, 10),
 )

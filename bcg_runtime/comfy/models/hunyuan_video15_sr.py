@@ -21,7 +21,6 @@ import dataclasses
 from typing import Any
 
 from . import hunyuan_video15
-from .recipe import frozen_config
 
 MEANFLOW_REFUSAL = (
     "HunyuanVideo 1.5 SR meanflow (time_r_in) checkpoint: ComfyUI sends disable_time_r=False, so the forward finds "
@@ -46,17 +45,5 @@ ADAPTER = HunyuanVideo15SRAdapter(
     }
 )
 
-#: HunyuanVideo-1.5 720p / 1080p SR distilled: the 8.3B shape with ``img_in`` over 98 channels
-#: (latent 32, the SR condition 66), without ``time_r_in`` (the layout a non-meanflow checkpoint
-#: has; ``tests/comfy/test_coverage_variants.py`` adds it to show the refusal).
-RECIPE = dataclasses.replace(
-    hunyuan_video15.RECIPE,
-    adapter=ADAPTER,
-    name="hunyuan_video15_sr",
-    title="HunyuanVideo 1.5 SR distilled (8.3B)",
-    supported_model="HunyuanVideo15_SR_Distilled",
-    model_base="HunyuanVideo15_SR_Distilled",
-    default_steps=6,
-    default_cfg=1.0,
-    config=frozen_config({**hunyuan_video15.RECIPE.config, "in_channels": 98}),
-)
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = hunyuan_video15.FACTS

@@ -43,8 +43,7 @@ from typing import Any
 
 import torch
 
-from .base import ModelAdapter
-from .recipe import FamilyInfo, frozen_config
+from .base import ModelAdapter, WarmupFacts
 
 
 class Ideogram4Adapter(ModelAdapter):
@@ -76,38 +75,17 @@ ADAPTER = Ideogram4Adapter(
 )
 
 
-def _ideogram4_extras(recipe, batch, length, generator, guidance):
+def _ideogram4_extras(facts, batch, length, generator, guidance):
     """Qwen3-VL-8B through CLIPTextEncode: no pooled output, an all-ones attention mask (which
     ``model_base.Ideogram4.extra_conds`` drops)."""
     return {"pooled_output": None, "attention_mask": torch.ones(batch, length, dtype=torch.long)}
 
 
-#: The synthetic-checkpoint recipe (``..synthetic``): Ideogram 4 (9.3B) as ComfyUI 0.33.0 detects it.
-RECIPE = FamilyInfo(
-    name="ideogram4",
-    adapter=ADAPTER,
-    title="Ideogram 4",
-    ldm_class="comfy.ldm.ideogram4.model:Ideogram4Transformer2DModel",
-    supported_model="Ideogram4",
-    model_base="Ideogram4",
-    latent_format="Flux2",
-    hidden_size=4608,
-    num_heads=18,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=53248,
-    text_encoder="Qwen3-VL-8B (13 hidden layers concatenated)",
     pooled_dim=None,
-    latent_channels=128,
-    latent_dimensions=2,
-    depth_keys=("num_layers",),
-    real_depth=(34,),
-    block_attrs=("layers",),
-    default_steps=20,
-    default_cfg=7.0,
     default_cond_length=128,
-    default_guidance=None,
-    config=frozen_config({"image_model": "ideogram4", "in_channels": 128, "num_layers": 34}),
+    latent_channels=128,
     conditioning_extras=_ideogram4_extras,
-    #: 9.3B parameters, fewer than FLUX.1-dev's 12B that the suite samples whole; one token per
-    #: 16 pixels (4096 image tokens at 1024²): the real depth samples 512² and 1024² quickly.
-    gpu_test_depth=None,
 )

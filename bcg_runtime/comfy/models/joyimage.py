@@ -29,9 +29,8 @@ Read for host syncs and value-dependent branches (0.33.0, comfy/ldm/joyimage/mod
 
 from typing import Any
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .flux import reference_label
-from .recipe import FamilyInfo, frozen_config
 
 
 class JoyImageAdapter(ModelAdapter):
@@ -49,42 +48,10 @@ ADAPTER = JoyImageAdapter(
     text_policy="exact length: the Qwen3-VL encoder does not pad, each prompt length is its own graph",
 )
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like JoyImage as ComfyUI 0.33.0
-#: detects it (model_detection.py:1128-1144: width, heads, patch and block count from the
-#: layout) at the class's defaults: 3072 wide, 24 heads of 128, 20 double blocks, 1x2x2 patches.
-RECIPE = FamilyInfo(
-    name="joyimage",
-    adapter=ADAPTER,
-    title="JoyImage",
-    ldm_class="comfy.ldm.joyimage.model:JoyImageTransformer3DModel",
-    supported_model="JoyImage",
-    model_base="JoyImage",
-    latent_format="Wan21",
-    hidden_size=3072,
-    num_heads=24,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=4096,
-    text_encoder="Qwen3-VL-8B (no padding)",
     pooled_dim=None,
-    latent_channels=16,
-    latent_dimensions=3,
-    depth_keys=("num_layers",),
-    real_depth=(20,),
-    block_attrs=("double_blocks",),
-    default_steps=30,
-    default_cfg=4.0,
     default_cond_length=40,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            "image_model": "joyimage",
-            "in_channels": 16,
-            "hidden_size": 3072,
-            "patch_size": [1, 2, 2],
-            "num_layers": 20,
-            "num_attention_heads": 24,
-            "text_dim": 4096,
-        }
-    ),
-    # None: the real 20 blocks at 3072 wide sample 512² and 1024² quickly on the H200.
-    gpu_test_depth=None,
+    latent_channels=16,
 )

@@ -46,8 +46,7 @@ from typing import Any
 
 import torch
 
-from .base import ModelAdapter
-from .recipe import FamilyInfo, frozen_config
+from .base import ModelAdapter, WarmupFacts
 
 TIME_DIM_REPLACE_REFUSAL = (
     "Kandinsky 5 Image with time_dim_replace: the forward writes the start latent into its input x "
@@ -77,50 +76,17 @@ ADAPTER = Kandinsky5Adapter(
 )
 
 
-def pooled_clip_l(recipe, batch, length, generator, guidance):
+def pooled_clip_l(facts, batch, length, generator, guidance):
     """CLIPTextEncode for Kandinsky 5: the CLIP-L pooled output (``y``); the Qwen encoder drops
     its all-ones mask."""
-    return {"pooled_output": torch.randn(batch, recipe.pooled_dim, generator=generator)}
+    return {"pooled_output": torch.randn(batch, facts.pooled_dim, generator=generator)}
 
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like Kandinsky 5.0 Video Lite (2B, T2V
-#: and I2V): model 1792 (28 heads of 64), feed-forward 7168, time 512, 2 text and 32 visual blocks,
-#: visual input (16 latent + 16 image + 1 mask) x 2x2 patch = 132.
-RECIPE = FamilyInfo(
-    name="kandinsky5",
-    adapter=ADAPTER,
-    title="Kandinsky 5.0 Video Lite",
-    ldm_class="comfy.ldm.kandinsky5.model:Kandinsky5",
-    supported_model="Kandinsky5",
-    model_base="Kandinsky5",
-    latent_format="HunyuanVideo",
-    hidden_size=1792,
-    num_heads=28,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=3584,
-    text_encoder="Qwen2.5-VL-7B (template tokens dropped) + CLIP-L pooled",
     pooled_dim=768,
-    latent_channels=16,
-    latent_dimensions=3,
-    depth_keys=("num_text_blocks", "num_visual_blocks"),
-    real_depth=(2, 32),
-    block_attrs=("text_transformer_blocks", "visual_transformer_blocks"),
-    default_steps=50,
-    default_cfg=5.0,
     default_cond_length=64,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            "model_dim": 1792,
-            "axes_dims": [16, 24, 24],
-            "time_dim": 512,
-            "image_model": "kandinsky5",
-            "ff_dim": 7168,
-            "visual_embed_dim": 132,
-            "num_text_blocks": 2,
-            "num_visual_blocks": 32,
-        }
-    ),
+    latent_channels=16,
     conditioning_extras=pooled_clip_l,
-    #: 2B parameters: the whole model samples on the H200 in seconds.
-    gpu_test_depth=None,
 )

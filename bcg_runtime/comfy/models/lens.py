@@ -29,8 +29,7 @@ Read for host syncs and value-dependent branches (0.33.0, comfy/ldm/lens/model.p
 
 import torch
 
-from .base import ModelAdapter
-from .recipe import FamilyInfo, frozen_config
+from .base import ModelAdapter, WarmupFacts
 
 #: GPT-OSS-20B's hidden width and the layers Lens stacks into its context.
 ENCODER_WIDTH = 2880
@@ -46,7 +45,7 @@ ADAPTER = ModelAdapter(
 )
 
 
-def _lens_extras(recipe, batch, length, generator, guidance):
+def _lens_extras(facts, batch, length, generator, guidance):
     """``LensGptOssClipModel.encode_token_weights``: no pooled output, an all-ones mask over the
     prompt and the number of stacked layers (which ``model_base.Lens`` does not pass on)."""
     return {
@@ -56,44 +55,11 @@ def _lens_extras(recipe, batch, length, generator, guidance):
     }
 
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like Lens as ComfyUI 0.33.0 detects it
-#: (model_detection.py:920-942): 48 blocks, 24 heads of 64, 128 latent channels in and 32 out
-#: (2x2 unpatched), 4 stacked GPT-OSS layers of 2880.
-RECIPE = FamilyInfo(
-    name="lens",
-    adapter=ADAPTER,
-    title="Lens",
-    ldm_class="comfy.ldm.lens.model:LensTransformer2DModel",
-    supported_model="Lens",
-    model_base="Lens",
-    latent_format="Flux2",
-    hidden_size=1536,
-    num_heads=24,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=ENCODER_WIDTH * ENCODER_LAYERS,
-    text_encoder="GPT-OSS-20B, 4 hidden layers side by side (no padding)",
     pooled_dim=None,
-    latent_channels=128,
-    latent_dimensions=2,
-    depth_keys=("num_layers",),
-    real_depth=(48,),
-    block_attrs=("transformer_blocks",),
-    default_steps=30,
-    default_cfg=4.0,
     default_cond_length=40,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            "image_model": "lens",
-            "in_channels": 128,
-            "out_channels": 32,
-            "num_layers": 48,
-            "num_attention_heads": 24,
-            "enc_hidden_dim": ENCODER_WIDTH,
-            "multi_layer_encoder_feature": True,
-            "selected_layer_index": [0, 1, 2, 3],
-        }
-    ),
+    latent_channels=128,
     conditioning_extras=_lens_extras,
-    # None: the real 48 blocks at 1536 wide sample 512² and 1024² quickly on the H200.
-    gpu_test_depth=None,
 )

@@ -30,9 +30,8 @@ through the DIFFUSION_MODEL ``WrapperExecutor``.
 
 from typing import Any
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .flux import reference_label
-from .recipe import FamilyInfo, frozen_config
 
 #: Every prompt's context length at the DiT: the tokenizer pads the prompt to 512 tokens.
 CONTEXT_LENGTH = 512
@@ -56,54 +55,10 @@ ADAPTER = LongCatImageAdapter(
     text_policy="one bucket, exact: the tokenizer pads every prompt to 512 tokens, so one graph serves every prompt",
 )
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like LongCat-Image (6B) as ComfyUI
-#: 0.33.0 detects it (``model_detection.py:354``: context 3584 and no ``vector_in``).
-RECIPE = FamilyInfo(
-    name="longcat_image",
-    adapter=ADAPTER,
-    title="LongCat-Image (6B)",
-    ldm_class="comfy.ldm.flux.model:Flux",
-    supported_model="LongCatImage",
-    model_base="LongCatImage",
-    latent_format="Flux",
-    hidden_size=3072,
-    num_heads=24,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=3584,
-    text_encoder="Qwen2.5-VL-7B (prompt padded to 512 tokens, template stripped)",
     pooled_dim=None,
-    latent_channels=16,
-    latent_dimensions=2,
-    depth_keys=("depth", "depth_single_blocks"),
-    real_depth=(10, 20),
-    block_attrs=("double_blocks", "single_blocks"),
-    default_steps=50,
-    default_cfg=4.5,
     default_cond_length=CONTEXT_LENGTH,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            "image_model": "flux",
-            "axes_dim": [16, 56, 56],
-            "num_heads": 24,
-            "mlp_ratio": 4.0,
-            "theta": 10000,
-            "out_channels": 16,
-            "qkv_bias": True,
-            "txt_ids_dims": [1, 2],
-            "in_channels": 16,
-            "hidden_size": 3072,
-            "context_in_dim": 3584,
-            "patch_size": 2,
-            "vec_in_dim": None,
-            "depth": 10,
-            "depth_single_blocks": 20,
-            "guidance_embed": False,
-            "yak_mlp": False,
-            "txt_norm": False,
-        }
-    ),
-    prompt_lengths=(CONTEXT_LENGTH, CONTEXT_LENGTH),
-    #: 6B parameters, half FLUX.1-dev's 12B that the suite samples whole: the real depth samples
-    #: 512² and 1024² quickly on the H200.
-    gpu_test_depth=None,
+    latent_channels=16,
 )

@@ -53,9 +53,8 @@ model.py l.947-972, in both hosts):
 import dataclasses
 from typing import Any
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .ltxv import KEYFRAME_REFUSAL
-from .recipe import FamilyInfo, frozen_config
 
 #: Why a call with a noise mask (image-to-video, inpainting) runs eager.
 DENOISE_MASK_REFUSAL = (
@@ -152,60 +151,24 @@ AUDIO_LATENTS_PER_SECOND = 25.0
 FRAME_RATE = 25.0
 
 
-def audio_latent_shape(recipe, batch, frames):
+def audio_latent_shape(facts, batch, frames):
     """``LTXVEmptyLatentAudio``'s latent for ``frames`` pixel frames at :data:`FRAME_RATE`:
     ``[batch, 8, round(frames / fps * 25), 16]`` (at least one latent)."""
     return (batch, 8, max(1, round((frames or 1) / FRAME_RATE * AUDIO_LATENTS_PER_SECOND)), 16)
 
 
-def ltxav_extras(recipe, batch, length, generator, guidance):
+def ltxav_extras(facts, batch, length, generator, guidance):
     """CLIPTextEncode with the LTX-2 Gemma 3 encoder: the prompt's tokens, no pooled output, no
     mask, flagged for the DiT's embeddings connectors (``unprocessed_ltxav_embeds``)."""
     return {"pooled_output": None, "unprocessed_ltxav_embeds": True}
 
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like LTX-2 19B: 48 layers; video 32
-#: heads of 128 (4096), audio 32 heads of 64 (2048); Gemma 3 12B context projected to 3840; video
-#: latent 128 channels at 32x spatial, 8x temporal; audio latent 8 x 16 bins. Detection reads the
-#: depth and widths from the layout and the connectors' depth from the checkpoint's metadata
-#: config (``metadata_keys``); everything else is the class's defaults, which are LTX-2's.
-RECIPE = FamilyInfo(
-    name="ltxav",
-    adapter=ADAPTER,
-    title="LTX-2 19B (audio + video)",
-    ldm_class="comfy.ldm.lightricks.av_model:LTXAVModel",
-    supported_model="LTXAV",
-    model_base="LTXAV",
-    latent_format="LTXAV",
-    hidden_size=4096,
-    num_heads=32,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=3840,
-    text_encoder="Gemma 3 12B, the prompt's own tokens; the DiT's connectors pad to 1024",
     pooled_dim=None,
-    latent_channels=128,
-    latent_dimensions=3,
-    # The embeddings connectors' layers count as depth (the metadata's connector_num_layers): a
-    # depth-1 model has one of each, the CPU tests' size.
-    depth_keys=("num_layers", "connector_num_layers"),
-    real_depth=(48, 2),
-    block_attrs=("transformer_blocks", "video_embeddings_connector.transformer_1d_blocks"),
-    default_steps=20,
-    default_cfg=4.0,
     default_cond_length=1024,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            "image_model": "ltxav",
-            "num_layers": 48,
-            "attention_head_dim": 128,
-            "cross_attention_dim": 4096,
-            "use_keyframes_abs_pos_embedding": False,
-            "connector_num_layers": 2,
-        }
-    ),
-    added_later=frozen_config({"use_keyframes_abs_pos_embedding": False}),
+    latent_channels=128,
     conditioning_extras=ltxav_extras,
     second_stream_shape=audio_latent_shape,
-    metadata_keys=("connector_num_layers",),
-    prompt_lengths=(40, 17),  # both reach the DiT as 1024 tokens (the connectors' registers)
 )

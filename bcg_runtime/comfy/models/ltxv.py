@@ -47,8 +47,7 @@ from typing import Any
 
 import torch
 
-from .base import ModelAdapter
-from .recipe import FamilyInfo, frozen_config
+from .base import ModelAdapter, WarmupFacts
 
 #: Why a call with keyframe guides runs eager.
 KEYFRAME_REFUSAL = (
@@ -81,7 +80,7 @@ ADAPTER = LTXVAdapter(
 )
 
 
-def _ltxv_extras(recipe, batch, length, generator, guidance):
+def _ltxv_extras(facts, batch, length, generator, guidance):
     """CLIPTextEncode with the LTXV T5-XXL: no pooled output; an attention mask over the padded
     context, ones for the prompt's tokens and zeros for the pads (a random prompt length, so two
     conditionings of one context length carry different masks, as two real prompts do)."""
@@ -91,43 +90,11 @@ def _ltxv_extras(recipe, batch, length, generator, guidance):
     return {"pooled_output": None, "attention_mask": mask}
 
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like LTX-Video 2B (0.9.x): 28 layers,
-#: 32 heads of 64 (2048), cross-attention 2048, T5-XXL captions (4096), 128-channel latent at 32x
-#: spatial and 8x temporal (8k+1 frames). Without a checkpoint's metadata config.
-RECIPE = FamilyInfo(
-    name="ltxv",
-    adapter=ADAPTER,
-    title="LTX-Video 2B",
-    ldm_class="comfy.ldm.lightricks.model:LTXVModel",
-    supported_model="LTXV",
-    model_base="LTXV",
-    latent_format="LTXV",
-    hidden_size=2048,
-    num_heads=32,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=4096,
-    text_encoder="T5-XXL, padded to 128 tokens with an attention mask",
     pooled_dim=None,
-    latent_channels=128,
-    latent_dimensions=3,
-    depth_keys=("num_layers",),
-    real_depth=(28,),
-    block_attrs=("transformer_blocks",),
-    default_steps=30,
-    default_cfg=3.0,
     default_cond_length=128,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            "image_model": "ltxv",
-            "num_layers": 28,
-            "attention_head_dim": 64,
-            "cross_attention_dim": 2048,
-            # 0.33 detection reads it from the layout (LTX-2.3 checkpoints have the parameter).
-            "use_keyframes_abs_pos_embedding": False,
-        }
-    ),
-    # 0.8.0's class and detection have no such key (no keyframe embedding: the same model).
-    added_later=frozen_config({"use_keyframes_abs_pos_embedding": False}),
+    latent_channels=128,
     conditioning_extras=_ltxv_extras,
-    prompt_lengths=(128, 128),  # the T5 tokenizer pads every prompt to 128 tokens
 )

@@ -38,8 +38,7 @@ DIFFUSION_MODEL ``WrapperExecutor`` in both hosts (0.33.0 ``model.py:817``, 0.8.
 
 import torch
 
-from .base import ModelAdapter
-from .recipe import FamilyInfo, frozen_config
+from .base import ModelAdapter, WarmupFacts
 
 ADAPTER = ModelAdapter(
     family="lumina2",
@@ -50,54 +49,17 @@ ADAPTER = ModelAdapter(
 )
 
 
-def _lumina2_extras(recipe, batch, length, generator, guidance):
+def _lumina2_extras(facts, batch, length, generator, guidance):
     """Gemma-2-2B through CLIPTextEncode: no pooled output, an all-ones attention mask (which
     ``model_base.Lumina2.extra_conds`` drops, keeping only ``num_tokens``)."""
     return {"pooled_output": None, "attention_mask": torch.ones(batch, length, dtype=torch.long)}
 
 
-#: The synthetic-checkpoint recipe (``..synthetic``): Lumina-Image-2.0 as ComfyUI detects it.
-RECIPE = FamilyInfo(
-    name="lumina2",
-    adapter=ADAPTER,
-    title="Lumina-Image 2.0",
-    ldm_class="comfy.ldm.lumina.model:NextDiT",
-    supported_model="Lumina2",
-    model_base="Lumina2",
-    latent_format="Flux",
-    hidden_size=2304,
-    num_heads=24,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=2304,
-    text_encoder="Gemma-2-2B (hidden layer -2)",
     pooled_dim=None,
-    latent_channels=16,
-    latent_dimensions=2,
-    depth_keys=("n_layers",),
-    real_depth=(26,),
-    block_attrs=("layers",),
-    default_steps=25,
-    default_cfg=4.0,
     default_cond_length=64,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            "image_model": "lumina2",
-            "patch_size": 2,
-            "in_channels": 16,
-            "dim": 2304,
-            "cap_feat_dim": 2304,
-            "n_layers": 26,
-            "qk_norm": True,
-            "n_heads": 24,
-            "n_kv_heads": 8,
-            "axes_dims": [32, 32, 32],
-            "axes_lens": [300, 512, 512],
-            "rope_theta": 10000.0,
-            "ffn_dim_multiplier": 4.0,
-        }
-    ),
+    latent_channels=16,
     conditioning_extras=_lumina2_extras,
-    #: 2.6B parameters (26 layers + 4 refiner blocks at 2304): the whole model samples 512² and
-    #: 1024² in seconds on the H200, so the GPU test runs it at its real depth.
-    gpu_test_depth=None,
 )

@@ -31,9 +31,8 @@ Read for host syncs and value-dependent branches (0.33.0, comfy/ldm/mage_flow/mo
 
 from typing import Any
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .flux import reference_label
-from .recipe import FamilyInfo, frozen_config
 
 
 class MageFlowAdapter(ModelAdapter):
@@ -51,32 +50,10 @@ ADAPTER = MageFlowAdapter(
     latent_scale=16,
 )
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like Mage-Flow as ComfyUI 0.33.0
-#: detects it (model_detection.py:944-949: 2560-wide ``txt_norm``, 128-wide ``proj_out``): 12
-#: blocks, the class's default 24 heads of 128.
-RECIPE = FamilyInfo(
-    name="mage_flow",
-    adapter=ADAPTER,
-    title="Mage-Flow",
-    ldm_class="comfy.ldm.mage_flow.model:MageFlowTransformer2DModel",
-    supported_model="MageFlow",
-    model_base="MageFlow",
-    latent_format="Flux2",
-    hidden_size=3072,
-    num_heads=24,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=2560,
-    text_encoder="Qwen3-VL-4B (no padding)",
     pooled_dim=None,
-    latent_channels=128,
-    latent_dimensions=2,
-    depth_keys=("num_layers",),
-    real_depth=(12,),
-    block_attrs=("transformer_blocks",),
-    default_steps=30,
-    default_cfg=4.0,
     default_cond_length=40,
-    default_guidance=None,
-    config=frozen_config({"image_model": "mage_flow", "in_channels": 128, "num_layers": 12}),
-    # None: the real 12 blocks at 3072 wide sample 512² and 1024² quickly on the H200.
-    gpu_test_depth=None,
+    latent_channels=128,
 )

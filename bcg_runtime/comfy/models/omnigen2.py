@@ -38,8 +38,7 @@ Patches (none are read by this forward) still make a call eager through ``option
 
 import torch
 
-from .base import ModelAdapter
-from .recipe import FamilyInfo, frozen_config
+from .base import ModelAdapter, WarmupFacts
 
 ADAPTER = ModelAdapter(
     family="omnigen2",
@@ -50,58 +49,17 @@ ADAPTER = ModelAdapter(
 )
 
 
-def _omnigen2_extras(recipe, batch, length, generator, guidance):
+def _omnigen2_extras(facts, batch, length, generator, guidance):
     """Qwen2.5-VL-3B through CLIPTextEncode: no pooled output, an all-ones attention mask (from
     which ``model_base.Omnigen2.extra_conds`` takes ``num_tokens``, then drops it)."""
     return {"pooled_output": None, "attention_mask": torch.ones(batch, length, dtype=torch.long)}
 
 
-#: The synthetic-checkpoint recipe (``..synthetic``): OmniGen2 as ComfyUI detects it (every size
-#: fixed by detection: hidden 2520, 21/7 heads, 32 layers, 2 refiner blocks each, text 2048).
-RECIPE = FamilyInfo(
-    name="omnigen2",
-    adapter=ADAPTER,
-    title="OmniGen2",
-    ldm_class="comfy.ldm.omnigen.omnigen2:OmniGen2Transformer2DModel",
-    supported_model="Omnigen2",
-    model_base="Omnigen2",
-    latent_format="Flux",
-    hidden_size=2520,
-    num_heads=21,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=2048,
-    text_encoder="Qwen2.5-VL-3B (unpadded)",
     pooled_dim=None,
-    latent_channels=16,
-    latent_dimensions=2,
-    depth_keys=("num_layers", "num_refiner_layers"),
-    real_depth=(32, 2),
-    block_attrs=("layers", "noise_refiner"),
-    default_steps=50,
-    default_cfg=5.0,
     default_cond_length=64,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            "image_model": "omnigen2",
-            "axes_dim_rope": [40, 40, 40],
-            "axes_lens": [1024, 1664, 1664],
-            "ffn_dim_multiplier": None,
-            "hidden_size": 2520,
-            "in_channels": 16,
-            "multiple_of": 256,
-            "norm_eps": 1e-05,
-            "num_attention_heads": 21,
-            "num_kv_heads": 7,
-            "num_layers": 32,
-            "num_refiner_layers": 2,
-            "out_channels": None,
-            "patch_size": 2,
-            "text_feat_dim": 2048,
-            "timestep_scale": 1000.0,
-        }
-    ),
+    latent_channels=16,
     conditioning_extras=_omnigen2_extras,
-    #: About 4B parameters: the whole model samples 512² and 1024² on the H200.
-    gpu_test_depth=None,
-    depth_fixed_by_detection=True,
 )

@@ -1,7 +1,7 @@
 """PixelDiT (``PixelDiTT2I``; ``comfy.ldm.pixeldit.model.PixDiT_T2I``) and PiD, the Pixel Diffusion
 Decoder (``PiD``; ``comfy.ldm.pixeldit.pid.PidNet``, a ``PixDiT_T2I`` subclass), ComfyUI 0.33.0
-only (0.8.0 has neither class: their tests skip there). One adapter serves both; PiD's recipe is
-``pixeldit_pid.py``.
+only (0.8.0 has neither class: their tests skip there). One adapter serves both; PiD's module is
+``pixeldit_pid.py`` (the recipes: ``bench/recipes/pixeldit.py`` and ``pixeldit_pid.py``).
 
 A pixel-space DiT: no VAE, the "latent" is the RGB image (``latent_formats.PixelDiTPixel``: 3
 channels, downscale 1), so ``latent_scale`` is 1 and labels count pixels. 14 MMDiT patch blocks
@@ -40,13 +40,12 @@ Checkpoint layout: released files prefix the PixelDiT keys with ``core.`` (detec
 ``core.pixel_embedder.proj.weight``, model_detection.py:573) and fuse each pixel block's msa and
 mlp modulation into one ``adaLN_modulation.0`` Linear, which ``PixelDiTT2I.process_unet_state_dict``
 splits at load (supported_models.py:1263-1286); the recipes build that layout
-(:func:`released_layout`).
+(``released_layout`` in ``bench/recipes/pixeldit.py``).
 """
 
 import torch
 
-from .base import ModelAdapter
-from .recipe import FamilyInfo, frozen_config
+from .base import ModelAdapter, WarmupFacts
 
 #: Every prompt's context length at the DiT (padded, or cut, to 300 tokens).
 CONTEXT_LENGTH = 300
@@ -61,70 +60,17 @@ ADAPTER = ModelAdapter(
 )
 
 
-def released_layout(prefix: str):
-    """``checkpoint_layout`` of a released PixelDiT-family file: every key under ``prefix``, and
-    each pixel block's ``adaLN_modulation_msa`` / ``_mlp`` pair fused back into the one
-    ``adaLN_modulation.0`` Linear the file holds (``[p2, 6, pixel_dim, ...]``, chunks 0-2 msa and
-    3-5 mlp: the inverse of ``process_unet_state_dict``'s split)."""
-
-    def layout(recipe, sd: dict) -> dict:
-        pixel_dim = sd["pixel_embedder.proj.weight"].shape[0]
-        out = {}
-        for key, value in sd.items():
-            if "pixel_blocks." in key and ".adaLN_modulation_mlp." in key:
-                continue
-            if "pixel_blocks." in key and ".adaLN_modulation_msa." in key:
-                base, suffix = key.split(".adaLN_modulation_msa.")
-                mlp = sd[f"{base}.adaLN_modulation_mlp.{suffix}"]
-                p2, trail = value.shape[0] // (3 * pixel_dim), value.shape[1:]
-                fused = torch.cat([value.view(p2, 3, pixel_dim, *trail), mlp.view(p2, 3, pixel_dim, *trail)], dim=1)
-                out[f"{prefix}{base}.adaLN_modulation.0.{suffix}"] = fused.reshape(
-                    6 * p2 * pixel_dim, *trail
-                ).contiguous()
-            else:
-                out[prefix + key] = value
-        return out
-
-    return layout
-
-
-def _pixeldit_extras(recipe, batch, length, generator, guidance):
+def _pixeldit_extras(facts, batch, length, generator, guidance):
     """``PixelDiTGemma2TE.encode_token_weights``: no pooled output, the attention mask over the 300
     tokens (all ones here; the DiT does not read it)."""
     return {"pooled_output": None, "attention_mask": torch.ones(batch, length, dtype=torch.long)}
 
 
-#: The synthetic-checkpoint recipe (``..synthetic``), shaped like PixelDiT T2I at the class's
-#: defaults (its detection reads nothing but the family, model_detection.py:573-574): 14 patch
-#: blocks of 24 heads (1536 wide), 2 pixel blocks (16 per pixel, attention 1152 wide), 16-pixel
-#: patches, Gemma-2-2B context (2304), 300 text positions.
-RECIPE = FamilyInfo(
-    name="pixeldit",
-    adapter=ADAPTER,
-    title="PixelDiT T2I",
-    ldm_class="comfy.ldm.pixeldit.model:PixDiT_T2I",
-    supported_model="PixelDiTT2I",
-    model_base="PixelDiTT2I",
-    latent_format="PixelDiTPixel",
-    hidden_size=1536,
-    num_heads=24,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=2304,
-    text_encoder="Gemma-2-2B, padded to 300 tokens",
     pooled_dim=None,
-    latent_channels=3,
-    latent_dimensions=2,
-    depth_keys=("patch_depth", "pixel_depth"),
-    real_depth=(14, 2),
-    block_attrs=("patch_blocks", "pixel_blocks"),
-    default_steps=25,
-    default_cfg=4.0,
     default_cond_length=CONTEXT_LENGTH,
-    default_guidance=None,
-    config=frozen_config({"image_model": "pixeldit_t2i"}),
+    latent_channels=3,
     conditioning_extras=_pixeldit_extras,
-    prompt_lengths=(CONTEXT_LENGTH, CONTEXT_LENGTH),
-    depth_fixed_by_detection=True,
-    checkpoint_layout=released_layout("core."),
-    # None: the real depth (about 1B) samples 512² and 1024² quickly on the H200.
-    gpu_test_depth=None,
 )

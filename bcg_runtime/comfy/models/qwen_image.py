@@ -32,9 +32,8 @@ syncs in 0.33.0 (``comfy/ldm/qwen_image/model.py``), has none:
 
 from typing import Any
 
-from .base import ModelAdapter
+from .base import ModelAdapter, WarmupFacts
 from .flux import reference_label
-from .recipe import FamilyInfo, frozen_config
 
 
 class QwenImageAdapter(ModelAdapter):
@@ -51,28 +50,10 @@ ADAPTER = QwenImageAdapter(
     padded_text_rows_exact=False,
 )
 
-#: The synthetic-checkpoint recipe (``..synthetic``): ComfyUI's detection config and the family's facts.
-RECIPE = FamilyInfo(
-    name="qwen_image",
-    adapter=ADAPTER,
-    title="Qwen-Image (20B)",
-    ldm_class="comfy.ldm.qwen_image.model:QwenImageTransformer2DModel",
-    supported_model="QwenImage",
-    model_base="QwenImage",
-    latent_format="Wan21",
-    hidden_size=3072,
-    num_heads=24,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
     text_dim=3584,
-    text_encoder="Qwen2.5-VL-7B (last layer, template tokens dropped)",
     pooled_dim=None,
-    latent_channels=16,
-    latent_dimensions=3,
-    depth_keys=("num_layers",),
-    real_depth=(60,),
-    block_attrs=("transformer_blocks",),
-    default_steps=20,
-    default_cfg=2.5,
     default_cond_length=64,
-    default_guidance=None,
-    config=frozen_config({"image_model": "qwen_image", "in_channels": 64, "num_layers": 60}),
+    latent_channels=16,
 )

@@ -1,16 +1,7 @@
 """Wan 2.2 Fun Camera (``WAN22_Camera``): the second recipe of the Wan Fun Camera family
-(``wan_camera.py`` names what its forward adds and how it is keyed)."""
+(``bench/recipes/wan22_camera.py``; ``wan_camera.py`` names what its forward adds and how it is keyed)."""
 
-from .wan import variant_recipe
-from .wan_camera import ADAPTER  # this recipe's family
+from . import wan_camera
 
-#: Wan2.2-Fun-A14B-Control-Camera: T2V layout (no CLIP image embedding), ``in_dim`` 36.
-RECIPE = variant_recipe(
-    ADAPTER,
-    "wan22_camera",
-    "Wan 2.2 Fun A14B Camera",
-    "WAN22_Camera",
-    "WAN21_Camera",
-    {"model_type": "camera_2.2", "in_dim": 36},
-    ldm_class="comfy.ldm.wan.model:CameraWanModel",
-)
+ADAPTER = wan_camera.ADAPTER  # this recipe's family
+FACTS = wan_camera.FACTS

@@ -27,21 +27,10 @@ of fewer than 5 blocks is detected as plain I2V, so the recipe's ``smallest_dept
 DIFFUSION_MODEL ``WrapperExecutor``.
 """
 
-from .wan import variant, variant_recipe
+from . import wan
+from .wan import variant
 
 ADAPTER = variant("wan_animate", "Wan Animate", ("WAN22_Animate",))
 
-#: Wan 2.2 Animate 14B: the I2V layout (``in_dim`` 36, CLIP image embedding), the pose embedding,
-#: motion and face encoders and 8 face-adapter blocks (40 // 5).
-RECIPE = variant_recipe(
-    ADAPTER,
-    "wan_animate",
-    "Wan 2.2 Animate 14B",
-    "WAN22_Animate",
-    "WAN22_Animate",
-    {"model_type": "animate", "in_dim": 36},
-    ldm_class="comfy.ldm.wan.model_animate:AnimateWanModel",
-    smallest_depth=5,
-    # Wan's 10 blocks at the real width: two face-adapter blocks, within the suite's time.
-    gpu_test_depth=10,
-)
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS

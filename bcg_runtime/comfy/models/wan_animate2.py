@@ -16,21 +16,14 @@ What the forward adds to Wan's (ComfyUI 0.33.0, comfy/ldm/wan/model_animate2.py)
   BCG's key does not know that entry, so such calls run eager naming it
   (``unknown transformer_options entry 'animate2_cache'``).
 - ComfyUI tells the checkpoint apart only by its safetensors metadata (``transformer.model_type``
-  ``animate2``, model_detection.py l.775; the layout is I2V's), which the recipe carries.
+  ``animate2``, model_detection.py l.775; the layout is I2V's), which the recipe (``bench/recipes/wan_animate2.py``)
+  carries.
 """
 
-from .wan import variant, variant_recipe
+from . import wan
+from .wan import variant
 
 ADAPTER = variant("wan_animate2", "Wan Animate 2", ("WAN_Animate2",))
 
-#: Wan Animate 2 14B: the I2V layout (``in_dim`` 36, CLIP image embedding), detected from metadata.
-RECIPE = variant_recipe(
-    ADAPTER,
-    "wan_animate2",
-    "Wan Animate 2 14B",
-    "WAN_Animate2",
-    "WAN_Animate2",
-    {"model_type": "animate2", "in_dim": 36},
-    ldm_class="comfy.ldm.wan.model_animate2:WanAnimate2Model",
-    metadata_keys=("model_type",),
-)
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS

@@ -11,17 +11,10 @@ What the forward adds to Wan's (ComfyUI 0.33.0, comfy/ldm/wan/model.py):
   ``x`` (``concat_cond``). The rest is Wan's forward (``wan.py``).
 """
 
-from .wan import variant, variant_recipe
+from . import wan
+from .wan import variant
 
 ADAPTER = variant("wan_camera", "Wan Fun Camera", ("WAN21_Camera", "WAN22_Camera"))
 
-#: Wan2.1-Fun-14B-Control-Camera: I2V layout, ``in_dim`` 32, camera adapter from 24 channels.
-RECIPE = variant_recipe(
-    ADAPTER,
-    "wan_camera",
-    "Wan 2.1 Fun 14B Camera",
-    "WAN21_Camera",
-    "WAN21_Camera",
-    {"model_type": "camera", "in_dim": 32},
-    ldm_class="comfy.ldm.wan.model:CameraWanModel",
-)
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS

@@ -14,20 +14,10 @@ What the forward adds to Wan's (ComfyUI 0.33.0, comfy/ldm/wan/model_wandancer.py
 - No host sync or value-dependent branch beyond Wan's (``wan.py``).
 """
 
-from .wan import variant, variant_recipe
+from . import wan
+from .wan import variant
 
 ADAPTER = variant("wan_dancer", "WanDancer", ("WAN22_WanDancer",))
 
-#: WanDancer 14B: the I2V layout (``in_dim`` 36) with the music encoder and injectors, a global
-#: patch embedding and head for other frame rates. The checkpoint's unused ``ref_conv`` is left
-#: out (``in_dim_ref_conv`` unset: the forward reads it only with a ``reference_latent``, which
-#: no WanDancer node sends).
-RECIPE = variant_recipe(
-    ADAPTER,
-    "wan_dancer",
-    "Wan 2.2 WanDancer 14B",
-    "WAN22_WanDancer",
-    "WAN22_WanDancer",
-    {"model_type": "wandancer", "in_dim": 36},
-    ldm_class="comfy.ldm.wan.model_wandancer:WanDancerModel",
-)
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS

@@ -4,20 +4,14 @@
 ``ModelType.IMG_TO_IMG_FLOW`` (the video's latent is the flow's start, not noise): what changes
 is outside the DiT (the sampler's inputs), and every DiT call is Wan's forward (``wan.py``).
 ComfyUI tells the checkpoint apart only by its safetensors metadata (``transformer.model_type``
-``flow_rvs``, model_detection.py l.775), which the recipe carries.
+``flow_rvs``, model_detection.py l.775), which the recipe (``bench/recipes/wan_flow_rvs.py``)
+carries.
 """
 
-from .wan import variant, variant_recipe
+from . import wan
+from .wan import variant
 
 ADAPTER = variant("wan_flow_rvs", "Wan FlowRVS", ("WAN21_FlowRVS",))
 
-RECIPE = variant_recipe(
-    ADAPTER,
-    "wan_flow_rvs",
-    "Wan 2.1 FlowRVS (14B T2V layout)",
-    "WAN21_FlowRVS",
-    "WAN21_FlowRVS",
-    {"model_type": "flow_rvs"},
-    metadata_keys=("model_type",),
-    built_with={"model_type": "t2v"},
-)
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS

@@ -6,16 +6,10 @@ none): shapes in the key, values in the graph's inputs; CLIP-vision features as 
 (model_type ``i2v``). The forward is Wan's (``wan.py`` names its host reads); nothing else.
 """
 
-from .wan import variant, variant_recipe
+from . import wan
+from .wan import variant
 
 ADAPTER = variant("wan_fun_control", "Wan Fun Control", ("WAN21_FunControl2V",))
 
-#: Wan2.1-Fun-14B-Control: the I2V layout (CLIP image embedding) with ``in_dim`` 48.
-RECIPE = variant_recipe(
-    ADAPTER,
-    "wan_fun_control",
-    "Wan 2.1 Fun 14B Control",
-    "WAN21_FunControl2V",
-    "WAN21",
-    {"model_type": "i2v", "in_dim": 48},
-)
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS

@@ -13,17 +13,10 @@ What the forward adds to Wan's (ComfyUI 0.33.0, comfy/ldm/wan/model.py):
 - No host sync or value-dependent branch beyond Wan's (``wan.py``).
 """
 
-from .wan import variant, variant_recipe
+from . import wan
+from .wan import variant
 
 ADAPTER = variant("wan_humo", "Wan HuMo", ("WAN21_HuMo",))
 
-#: HuMo 17B: Wan 2.1 14B's width with audio cross-attention in every block, ``in_dim`` 36.
-RECIPE = variant_recipe(
-    ADAPTER,
-    "wan_humo",
-    "Wan 2.1 HuMo 17B",
-    "WAN21_HuMo",
-    "WAN21_HuMo",
-    {"model_type": "humo", "in_dim": 36},
-    ldm_class="comfy.ldm.wan.model:HumoWanModel",
-)
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS

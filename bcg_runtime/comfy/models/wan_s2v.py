@@ -15,18 +15,10 @@ What the forward adds to Wan's (ComfyUI 0.33.0, comfy/ldm/wan/model.py):
 - No ``.item()``, ``nonzero`` or value-dependent branch.
 """
 
-from .wan import variant, variant_recipe
+from . import wan
+from .wan import variant
 
 ADAPTER = variant("wan_s2v", "Wan S2V", ("WAN22_S2V",))
 
-#: Wan2.2-S2V-14B: the T2V layout with the audio encoder and injectors (every 3rd-4th block), the
-#: motion frame packer and a control-video encoder.
-RECIPE = variant_recipe(
-    ADAPTER,
-    "wan_s2v",
-    "Wan 2.2 S2V 14B",
-    "WAN22_S2V",
-    "WAN22_S2V",
-    {"model_type": "s2v"},
-    ldm_class="comfy.ldm.wan.model:WanModel_S2V",
-)
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS

@@ -16,18 +16,10 @@ What the forward adds to Wan's (ComfyUI 0.33.0, comfy/ldm/wan/model.py):
 - No host sync or value-dependent branch beyond Wan's (``wan.py``).
 """
 
-from .wan import variant, variant_recipe
+from . import wan
+from .wan import variant
 
 ADAPTER = variant("wan_scail", "Wan SCAIL", ("WAN21_SCAIL", "WAN21_SCAIL2"))
 
-#: SCAIL-Preview 14B: the I2V layout with ``in_dim`` 20 (latent and a 4-channel mask) and a pose
-#: patch embedding.
-RECIPE = variant_recipe(
-    ADAPTER,
-    "wan_scail",
-    "Wan 2.1 SCAIL 14B",
-    "WAN21_SCAIL",
-    "WAN21_SCAIL",
-    {"model_type": "scail", "in_dim": 20},
-    ldm_class="comfy.ldm.wan.model:SCAILWanModel",
-)
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS

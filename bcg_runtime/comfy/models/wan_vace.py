@@ -13,22 +13,10 @@ comfy/ldm/wan/model.py):
   forward's own tensor. No host sync or value-dependent branch beyond Wan's.
 """
 
-from .wan import variant, variant_recipe
+from . import wan
+from .wan import variant
 
 ADAPTER = variant("wan_vace", "Wan VACE", ("WAN21_Vace",))
 
-#: Wan2.1-VACE-14B: 40 blocks with 8 VACE blocks (one every 5th), ``vace_in_dim`` 96 (32-channel
-#: control latent and a 64-channel mask).
-RECIPE = variant_recipe(
-    ADAPTER,
-    "wan_vace",
-    "Wan 2.1 VACE 14B",
-    "WAN21_Vace",
-    "WAN21_Vace",
-    {"model_type": "vace", "vace_in_dim": 96, "vace_layers": 8},
-    ldm_class="comfy.ldm.wan.model:VaceWanModel",
-    depth_keys=("num_layers", "vace_layers"),
-    real_depth=(40, 8),
-    block_attrs=("blocks", "vace_blocks"),
-    gpu_test_depth=(10, 2),
-)
+#: Wan's umT5 context and latent (``wan.py``): what the warm-up mirrors of this variant.
+FACTS = wan.FACTS

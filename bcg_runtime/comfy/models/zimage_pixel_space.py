@@ -7,8 +7,8 @@ VAE, the "latent" is the image (``latent_formats.ZImagePixelSpace``: 3 channels,
 image is 4096 tokens, Z-Image's count at 1024²) and a small per-patch MLP decoder (``dec_net``,
 ``SimpleMLPAdaLN`` with a DCT ``NerfEmbedder``) replaces the final layer. ``ZImagePixelSpace``
 subclasses ``ZImage`` in ComfyUI, but adapters match config classes by exact name, so it has its
-own adapter. No checkpoint is public (ComfyUI's PR calls it "still training"): the recipe takes
-the backbone from Z-Image's detection and the decoder from ``NextDiTPixelSpace``'s defaults
+own adapter. No checkpoint is public (ComfyUI's PR calls it "still training"): the recipe (``bench/recipes/zimage_pixel_space.py``)
+takes the backbone from Z-Image's detection and the decoder from ``NextDiTPixelSpace``'s defaults
 (hidden 3840, 4 residual blocks, 8 DCT frequencies) with DeCo's 16-pixel patch.
 
 Text: as Z-Image, the caption arrives at its exact token count and the model pads it to 32 with a
@@ -41,10 +41,9 @@ No op syncs with the host, so mode 'full' is safe for every call not refused.
 
 import torch
 
-from .base import ModelAdapter
+from . import zimage
+from .base import ModelAdapter, WarmupFacts
 from .chroma_radiance import NERF_TABLE
-from .recipe import FamilyInfo, frozen_config
-from .zimage import RECIPE as ZIMAGE
 
 ADAPTER = ModelAdapter(
     family="zimage_pixel_space",
@@ -57,49 +56,16 @@ ADAPTER = ModelAdapter(
 )
 
 
-def _zimage_pixel_extras(recipe, batch, length, generator, guidance):
+def _zimage_pixel_extras(facts, batch, length, generator, guidance):
     """Qwen3-4B through CLIPTextEncode (Z-Image's encoder): no pooled output, an all-ones mask."""
     return {"pooled_output": None, "attention_mask": torch.ones(batch, length, dtype=torch.long)}
 
 
-#: The synthetic-checkpoint recipe (``..synthetic``): Z-Image's backbone with the pixel decoder, as
-#: ComfyUI 0.33.0 detects it (``model_detection.py:617``: patch from ``x_embedder``, 3 channels).
-RECIPE = FamilyInfo(
-    name="zimage_pixel_space",
-    adapter=ADAPTER,
-    title="Z-Image pixel space",
-    ldm_class="comfy.ldm.lumina.model:NextDiTPixelSpace",
-    supported_model="ZImagePixelSpace",
-    model_base="ZImagePixelSpace",
-    latent_format="ZImagePixelSpace",
-    hidden_size=ZIMAGE.hidden_size,
-    num_heads=ZIMAGE.num_heads,
-    text_dim=ZIMAGE.text_dim,
-    text_encoder=ZIMAGE.text_encoder,
+#: What the warm-up's placeholder conditioning and empty latents mirror of this family (``..sampling``).
+FACTS = WarmupFacts(
+    text_dim=zimage.FACTS.text_dim,
     pooled_dim=None,
-    latent_channels=3,
-    latent_dimensions=2,
-    depth_keys=("n_layers",),
-    real_depth=(30,),
-    block_attrs=("layers",),
-    default_steps=30,
-    default_cfg=4.0,
     default_cond_length=64,
-    default_guidance=None,
-    config=frozen_config(
-        {
-            **ZIMAGE.config,
-            "image_model": "zimage_pixel",
-            "patch_size": 16,
-            "in_channels": 3,
-            "decoder_in_channels": 16 * 16 * 3,
-            "decoder_hidden_size": 3840,
-            "decoder_num_res_blocks": 4,
-            "decoder_max_freqs": 8,
-        }
-    ),
+    latent_channels=3,
     conditioning_extras=_zimage_pixel_extras,
-    #: Z-Image's 6B backbone (its GPU test runs at full depth) plus a ~0.3B decoder; 1024² is 4096
-    #: tokens as Z-Image's, so the whole model samples in seconds on the H200.
-    gpu_test_depth=None,
 )

@@ -1,16 +1,22 @@
 """A model family's recipe: the facts ComfyUI's detection and sampling need to build and run the
-family's real model class with random weights (``bench/synthetic.py``), and the text encoder's
-output the warm-up's placeholder conditioning mirrors (``..sampling``).
+family's real model class with random weights (``bench/synthetic.py``). What the product's warm-up
+needs too (the text encoder's output its placeholder conditioning mirrors, the latent's shape) is
+the family's adapter and ``WarmupFacts`` (``bcg_runtime/comfy/models/<family>.py``), which a recipe
+names and reads, never repeats.
 
-Each family module in this package defines its ``RECIPE`` beside its ``ADAPTER``, so adding a family
-touches one file (and its tests). Importing this module needs neither torch nor ComfyUI.
+Each recipe is a module of ``bench/recipes/``, named as the product's family module whose adapter
+and facts it reads (tests/unit/test_trees_and_layout.py). Importing this module needs neither torch
+nor ComfyUI.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from bcg_runtime.comfy.models.base import ModelAdapter, WarmupFacts
 
 
 @dataclass(frozen=True)
@@ -26,31 +32,19 @@ class FamilyInfo:
     latent_format: str  # comfy.latent_formats class
     hidden_size: int
     num_heads: int
-    text_dim: int  # context (cross_attn) width from the family's text encoder
     text_encoder: str
-    pooled_dim: int | None  # pooled_output width, None where the encoder returns None
-    latent_channels: int
     latent_dimensions: int  # 2: latents are [B,C,H,W]; 3: [B,C,T,H,W] (ComfyUI unsqueezes T=1)
     depth_keys: tuple[str, ...]  # unet_config keys that count blocks
     real_depth: tuple[int, ...]  # their values in the real checkpoint
     block_attrs: tuple[str, ...]  # diffusion_model submodules (dotted paths) holding those blocks
     default_steps: int
     default_cfg: float
-    default_cond_length: int
-    default_guidance: float | None  # Flux's distilled guidance (FluxGuidance), else None
     config: Mapping[str, Any]  # full-depth unet_config exactly as model_detection returns it
-    #: ``(recipe, batch, length, generator, guidance) -> dict``: the CONDITIONING extras the family's
-    #: text encoder node returns beside the context (pooled output, attention mask, guidance).
-    conditioning_extras: Callable[..., dict] = lambda recipe, batch, length, generator, guidance: {
-        "pooled_output": None
-    }
-    #: Image pixels per latent cell of the family's empty latent: its adapter's ``latent_scale``
-    #: (set from ``adapter``; 8 for a recipe without one).
-    latent_downscale: int | None = None
-    #: Video families: pixel frames per latent frame after the first: its adapter's
-    #: ``temporal_scale`` (set from ``adapter``); empty latents are then ``[B,C,T,H,W]`` with
-    #: T = (frames-1)//s + 1, as ComfyUI's empty video latent nodes make them. None: an image family.
-    temporal_downscale: int | None = None
+    #: The family's ``ModelAdapter`` and its module's ``WarmupFacts`` (``FACTS``): what both need
+    #: (the latent's scales and channels, the text encoder's widths, default prompt length and
+    #: extras) is theirs and read from them (the properties below), never written twice.
+    adapter: ModelAdapter
+    facts: WarmupFacts
     #: (positive, negative) prompt token counts the tests sample with: different lengths, so cond and
     #: uncond are separate signatures, unless the family's encoder pads both alike (FLUX's T5: 256).
     prompt_lengths: tuple[int, int] = (40, 17)
@@ -81,11 +75,6 @@ class FamilyInfo:
     #: ``WAN21_FlowRVS`` builds a ``WanModel`` with ``model_type="t2v"`` from a detected
     #: ``"flow_rvs"``): the synthetic checkpoint's layout is made with them.
     built_with: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    #: Families whose latent holds a second stream (LTX-2's audio): ``(recipe, batch, frames) ->
-    #: shape`` of that stream's empty latent for a video of ``frames`` pixel frames (None: one).
-    #: Sampling then runs the joint latent (``comfy.nested_tensor.NestedTensor``), as the
-    #: family's concat node makes it. None: one stream.
-    second_stream_shape: Callable[..., tuple] | None = None
     #: Channels of the latent the sampler returns where the family's latent format repacks the
     #: model's (the HunyuanImage 2.1 refiner's ``process_out``: 64 model channels are two frames of
     #: its VAE's 32). None: ``latent_channels``.
@@ -94,23 +83,44 @@ class FamilyInfo:
     #: tree ComfyUI builds, where they differ (the class's ``process_unet_state_dict`` undoes it at
     #: load: PixelDiT's ``core.`` prefix and fused pixel-block modulation). None: the same keys.
     checkpoint_layout: Callable[..., dict] | None = None
-    #: The family's ``ModelAdapter``: the facts both need (``latent_downscale``,
-    #: ``temporal_downscale``) are the adapter's and are read from it, never written twice.
-    adapter: Any = None
 
-    def __post_init__(self) -> None:
-        if self.adapter is None:
-            facts = {"latent_downscale": 8, "temporal_downscale": None}
-        else:
-            facts = {"latent_downscale": self.adapter.latent_scale, "temporal_downscale": self.adapter.temporal_scale}
-        for name, fact in facts.items():
-            given = getattr(self, name)
-            if given is None:
-                object.__setattr__(self, name, fact)
-            elif self.adapter is not None and given != fact:
-                raise ValueError(
-                    f"recipe {self.name!r}: {name}={given} but its adapter says {fact}; give only adapter="
-                )
+    @property
+    def text_dim(self) -> int:
+        """Context width of the family's text encoder (its facts')."""
+        return self.facts.text_dim
+
+    @property
+    def pooled_dim(self) -> int | None:
+        return self.facts.pooled_dim
+
+    @property
+    def default_cond_length(self) -> int:
+        return self.facts.default_cond_length
+
+    @property
+    def default_guidance(self) -> float | None:
+        return self.facts.default_guidance
+
+    @property
+    def latent_channels(self) -> int:
+        return self.facts.latent_channels
+
+    @property
+    def second_stream_shape(self):
+        """``(facts, batch, frames) -> shape`` of a second latent stream (LTX-2's audio), or None."""
+        return self.facts.second_stream_shape
+
+    @property
+    def latent_downscale(self) -> int:
+        """Image pixels per latent cell of the family's empty latent: its adapter's ``latent_scale``."""
+        return self.adapter.latent_scale
+
+    @property
+    def temporal_downscale(self) -> int | None:
+        """Video families: pixel frames per latent frame after the first (its adapter's
+        ``temporal_scale``); empty latents are then ``[B,C,T,H,W]`` with T = (frames-1)//s + 1, as
+        ComfyUI's empty video latent nodes make them. None: an image family."""
+        return self.adapter.temporal_scale
 
     def unet_config(self, depth=None) -> dict:
         """The detection config with block counts set by :meth:`depth_counts`."""
@@ -130,8 +140,8 @@ class FamilyInfo:
         return {"config": json.dumps({"transformer": transformer})}
 
     def extras(self, batch: int, length: int, generator: Any, guidance: float | None) -> dict:
-        """The CONDITIONING extras for a context of ``(batch, length)`` (see ``conditioning_extras``)."""
-        return self.conditioning_extras(self, batch, length, generator, guidance)
+        """The CONDITIONING extras for a context of ``(batch, length)`` (its facts' ``extras``)."""
+        return self.facts.extras(batch, length, generator, guidance)
 
     def depth_counts(self, depth) -> tuple[int, ...]:
         """Block counts for ``depth``: None = real depth; an int applies to every block kind (Flux: that
