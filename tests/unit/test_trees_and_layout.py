@@ -248,3 +248,88 @@ TOOLS_REACH = (
     "bcg_runtime.comfy.sampling",
     "bcg_runtime.comfy.kernel_settings",  # bench.not_exact records the settings that pick kernels
 )
+
+
+def _glue_modules(path: pathlib.Path) -> list[str]:
+    """The ``bcg_runtime.comfy`` modules ``path`` imports, ``from bcg_runtime.comfy import x`` as ``bcg_runtime.comfy.x``."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names if a.name.startswith("bcg_runtime.comfy.")]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module == "bcg_runtime.comfy":
+            out += [f"bcg_runtime.comfy.{a.name}" for a in node.names]
+        elif (
+            isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("bcg_runtime.comfy.")
+        ):
+            out.append(node.module)
+    return out
+
+
+def test_the_bench_reaches_the_glue_only_through_api():
+    offending = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path in _python_files("bench")
+        for module in _glue_modules(path)
+        if not module.startswith(TOOLS_REACH)
+    ]
+    assert not offending, offending
+
+
+def test_core_never_imports_the_glue_or_the_models():
+    """``core/`` is the generic runtime: the ComfyUI glue and the model adapters (where each family's
+    quirks live) build on it, never the other way round."""
+    offending = [
+        f"{path.relative_to(ROOT)}: from {'.' * level}{module} import ..."
+        for path in _python_files("bcg_runtime/core")
+        for level, module in _imports(path)
+        if (level >= 2 and module.split(".")[0] == "comfy") or module.startswith("bcg_runtime.comfy")
+    ]
+    assert not offending, offending
+
+
+def test_each_recipe_takes_its_facts_from_its_adapter():
+    """One fact in one place: the latent's scales are the family's adapter's, the text encoder's
+    widths, default prompt length and extras and the latent's channels its module's warm-up facts
+    (``FACTS``); each recipe (``bench/recipes/<name>.py``, named as its product module) names that
+    module's ``ADAPTER`` and ``FACTS`` rather than repeating them, and the product knows each
+    recipe's name (``by_family``, ``warmup_facts``) without importing the bench."""
+    import dataclasses
+
+    from bcg_runtime.comfy import models
+    from bench.recipe import FamilyInfo
+    from bench.recipes import RECIPE_MODULES
+
+    repeated = {f.name for f in dataclasses.fields(FamilyInfo)} & {
+        f.name for f in dataclasses.fields(models.WarmupFacts)
+    }
+    assert not repeated, f"FamilyInfo repeats the warm-up facts {sorted(repeated)}: read them from facts="
+    family_modules = {m.__name__.rpartition(".")[2]: m for m in models.FAMILY_MODULES}
+    recipes = {m.__name__.rpartition(".")[2]: m.RECIPE for m in RECIPE_MODULES}
+    assert recipes.keys() == family_modules.keys(), "one recipe per family module, named alike"
+    for name, recipe in recipes.items():
+        module = family_modules[name]
+        assert recipe.name == name, f"bench/recipes/{name}.py: its RECIPE is named {recipe.name!r}"
+        assert recipe.adapter is module.ADAPTER, f"{name}: give RECIPE adapter=ADAPTER (its product module's)"
+        assert recipe.facts is module.FACTS, f"{name}: give RECIPE facts=FACTS (its product module's)"
+        assert models.by_family(name) is recipe.adapter and models.warmup_facts(name) is recipe.facts, name
+        assert (recipe.latent_downscale, recipe.temporal_downscale) == (
+            module.ADAPTER.latent_scale,
+            module.ADAPTER.temporal_scale,
+        )
+    for adapter in models.ADAPTERS:  # a family's name is its own module's
+        assert family_modules[adapter.family].ADAPTER is adapter, adapter.family
+
+
+def test_a_static_buffer_keeps_a_gapped_views_strides():
+    """A joint latent's stream at batch 2 is a view with gaps (batch stride over both streams):
+    its buffer keeps those strides, so captured kernels see eager's layout (LTX-2's single-frame
+    b2 capture differed by a rounding when the buffer was contiguous)."""
+    import torch
+
+    from bcg_runtime.core.trees import make_static_buffer
+
+    packed = torch.randn(2, 640)
+    video = packed[:, :512].view(2, 128, 1, 2, 2)
+    buf = make_static_buffer(video)
+    assert buf.stride() == video.stride() == (640, 4, 4, 2, 1) and torch.equal(buf, video)
+    assert make_static_buffer(torch.randn(3, 1).expand(3, 4)).stride() == (4, 1)  # overlapping: contiguous
