@@ -24,13 +24,13 @@ from .config import BCGConfig, CapturePolicy, Mode
 from .decision import bind_call
 from .events import publish_input_error
 from .guards import compile_refusal
+from .hooks import install, session_of
 from .models import SUPPORTED, UNSUPPORTED, adapter_for, config_class_name
 from .routes import register_routes
 from .sdpa_order import cudnn_first
 from .session import BCGSession, invalidations
 from .twin import fixed_address_clone
 from .warmup import WarmupReport, per_step_refusal, run_warmup
-from .wrappers import install, session_of
 
 log = logging.getLogger(__name__)
 

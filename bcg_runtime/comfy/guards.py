@@ -201,7 +201,7 @@ def host_memory_writable(tensors: list[torch.Tensor]) -> bool:
 
 def plain_subclass_weights(diffusion_model: Any) -> bool:
     """Whether the DiT's weights include a plain tensor subclass (``dispatch_modes.is_plain_subclass``:
-    its data in its own storage, its own code running in the forward: ComfyUI-GGUF's ``GGMLTensor``). For such a model the session (``wrappers.install``) stages the forward's
+    its data in its own storage, its own code running in the forward: ComfyUI-GGUF's ``GGMLTensor``). For such a model the session (``hooks.install``) stages the forward's
     host-to-device copies through pinned buffers (``core/host_copies.py``: GGUF moves a LoRA kept
     in host memory to the device at every dequantization; what those copies carry is the weights'
     ``patches``, which the fingerprint holds, so a changed LoRA captures anew)."""

@@ -40,7 +40,7 @@ def sample_both(family, bcg_model, model, *args, **kwargs):
 
 def session_of(model):
     """The BCG session the pack attached to a ModelPatcher."""
-    from bcg_runtime.comfy.wrappers import session_of
+    from bcg_runtime.comfy.hooks import session_of
 
     return session_of(model)
 

@@ -163,7 +163,7 @@ def test_480p_video_is_bit_exact_on_cuda():
     replayed bit-equal to eager; an unwarmed frame count names itself.
     Through bcg_runtime.comfy.api (the GPU image has no PyAV for the node shells)."""
     from bcg_runtime.comfy import api
-    from bcg_runtime.comfy.wrappers import session_of as api_session_of
+    from bcg_runtime.comfy.hooks import session_of as api_session_of
 
     skip_unless_host_builds(FAMILY)
     depth = synthetic.family_info(FAMILY).gpu_test_depth

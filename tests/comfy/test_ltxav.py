@@ -211,7 +211,7 @@ def test_768x512x121_with_audio_is_bit_exact_on_cuda(family):
     from bcg_testing import conds as family_conds
 
     from bcg_runtime.comfy import api
-    from bcg_runtime.comfy.wrappers import session_of as api_session_of
+    from bcg_runtime.comfy.hooks import session_of as api_session_of
 
     from comfy.ldm.lightricks.av_model import LTXAVModel
 

@@ -15,7 +15,7 @@ from bcg_testing import WARMUP_ONLY, conds, release_cuda_memory
 
 from bcg_runtime.comfy import api
 from bench import synthetic
-from bcg_runtime.comfy.wrappers import session_of
+from bcg_runtime.comfy.hooks import session_of
 
 pytestmark = [
     pytest.mark.gpu,

@@ -130,7 +130,7 @@ def bcg(request):
     import comfy.model_management as mm
 
     from bcg_runtime.comfy import api
-    from bcg_runtime.comfy.wrappers import session_of
+    from bcg_runtime.comfy.hooks import session_of
 
     if mm.get_torch_device().type == "cpu":
         request.getfixturevalue("standin_graphs")
@@ -148,7 +148,7 @@ def bcg(request):
 
 
 def last_run(model) -> dict:
-    from bcg_runtime.comfy.wrappers import session_of
+    from bcg_runtime.comfy.hooks import session_of
 
     run = session_of(model).last_run
     assert run is not None and run["calls"] == STEPS, run

@@ -185,7 +185,7 @@ def test_full_width_references_replay_exactly_on_cuda(family, mode):
     from bcg_testing import release_cuda_memory
 
     from bcg_runtime.comfy import api
-    from bcg_runtime.comfy.wrappers import session_of as session_of_model
+    from bcg_runtime.comfy.hooks import session_of as session_of_model
 
     model = synthetic.load_model(family, depth=GPU_DEPTH[family], seed=0, device="cuda")
     try:

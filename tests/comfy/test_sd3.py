@@ -23,7 +23,7 @@ FIRST = "first call, captured"
 def _routed(model) -> bool:
     """Whether the shared diffusion model's ``forward`` is now BCG's routing object patch."""
 
-    from bcg_runtime.comfy.wrappers import _ForwardThroughBCG as shim
+    from bcg_runtime.comfy.hooks import _ForwardThroughBCG as shim
 
     return isinstance(model.model.diffusion_model.__dict__.get("forward"), shim)
 

@@ -258,7 +258,7 @@ def test_the_variants_inputs_are_bit_exact_on_cuda(family):
     7,800 tokens), the same checks as the CPU test, through bcg_runtime.comfy.api (the GPU image
     has no PyAV for the node shells). ``BCG_GPU_FAMILIES`` picks variants."""
     from bcg_runtime.comfy import api
-    from bcg_runtime.comfy.wrappers import session_of as api_session_of
+    from bcg_runtime.comfy.hooks import session_of as api_session_of
 
     skip_unless_host_builds(family)
     model = synthetic.load_model(family, depth=synthetic.family_info(family).gpu_test_depth, seed=0, device="cuda")

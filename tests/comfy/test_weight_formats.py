@@ -240,7 +240,7 @@ def cpu_host(pack, standin_graphs):
         return warmed, report
 
     sessions = []
-    from bcg_runtime.comfy.wrappers import session_of
+    from bcg_runtime.comfy.hooks import session_of
 
     def tracked(m):
         sessions.append(session_of(m))
@@ -258,7 +258,7 @@ def cuda_host():
     import comfy.model_management as mm
 
     from bcg_runtime.comfy import api
-    from bcg_runtime.comfy.wrappers import session_of
+    from bcg_runtime.comfy.hooks import session_of
 
     if not torch.cuda.is_available() or mm.get_torch_device().type != "cuda":
         pytest.skip(
