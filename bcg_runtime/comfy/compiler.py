@@ -37,6 +37,7 @@ call through, logs nothing and touches no flag.
 
 from __future__ import annotations
 
+import enum
 import logging
 import os
 import sys
@@ -46,24 +47,35 @@ log = logging.getLogger(__name__)
 
 #: ``aside`` (default) or ``inside``: what BCG does with the Comfy model compiler for its model.
 POLICY_VAR = "BCG_COMFY_COMPILER"
-ASIDE = "aside"
-INSIDE = "inside"
-POLICIES = (ASIDE, INSIDE)
+
+
+class Policy(enum.Enum):
+    """What BCG does with the Comfy model compiler while its model samples."""
+
+    ASIDE = "aside"  # the compiler is off for BCG's model (BCG replays its own graphs)
+    INSIDE = "inside"  # the compiler stays on; BCG's graphs run inside it
+
+
+ASIDE, INSIDE = Policy.ASIDE, Policy.INSIDE
 #: The flag of ComfyUI's ``comfy/cli_args.py`` (0.34+) that turns the compiler off.
 FLAG = "disable_comfy_compiler"
 #: What a run's summary says when BCG stepped the compiler aside.
 ASIDE_NOTE = "Comfy model compiler off for this model's sampling (BCG replays its own graphs; set BCG_COMFY_COMPILER=inside to keep it)"
 
 
-def policy(environ=os.environ) -> str:
+def policy(environ=os.environ) -> Policy:
     """The process's policy from :data:`POLICY_VAR`; an unknown value is one clear error naming it."""
-    value = str(environ.get(POLICY_VAR, "") or ASIDE).strip().lower()
-    if value not in POLICIES:
-        raise ValueError(f"{POLICY_VAR}: '{value}' is not a policy; accepted: {', '.join(POLICIES)} (default {ASIDE})")
-    return value
+    value = str(environ.get(POLICY_VAR, "") or ASIDE.value).strip().lower()
+    try:
+        return Policy(value)
+    except ValueError:
+        accepted = ", ".join(p.value for p in Policy)
+        raise ValueError(
+            f"{POLICY_VAR}: '{value}' is not a policy; accepted: {accepted} (default {ASIDE.value})"
+        ) from None
 
 
-def _policy_or_default() -> str:
+def _policy_or_default() -> Policy:
     """:func:`policy`, or the default where the variable went bad after BCG Apply checked it."""
     try:
         return policy()
@@ -144,7 +156,7 @@ class OuterSampleHook:
     def __call__(self, executor, *args, **kwargs):
         session = self.session
         enabled, host_args = _host_switch()
-        if enabled is None or session.permanent_refusal is not None or _policy_or_default() != ASIDE:
+        if enabled is None or session.permanent_refusal is not None or _policy_or_default() is not ASIDE:
             return executor(*args, **kwargs)
         device = getattr(getattr(executor.class_obj, "model_patcher", None), "load_device", None)
         aside = CompilerAside(enabled, host_args)
