@@ -35,8 +35,8 @@ from .warmup import WarmupReport, per_step_refusal, run_warmup
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "ANY_MODEL_MAX_TEXT", "COMPILER_POLICY_VAR", "UNVERIFIED_OPT_IN", "CapturePolicy", "InputError", "Mode", "apply",
-    "bind_call", "compile_refusal", "cudnn_first", "invalidations", "publish_input_error", "register_routes", "require_session",
+    "COMPILER_POLICY_VAR", "UNVERIFIED_OPT_IN", "CapturePolicy", "InputError", "Mode", "apply",
+    "bind_call", "compile_refusal", "cudnn_first", "invalidations", "publish_input_error", "register_routes",
     "resolutions_error", "session_of", "warm_up",
 ]  # fmt: skip
 
