@@ -78,8 +78,12 @@ class Run:
             self._take()
         return self.state, False
 
+    def _now(self) -> fingerprint.Fingerprint:
+        """The model's fingerprint as it is now."""
+        return fingerprint.take(self.patcher, self.options, self.scratch)
+
     def _take(self) -> None:
-        self.state = fingerprint.take(self.patcher, self.options, self.scratch)
+        self.state = self._now()
         self._dicts = module_token.module_dicts(self.patcher.model.diffusion_model)
         self._token = module_token.modules_token(self._dicts)
 
@@ -98,7 +102,7 @@ class Run:
         settings, are dropped at their next call as for any change of the fingerprint."""
         if not isinstance(state, fingerprint.Fingerprint) or not fingerprint.process_settings_changed(state):
             return state
-        now = fingerprint.take(self.patcher, self.options, self.scratch)
+        now = self._now()
         log.info("[BCG] %s during a capture: the graph is bound to the settings it was captured and proven under",
                  now.change_from(state))  # fmt: skip
         if self.state is state:

@@ -89,10 +89,11 @@ class ModelAdapter:
         return self
 
     def mode_refusal(self, mode: Mode) -> str | None:
-        """Why this family cannot run in ``mode`` with the fix, or None. 'full' and 'fast' are one graph per call, which a forward that syncs with
-        the host breaks; 'fast' also compiles the blocks, and Dynamo would trace the host-copy
-        staging and host-read modes (core/host_copies.py, core/host_reads.py) with the mode stack
-        differing between warm-up, capture and proof: untested."""
+        """Why this family cannot run in ``mode`` with the fix, or None. 'full' and 'fast' are one
+        graph per call, which a forward that syncs with the host breaks; 'fast' also compiles the
+        blocks, and Dynamo would trace the host-copy staging and host-read modes
+        (core/host_copies.py, core/host_reads.py) with the mode stack differing between warm-up,
+        capture and proof: untested."""
         if mode in (Mode.FULL, Mode.FAST) and not self.full_graph_safe:
             return f"mode: '{mode.value}' is not safe for {self.display_name} (its forward syncs with the host); use 'breakable'"
         if mode is Mode.FAST and (self.stage_host_copies or self.replay_host_reads):
