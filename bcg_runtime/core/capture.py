@@ -224,15 +224,15 @@ def record(
 
 
 def prove(
-    entry: Entry, call: Call, fn: Callable, args: tuple, kwargs: dict, table: EntryTable, costs: CaptureCosts | None
+    entry: Entry, call: Call, truth_of: Callable[[], Any], table: EntryTable, costs: CaptureCosts | None
 ) -> CaptureResult:
-    """Eager on the live call, then a replay of the same inputs (module docstring): CAPTURED with
-    eager's output, or the key blocked in ``table`` with why. ``costs``: where the capture's,
-    eager's and the replay's times are sampled (None: not a sample)."""
+    """Eager on the live call (``truth_of()``), then a replay of the same inputs (module
+    docstring): CAPTURED with eager's output, or the key blocked in ``table`` with why. ``costs``:
+    where the capture's, eager's and the replay's times are sampled (None: not a sample)."""
     sync = entry.graph.backend.synchronize
     sync(call.device)
     start = time.perf_counter()
-    truth = fn(*args, **kwargs)
+    truth = truth_of()
     sync(call.device)
     eager_s = time.perf_counter() - start
     try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import logging
 from dataclasses import dataclass
-from typing import Any, Hashable, NamedTuple
+from typing import Any, Callable, Hashable, NamedTuple
 
 import torch
 
@@ -46,12 +46,32 @@ class CallKey(NamedTuple):
 
 class Dispatch(NamedTuple):
     """What the caller knows about a call besides its arguments: ``key_extra`` (key material the
-    arguments do not show), ``opaque`` (arguments passed through unkeyed) and ``label`` (its name
-    in logs and reports; default: the tensors' shapes)."""
+    arguments do not show), ``opaque`` (arguments passed through unkeyed), ``label`` (its name
+    in logs and reports; default: the tensors' shapes) and ``variant``.
+
+    ``variant``: which of the calls one key covers this one is, where the caller rewrote the call
+    so that several share a key (a caption the model pads itself, keyed by its padded length, with
+    the real length as the variant); None where a key covers one kind of call. An entry serves a
+    variant other than the one it was captured for only after one replay of another variant
+    equalled the caller's reference (:attr:`Action.PROVE`)."""
 
     key_extra: Hashable = ()
     opaque: tuple[str, ...] = ()
     label: str | None = None
+    variant: Hashable = None
+
+
+class Reference(NamedTuple):
+    """The call as its caller received it, where the runner is handed a rewritten form (``fn`` is
+    the rest of a forward whose own prologue ran before the key): every eager answer and every
+    proof's truth is this call run plainly."""
+
+    fn: Callable
+    args: tuple
+    kwargs: dict
+
+    def __call__(self, watch: Callable[[dict], dict] = lambda kwargs: kwargs) -> Any:
+        return self.fn(*self.args, **watch(self.kwargs))
 
 
 class Gate(NamedTuple):
@@ -76,12 +96,16 @@ class Call:
     leaves: list[torch.Tensor]
     label: str
     device: torch.device | None
+    variant: Hashable = None
 
 
 class Action(enum.Enum):
     """What the runner does with a call."""
 
     SERVE = "serve"  # its proven entry replays
+    #: its entry replays and is compared with the reference; equal: it serves every variant from
+    #: now on, else its key is blocked and the reference's output answers
+    PROVE = "prove"
     CAPTURE = "capture"  # capture and prove now, answer with eager
     EAGER = "eager"  # run eager, with the reason
 
@@ -89,7 +113,7 @@ class Action(enum.Enum):
 @dataclass(frozen=True)
 class Decision:
     """The runner's final word on one call: :attr:`Action.SERVE` (``entry`` replays),
-    :attr:`Action.CAPTURE` (capture under ``state`` and prove now, answer with eager) or
+    :attr:`Action.PROVE` (``entry`` replays for a variant it has not served yet), :attr:`Action.CAPTURE` (capture under ``state`` and prove now, answer with eager) or
     :attr:`Action.EAGER` (``reason``)."""
 
     action: Action
@@ -125,7 +149,8 @@ def key_call(args: tuple, kwargs: dict, dispatch: Dispatch) -> Call:
     if len(devices) > 1:
         raise MixedDevices(devices)
     label = dispatch.label or " ".join(TensorSpec.of(t).describe() for t in leaves) or "no tensors"
-    return Call(CallKey(structure, opaque, dispatch.key_extra), leaves, label, leaves[0].device if leaves else None)
+    device = leaves[0].device if leaves else None
+    return Call(CallKey(structure, opaque, dispatch.key_extra), leaves, label, device, dispatch.variant)
 
 
 def describe_key(key: CallKey) -> str:

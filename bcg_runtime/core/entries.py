@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Hashable
 
 import torch
 
@@ -77,6 +77,14 @@ class Entry:
     outside: list[HeldTensor] = field(default_factory=list)
     #: The ``state`` object under which the held tensors' bits were last compared.
     bits_compared_under: Any = _NEVER
+    #: The variant of the call it was captured for (:class:`~.dispatch.Dispatch`), and whether a
+    #: replay of another variant has since equalled its reference (then it serves them all).
+    variant: Hashable = None
+    shared: bool = False
+
+    def serves(self, variant: Hashable) -> bool:
+        """Whether a call of ``variant`` may replay without a proof first."""
+        return self.shared or variant == self.variant
 
     def outside_written(self, state: Any) -> OutsideRead | None:
         """The first held tensor written since capture, or None. Bits are compared once per

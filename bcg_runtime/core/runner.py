@@ -7,6 +7,11 @@ capture gate), else a :class:`~.dispatch.Pending`; the caller then takes its sta
 the model's fingerprint) and ``resolve(pending, state)`` serves the entry bound to an equal state,
 captures, or runs eager with the reason. ``execute`` carries a decision out.
 
+A caller that rewrote a call so that several share one key (a model's own prologue ran before the
+key; :class:`~.dispatch.Dispatch` ``variant``) hands the call as received as a
+:class:`~.dispatch.Reference`: eager answers and every proof's truth come from it, and an entry
+serves another variant than its capture's only after a replay of one equalled it (PROVE).
+
 Serving contract. An entry serves a call only when all three hold:
 
 * **proven**: right after its capture, its replay of the live call equalled eager bit for bit
@@ -27,6 +32,7 @@ they evict the least recently used entries instead.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import replace
 from typing import Any, Callable, Hashable, Iterable
@@ -49,6 +55,7 @@ from .dispatch import (
     Dispatch,
     Gate,
     Pending,
+    Reference,
     key_call,
     not_captured,
     unkeyable,
@@ -122,7 +129,7 @@ class GraphRunner:
             bound = same_state(entry.state, state)
             written = entry.outside_written(state) if bound else None
             if bound and written is None:
-                return Decision(Action.SERVE, call, entry)
+                return Decision(Action.SERVE if entry.serves(call.variant) else Action.PROVE, call, entry)
             dropped = outside_written_reason(written) if written is not None else STALE
             self.table.drop(call.key)
             log.warning("[BCG] %s: %s: %s", self.name, call.label, dropped)
@@ -172,40 +179,65 @@ class GraphRunner:
         verify: bool = False,
         strategy: CaptureStrategy | None = None,
         binding: StateBinding = UNBOUND,
+        reference: Reference | None = None,
     ) -> Any:
-        """Carry out a decision for this very call: replay (``verify``: also run eager and compare;
-        a replay that differs blocks its key and eager's output is returned), capture on sight and
-        answer with eager's output, or run eager counted under the reason."""
+        """Carry out a decision for this very call: replay (``verify``, and PROVE: also run eager
+        and compare; a replay that differs blocks its key and eager's output is returned), capture
+        on sight and answer with eager's output, or run eager counted under the reason.
+        ``reference``: the call as received, where ``fn(*args, **kwargs)`` is a rewritten form."""
         call = decision.call
+        plain = reference or Reference(fn, args, kwargs)
         if decision.action is Action.EAGER:
-            return self.run_eager(fn, args, kwargs, decision.reason)
+            self.count_eager(decision.reason)
+            return plain()
         if decision.action is Action.CAPTURE:
-            result = self._capture(call, fn, args, kwargs, decision.state, strategy or capture.EXACT, binding)
+            result = self._capture(call, fn, args, kwargs, decision.state, strategy or capture.EXACT, binding, plain)
             if result.status is CaptureStatus.CAPTURED:
                 reason = Reason(reasons.FIRST_CALL, f"{FIRST_CALL}: {call.label}")
             else:
                 reason = result.reason or not_captured(call)
             if result.output is None:  # the capture was skipped before anything ran
-                return self.run_eager(fn, args, kwargs, reason)
+                self.count_eager(reason)
+                return plain()
             self.stats.record_eager(reason)
             return result.output
-        try:
-            out = clone_tree(decision.entry.replay(call.leaves))
-        except Exception as e:  # a poisoned entry must never be replayed again
-            reason = self.table.block(call, Reason(reasons.CAPTURE_FAILED, f"replay failed: {one_line(e)}"))
-            return self.run_eager(fn, args, kwargs, reason)
-        if verify:
-            truth = fn(*args, **kwargs)
-            exact, diff = outputs_equal(out, truth)
-            log.log(logging.INFO if exact else logging.WARNING, "[BCG] %s: verify %s: replay %s eager (max abs diff %g)",
-                    self.name, call.label, "==" if exact else "!=", diff)  # fmt: skip
+        if verify or decision.action is Action.PROVE:
+            out, exact = self._replay_proven(decision.entry, call, plain)
             if not exact:
-                self.stats.record_eager(self.table.block(call, reasons.not_exact(diff)))
-                return truth
+                return out
+        else:
+            try:
+                out = clone_tree(decision.entry.replay(call.leaves))
+            except Exception as e:  # a poisoned entry must never be replayed again
+                self.count_eager(self._replay_failed(call, e))
+                return plain()
         decision.entry.stats.hits += 1
         self.stats.hits += 1
         self.table.touch(call.key)
         return out
+
+    def _replay_proven(self, entry, call: Call, plain: Reference) -> tuple[Any, bool]:
+        """Replay ``entry`` for ``call`` and compare with the call run plainly: ``(replay, True)``
+        (the entry now serves every variant), or ``(eager's output, False)`` with the key blocked."""
+        try:
+            out = clone_tree(entry.replay(call.leaves))
+        except Exception as e:
+            self.count_eager(self._replay_failed(call, e))
+            return plain(), False
+        truth = plain()
+        exact, diff = outputs_equal(out, truth)
+        what = "verify" if entry.serves(call.variant) else f"prove variant {call.variant} of"
+        log.log(logging.INFO if exact else logging.WARNING, "[BCG] %s: %s %s: replay %s eager (max abs diff %g)",
+                self.name, what, call.label, "==" if exact else "!=", diff)  # fmt: skip
+        if not exact:
+            self.stats.record_eager(self.table.block(call, reasons.not_exact(diff)))
+            return truth, False
+        entry.shared = entry.shared or not entry.serves(call.variant)
+        return out, True
+
+    def _replay_failed(self, call: Call, error: Exception) -> Reason:
+        """A replay raised: block its key (a poisoned entry never replays again); the reason."""
+        return self.table.block(call, Reason(reasons.CAPTURE_FAILED, f"replay failed: {one_line(error)}"))
 
     def run_eager(self, fn: Callable, args: tuple, kwargs: dict, reason: str) -> Any:
         """Run ``fn`` eagerly, counted under ``reason`` (also for callers that decided it themselves)."""
@@ -230,29 +262,49 @@ class GraphRunner:
         key_extra: Hashable = (),
         opaque: Iterable[str] = (),
         label: str | None = None,
+        variant: Any = None,
         state: Any = None,
         strategy: CaptureStrategy | None = None,
         binding: StateBinding = UNBOUND,
+        reference: Reference | None = None,
     ) -> CaptureResult:
         """Capture ``fn`` for the signature of these arguments under ``state`` and prove it
-        (idempotent: an entry bound to an equal state is ALREADY_CAPTURED; one bound to another is
-        dropped and captured again). The eager output of the live call is ``result.output``
-        whenever ``fn`` ran, so the caller need not run it again."""
+        (idempotent: an entry bound to an equal state is ALREADY_CAPTURED, after a proof where this
+        call is a variant it has not served; one bound to another is dropped and captured again).
+        The eager output of the live call is ``result.output`` whenever ``fn`` ran, so the caller
+        need not run it again. ``reference``: as for :meth:`execute`."""
         kwargs = kwargs or {}
         try:
-            call = key_call(args, kwargs, Dispatch(key_extra, tuple(opaque), label))
+            call = key_call(args, kwargs, Dispatch(key_extra, tuple(opaque), label, variant))
         except (MixedDevices, UnkeyableArgument) as e:
             return CaptureResult(CaptureStatus.SKIPPED, label or "?", unkeyable(e))
-        return self._capture(call, fn, args, kwargs, state, strategy or capture.EXACT, binding)
+        plain = reference or Reference(fn, args, kwargs)
+        return self._capture(call, fn, args, kwargs, state, strategy or capture.EXACT, binding, plain)
 
-    def _capture(self, call: Call, fn, args, kwargs, state, strategy: CaptureStrategy, binding) -> CaptureResult:
+    def _capture(
+        self, call: Call, fn, args, kwargs, state, strategy: CaptureStrategy, binding, plain: Reference
+    ) -> CaptureResult:
         entry = self.table.entries.get(call.key)
         if entry is not None and not same_state(entry.state, state):
             log.info("[BCG] %s: %s: %s; capturing again", self.name, call.label, STALE)
             self.table.drop(call.key)
-        elif entry is not None:
+        elif entry is not None and entry.serves(call.variant):
             return CaptureResult(
                 CaptureStatus.ALREADY_CAPTURED, call.label, entry=entry.stats, exact=True, max_abs_diff=0.0
+            )
+        elif entry is not None:
+            output, exact = self._replay_proven(entry, call, plain)
+            if not exact:
+                return CaptureResult(
+                    CaptureStatus.NOT_EXACT, call.label, self.table.blocked[call.key], output=output, exact=False
+                )
+            return CaptureResult(
+                CaptureStatus.ALREADY_CAPTURED,
+                call.label,
+                entry=entry.stats,
+                output=output,
+                exact=True,
+                max_abs_diff=0.0,
             )
         if self.limits.evict_lru:
             self.table.make_room(self.limits.max_entries, self.limits.memory_budget_bytes)
@@ -260,7 +312,7 @@ class GraphRunner:
         if skip is not None:
             return CaptureResult(CaptureStatus.SKIPPED, call.label, skip)
         try:
-            return self._capture_and_prove(call, fn, args, kwargs, state, strategy, binding)
+            return self._capture_and_prove(call, fn, args, kwargs, state, strategy, binding, plain)
         except BaseException as e:
             if isinstance(e, self.abort_errors) or not isinstance(e, Exception):
                 raise  # a Cancel: nothing is blocked, the next warm-up tries this shape again
@@ -269,9 +321,9 @@ class GraphRunner:
         # frames, its pool among them) is gone before the eager fallback allocates.
         if call.device is not None and call.device.type == "cuda":
             torch.cuda.empty_cache()
-        return CaptureResult(CaptureStatus.FAILED, call.label, reason, output=fn(*args, **kwargs))
+        return CaptureResult(CaptureStatus.FAILED, call.label, reason, output=plain())
 
-    def _capture_and_prove(self, call: Call, fn, args, kwargs, state, strategy: CaptureStrategy, binding):
+    def _capture_and_prove(self, call: Call, fn, args, kwargs, state, strategy: CaptureStrategy, binding, plain):
         capture_fn = strategy.capture_forward(fn)
         backend = self._backend(call.device)
         first = call.device not in self._captured_on
@@ -288,12 +340,18 @@ class GraphRunner:
             raise
         try:
             costs = None if first else self.stats.costs  # a device's first capture carries lazy init
-            truth_kwargs = binding.watch(kwargs) if capture_fn is fn else kwargs
-            result = capture.prove(entry, call, capture_fn, args, truth_kwargs, self.table, costs)
+            if capture_fn is fn:  # the proof's truth: the call as received, its options watched
+                truth_of = functools.partial(plain, binding.watch)
+            else:  # a strategy's forward: the proof holds replay to it, ``accept`` judges it against the plain call
+                truth_of = functools.partial(capture_fn, *args, **kwargs)
+            result = capture.prove(entry, call, truth_of, self.table, costs)
             if result.status is CaptureStatus.CAPTURED and strategy.accept is not None:
-                result = capture.accept(call, result, strategy.accept, fn, args, binding.watch(kwargs), self.table)
+                result = capture.accept(
+                    call, result, strategy.accept, plain.fn, plain.args, binding.watch(plain.kwargs), self.table
+                )
             if result.status is CaptureStatus.CAPTURED:
                 entry.state = binding.after_capture(state)
+                entry.variant = call.variant
         except BaseException:
             # Out of memory or a Cancel in the proof, or the binding raising: the graph, not
             # stored, and its pool go before the error does.
