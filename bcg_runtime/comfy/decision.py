@@ -39,6 +39,7 @@ from .attention_break import BreakingAttention
 from .config import Mode
 from .fingerprint import qualname
 from .host_facts import ATTENTION_OVERRIDE
+from .models.base import PaddedText
 from .options import options_key
 
 #: Reason of a DiT call made while someone else captures a CUDA graph around it.
@@ -65,8 +66,9 @@ class Verify(enum.Enum):
 @dataclass(frozen=True)
 class CallPlan:
     """What the hook does with one DiT call: the runner's decision, the call's arguments by name
-    (empty where the call was never bound), what a capture keys it by, whether it is a warm-up's
-    capture (logged, never served) and what verify does."""
+    as the runner keys them (empty where the call was never bound), what a capture keys it by,
+    whether it is a warm-up's capture (logged, never served), what verify does, and the caption
+    the model's own code padded before the key (``text``: then ``call`` is its padded form)."""
 
     decision: Decision
     call: dict = field(default_factory=dict)
@@ -74,6 +76,12 @@ class CallPlan:
     warmup: bool = False
     verify: Verify = Verify.NO
     state: Any = None
+    text: PaddedText | None = None
+
+    @property
+    def received(self) -> dict:
+        """The call's arguments as the DiT received them: what an eager answer runs."""
+        return self.text.received if self.text is not None else self.call
 
 
 def eager(reason: Reason, call: dict | None = None, warmup: bool = False) -> CallPlan:
@@ -114,16 +122,19 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
     if refusal:
         return eager(refusal if isinstance(refusal, Reason) else Reason(reasons.OPTIONS, refusal), call, warming)
     adapter = session.adapter
+    text = adapter.padded_text(executor.class_obj, call) if session.config.mode is not Mode.FAST else None
+    received, call = call, text.call if text is not None else call
     dispatch = Dispatch(
         key_extra=(extra, _attention_backend(), id(own.previous) if own else None, adapter.call_key(call)),
-        opaque=("transformer_options",) + adapter.opaque_args,
-        label=adapter.label(call),
+        opaque=("transformer_options",) + adapter.opaque_args + (text.unkeyed if text is not None else ()),
+        label=adapter.label(received, lengths=text.lengths) if text is not None else adapter.label(call),
+        variant=text.length if text is not None else None,
     )
     if warming:
         state = session.fingerprint(run)
         if state.refusal is not None:
-            return eager(state.refusal, call, warmup=True)
-        return CallPlan(Decision(Action.CAPTURE), call, dispatch, warmup=True, state=state)
+            return eager(state.refusal, received, warmup=True)
+        return CallPlan(Decision(Action.CAPTURE), call, dispatch, warmup=True, state=state, text=text)
     found = runner.lookup((), call, dispatch, session.gate(run, dispatch.label))
     if isinstance(found, Pending):
         # Taken only here: it may drop graphs bound to another, or turn the runner off for the run
@@ -133,7 +144,7 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
     if found.action is Action.SERVE and session.config.verify and dispatch.label not in session.verified:
         session.verified.add(dispatch.label)
         verify = Verify.MEASURE if session.config.mode is Mode.FAST else Verify.EXACT
-    return CallPlan(found, call, dispatch, verify=verify)
+    return CallPlan(found, call, dispatch, verify=verify, text=text)
 
 
 @functools.lru_cache(maxsize=None)

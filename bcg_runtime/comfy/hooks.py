@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from ..core import Action, CaptureStatus, reasons
+from ..core.dispatch import Reference
 from ..core.reasons import Reason, one_line
 from ..core.trees import outputs_equal
 from . import guards, report
@@ -79,30 +80,36 @@ class DiffusionModelHook(_SessionHook):
             if plan.warmup:  # a warm-up says why it captured nothing here
                 label = session.adapter.label(plan.call) if plan.call else "DiT call"
                 session.capture_log.append(CaptureRecord(label=label, status="skipped", reason=str(decision.reason)))
-            return runner.run_eager(executor, () if plan.call else args, plan.call or kwargs, decision.reason)
+            return runner.run_eager(executor, () if plan.call else args, plan.received or kwargs, decision.reason)
         token = CALL_OPTIONS.set(dict(plan.call.get("transformer_options") or {}))
+        # A caption the model's own code padded before the key: the rest of the forward runs on
+        # the padded call, and eager answers and proofs run the call as received.
+        forward, reference = executor, None
+        if plan.text is not None:
+            forward, reference = plan.text.forward(executor), Reference(executor, (), plan.received)
         try:
             if plan.warmup:
-                return self._capture(executor, plan)
+                return self._capture(executor, forward, reference, plan)
             out = runner.execute(
-                decision, executor, (), plan.call,
-                verify=plan.verify is Verify.EXACT, strategy=session.strategy, binding=session.run,
+                decision, forward, (), plan.call, verify=plan.verify is Verify.EXACT,
+                strategy=session.strategy, binding=session.run, reference=reference,
             )  # fmt: skip
             if plan.verify is Verify.MEASURE:  # fast's graphs differ from eager by design: measured, kept
-                diff = outputs_equal(out, executor(**plan.call))[1]
+                diff = outputs_equal(out, executor(**plan.received))[1]
                 log.info("[BCG] verify %s: %s, max abs diff %g from eager", plan.dispatch.label, NOT_BIT_EXACT, diff)
             return out
         finally:
             CALL_OPTIONS.reset(token)
 
-    def _capture(self, executor, plan: CallPlan):
+    def _capture(self, executor, forward, reference: Reference | None, plan: CallPlan):
         """Warm-up: capture this signature (the runner proves replay == eager before it serves)
         and return the eager output of this call."""
         session = self.session
         dispatch = plan.dispatch
         result = session.runner.capture(
-            executor, (), plan.call, key_extra=dispatch.key_extra, opaque=dispatch.opaque, label=dispatch.label,
-            state=plan.state, strategy=session.strategy, binding=session.run,
+            forward, (), plan.call, key_extra=dispatch.key_extra, opaque=dispatch.opaque, label=dispatch.label,
+            variant=dispatch.variant, state=plan.state, strategy=session.strategy, binding=session.run,
+            reference=reference,
         )  # fmt: skip
         record = CaptureRecord(
             label=result.label,
@@ -121,7 +128,7 @@ class DiffusionModelHook(_SessionHook):
             record.seconds = result.entry.capture_seconds if result.status is CaptureStatus.CAPTURED else 0.0
             record.pool_mib = session.runner.memory_bytes / 2**20
         session.capture_log.append(record)
-        return result.output if result.output is not None else executor(**plan.call)
+        return result.output if result.output is not None else executor(**plan.received)
 
 
 class ApplyModelHook(_SessionHook):

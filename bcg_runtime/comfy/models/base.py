@@ -8,7 +8,7 @@ and may refuse a call it knows a graph cannot serve. Everything else is generic.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager, NamedTuple
 
 from ..config import Mode
 
@@ -110,6 +110,18 @@ class ModelAdapter:
         at load: :meth:`for_model`), or None. BCG Apply then leaves the model unchanged and says so."""
         return None
 
+    def text_bucket(self, tokens: int) -> tuple[int, int] | None:
+        """The real caption lengths that share a graph with a caption of ``tokens`` tokens
+        (``(33, 64)``), where the model pads captions itself (:meth:`padded_text`); None: each
+        length is its own graph."""
+        return None
+
+    def padded_text(self, diffusion_model: Any, call: dict[str, Any]) -> PaddedText | None:
+        """This call with its caption as the model's own code embeds and pads it, run eagerly now,
+        where from there on the forward depends on the padded length only: every caption length
+        of one bucket then shares a graph. None where the family's rule does not hold for it."""
+        return None
+
     def refusal(self, call: dict[str, Any]) -> str | None:
         """A reason this call must run eager, or None. ``call`` holds the DiT's bound arguments."""
         return None
@@ -119,9 +131,9 @@ class ModelAdapter:
         :attr:`opaque_args` and of what the forward reads on the host. Most families: nothing."""
         return ()
 
-    def label(self, call: dict[str, Any]) -> str:
+    def label(self, call: dict[str, Any], *, lengths: tuple[int, int] | None = None) -> str:
         """``WIDTHxHEIGHT txtN bB`` of a DiT call, for logs and eager reasons; video families add the
-        pixel frames: ``832x480x33f txt512 b2``."""
+        pixel frames: ``832x480x33f txt512 b2``; a text bucket its ``lengths``: ``txt33-64``."""
         x = call.get("x")
         context = call.get(self.context_arg)
         if x is None or not hasattr(x, "shape"):
@@ -133,7 +145,36 @@ class ModelAdapter:
             if context is not None and hasattr(context, "shape") and context.dim() >= 2
             else ""
         )
+        if lengths is not None:
+            text = f" txt{lengths[0]}-{lengths[1]}"
         return f"{w}x{h}{frames}{text} b{x.shape[0]}"
+
+
+class PaddedText(NamedTuple):
+    """A DiT call whose caption the model's own embedding and padding turned, eagerly, into what
+    the rest of its forward reads (:meth:`ModelAdapter.padded_text`): every caption length of one
+    bucket gives the rest the same shapes, so they share a key, the real length as its variant."""
+
+    #: The call as the model received it: eager answers and every proof's truth run it.
+    received: dict
+    #: The call with the caption embedded and padded, as the rest of the forward takes it.
+    call: dict
+    #: The caption's real length and the range of real lengths its bucket holds.
+    length: int
+    lengths: tuple[int, int]
+    #: While open, the DiT's forward takes ``call``'s caption as already embedded and padded.
+    embedded: Callable[[], ContextManager]
+    #: Arguments of ``call`` kept out of the key (the rest of the forward does not read them).
+    unkeyed: tuple[str, ...] = ()
+
+    def forward(self, forward: Callable) -> Callable:
+        """``forward`` (the DiT's ``_forward`` or its executor) taking ``call``."""
+
+        def rest(*args: Any, **kwargs: Any) -> Any:
+            with self.embedded():
+                return forward(*args, **kwargs)
+
+        return rest
 
 
 def no_pooled_output(facts: "WarmupFacts", batch: int, length: int, generator: Any, guidance: float | None) -> dict:

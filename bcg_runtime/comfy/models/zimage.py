@@ -1,22 +1,84 @@
 """Z-Image and Z-Image-Turbo (Lumina2 ``NextDiT`` with the Z-Image config).
 
-The DiT receives the caption at its exact token count (``num_tokens`` is a constant of the call)
-and pads it to a multiple of 32 itself, with a *learned* pad token that every other token attends
-to. Padding the caption ourselves would change the output (SGLang measured 21 dB PSNR drift doing
-exactly that), so each exact caption length is its own graph; the warm-up takes the workflow's
-CONDITIONING to capture the lengths it will really send.
+Text rule: **exact buckets of 32**. The DiT embeds the caption (``cap_embedder``: RMSNorm and
+Linear, row by row) and pads it to a multiple of ``pad_tokens_multiple`` (32) with its learned
+``cap_pad_token`` itself; from there on nothing in the forward reads the real length. So BCG runs
+that embedding and padding eagerly, with the model's own modules, and the rest of the forward is
+keyed by the padded length: every caption of 33-64 tokens replays one graph. Padding the caption
+*before* the model instead would change the output (its pad rows would pass the embedder); see
+``tests/comfy/test_zimage_text_buckets.py`` for the source audit and the proof across lengths.
 """
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
 
 import torch
 
-from .base import ModelAdapter, WarmupFacts
+from .base import ModelAdapter, PaddedText, WarmupFacts
 
-ADAPTER = ModelAdapter(
+
+class ZImageAdapter(ModelAdapter):
+    #: ``NextDiT.pad_tokens_multiple`` of the Z-Image config (the live model's own value decides).
+    CAPTION_MULTIPLE = 32
+
+    def text_bucket(self, tokens: int) -> tuple[int, int]:
+        top = -(-tokens // self.CAPTION_MULTIPLE) * self.CAPTION_MULTIPLE
+        return top - self.CAPTION_MULTIPLE + 1, top
+
+    def padded_text(self, diffusion_model: Any, call: dict[str, Any]) -> PaddedText | None:
+        multiple = getattr(diffusion_model, "pad_tokens_multiple", None)
+        embedder = getattr(diffusion_model, "cap_embedder", None)
+        pad_token = getattr(diffusion_model, "cap_pad_token", None)
+        context = call.get("context")
+        if not isinstance(multiple, int) or not isinstance(embedder, torch.nn.Module) or pad_token is None:
+            return None
+        if not isinstance(context, torch.Tensor) or context.dim() != 3:
+            return None
+        # The reference path (Z-Image Omni) embeds more captions through the same module, and a
+        # caption mask (only one holding zeros reaches the DiT) is read by 0.8.0's context refiner.
+        if any(call.get(name) for name in ("ref_latents", "ref_contexts", "siglip_feats")):
+            return None
+        if call.get("attention_mask") is not None or call.get("clip_text_pooled") is not None:
+            return None
+        embedded = embedder(context)
+        extra = (-embedded.shape[1]) % multiple
+        pad = pad_token.to(device=embedded.device, dtype=embedded.dtype, copy=True).unsqueeze(0)
+        embedded = torch.cat((embedded, pad.repeat(embedded.shape[0], extra, 1)), dim=1)
+        length = context.shape[1]
+        lengths = (embedded.shape[1] - multiple + 1, embedded.shape[1])
+        return PaddedText(
+            received=call,
+            call={**call, "context": embedded},
+            length=length,
+            lengths=lengths,
+            embedded=lambda: _caption_embedded(diffusion_model),
+            unkeyed=("num_tokens",),
+        )
+
+
+@contextlib.contextmanager
+def _caption_embedded(diffusion_model: torch.nn.Module):
+    """The DiT's ``cap_embedder`` passes its input through while open: the forward then pads the
+    already padded caption by nothing and runs on. Only the run's own thread calls the DiT while
+    it is open (``decision``: another thread's call runs eager without a prologue)."""
+    modules = diffusion_model._modules
+    embedder = modules["cap_embedder"]
+    modules["cap_embedder"] = torch.nn.Identity()
+    try:
+        yield
+    finally:
+        modules["cap_embedder"] = embedder
+
+
+ADAPTER = ZImageAdapter(
     family="zimage",
     display_name="Z-Image",
     config_classes=("ZImage",),
     max_text_length=1024,
-    text_policy="exact length: the model pads captions with learned tokens itself; each caption length is its own graph",
+    text_policy="exact buckets of 32: the model embeds and pads captions itself; BCG runs that eagerly and "
+    "every length of a bucket (33-64) replays one graph",
 )
 
 

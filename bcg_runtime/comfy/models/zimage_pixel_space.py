@@ -11,8 +11,9 @@ own adapter. No checkpoint is public (ComfyUI's PR calls it "still training"): t
 takes the backbone from Z-Image's detection and the decoder from ``NextDiTPixelSpace``'s defaults
 (hidden 3840, 4 residual blocks, 8 DCT frequencies) with DeCo's 16-pixel patch.
 
-Text: as Z-Image, the caption arrives at its exact token count and the model pads it to 32 with a
-learned token that the image attends to; each caption length is its own graph.
+Text: as Z-Image (``zimage.ZImageAdapter``): exact buckets of 32. ``_forward`` reaches the caption
+through the same ``patchify_and_embed`` -> ``embed_cap``, and the decoder slices image tokens by the
+padded caption length (``cap_size``), never by the real one.
 
 Read for host syncs and value-dependent branches (0.33.0, ``comfy/ldm/lumina/model.py``):
 
@@ -42,15 +43,15 @@ No op syncs with the host, so mode 'full' is safe for every call not refused.
 import torch
 
 from . import zimage
-from .base import ModelAdapter, WarmupFacts
+from .base import WarmupFacts
 from .chroma_radiance import NERF_TABLE
 
-ADAPTER = ModelAdapter(
+ADAPTER = zimage.ZImageAdapter(
     family="zimage_pixel_space",
     display_name="Z-Image pixel space",
     config_classes=("ZImagePixelSpace",),
     max_text_length=1024,
-    text_policy="exact length: the model pads captions with learned tokens itself; each caption length is its own graph",
+    text_policy=zimage.ADAPTER.text_policy,
     latent_scale=1,
     outside_reads=(NERF_TABLE,),
 )

@@ -1,0 +1,89 @@
+"""Z-Image's exact text buckets, inside real ComfyUI (depth-1 Z-Image, CPU stand-in; the gpu
+suite runs the same on CUDA graphs).
+
+The source audit behind the rule (``bcg_runtime/comfy/models/zimage.py``): in the host's
+``comfy/ldm/lumina/model.py`` the DiT reads its ``context`` only as ``cap_feats``, embeds it with
+``cap_embedder`` and pads it to a multiple of ``pad_tokens_multiple`` with ``cap_pad_token``
+(0.33.0: ``embed_cap`` through ``pad_zimage``; 0.8.0: inline in ``patchify_and_embed``); RoPE
+positions, masks and ``l_effective_cap_len`` then follow the padded length, and ``num_tokens``
+is passed along unread. The tests below prove it the way the pack does at run time: by
+``torch.equal`` against the stock forward for lengths the graph was not captured for.
+"""
+
+import inspect
+import re
+
+import pytest
+import torch
+from bcg_testing import session_of
+
+pytestmark = pytest.mark.comfy
+FAMILY = "zimage"
+FIRST = "first call, captured"
+
+
+def sample(model, length, seed, cfg=1.0, negative_length=None):
+    from bench import synthetic
+
+    positive = synthetic.make_conditioning(FAMILY, length, seed=seed)
+    negative = synthetic.make_conditioning(FAMILY, negative_length or length, seed=seed + 100)
+    return synthetic.sample(model, FAMILY, 64, 64, 3, cfg, positive, negative, seed=seed)
+
+
+def both(bcg_model, model, length, seed, **kwargs):
+    out = sample(bcg_model, length, seed, **kwargs)
+    assert torch.equal(out, sample(model, length, seed, **kwargs)), (length, seed)
+    return session_of(bcg_model).last_run
+
+
+def test_the_host_pads_captions_itself_and_reads_the_real_length_nowhere_else():
+    from comfy.ldm.lumina import model as lumina
+
+    body = inspect.getsource(lumina.NextDiT)
+    forward = inspect.getsource(lumina.NextDiT._forward)
+    reads = [line.strip() for line in forward.splitlines() if re.search(r"\bcontext\b", line)]
+    assert len(reads) == 2 and reads[1] == "cap_feats = context", reads  # the signature, then this
+    assert len(re.findall(r"self\.cap_embedder\(", body)) == 1, "the caption is embedded in more than one place"
+    assert "pad_tokens_multiple" in body and "cap_pad_token" in body
+    passing = re.compile(r"^\s*(def |self, |\)\.execute\(|.*= self\.patchify_and_embed\()")
+    uses = [
+        line.strip() for line in body.splitlines() if re.search(r"\bnum_tokens\b", line) and not passing.match(line)
+    ]
+    assert not uses, f"num_tokens is read: {uses}"
+
+
+def test_lengths_of_one_bucket_replay_one_graph_and_other_buckets_do_not(pack, model, standin_graphs):
+    (bcg_model,) = pack[1]["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+
+    run = both(bcg_model, model, 40, 1)  # captured at 40 tokens: bucket 33-64
+    assert run["replayed"] == 2 and run["eager"] == {f"{FIRST}: 64x64 txt33-64 b1": 1}, run
+    run = both(bcg_model, model, 50, 2)  # another length of the bucket: proven on its first call, then shared
+    assert run["replayed"] == 3 and not run["eager"], run
+    run = both(bcg_model, model, 64, 3)
+    assert run["replayed"] == 3 and session.runner.stats.captures == 1, run
+    (entry,) = session.runner.table.entries.values()
+    assert entry.shared and entry.variant == 40
+
+    run = both(bcg_model, model, 65, 4)  # 65-96: its own graph
+    assert run["eager"] == {f"{FIRST}: 64x64 txt65-96 b1": 1} and session.runner.stats.captures == 2, run
+    run = both(bcg_model, model, 17, 5, cfg=2.0, negative_length=90)  # cond 1-32 (new), uncond 65-96
+    assert run["calls"] == 6 and run["eager"] == {f"{FIRST}: 64x64 txt1-32 b1": 1}, run
+    assert run["replayed"] == 5 and session.runner.stats.captures == 3, run
+
+
+def test_a_caption_mask_keeps_the_exact_length(pack, model, standin_graphs):
+    """A caption mask holding zeros reaches the DiT (0.8.0's context refiner reads it): such a
+    call is keyed by its exact length, as before buckets. (64 tokens: 0.8.0's own forward fails
+    for a masked caption it has to pad.)"""
+    from bench import synthetic
+
+    (bcg_model,) = pack[1]["BCGApply"].execute(model, "auto").args
+    positive = synthetic.make_conditioning(FAMILY, 64, seed=1)
+    mask = torch.ones(1, 64, dtype=torch.long)
+    mask[:, 50:] = 0
+    positive = [[c, {**extras, "attention_mask": mask}] for c, extras in positive]
+    out = synthetic.sample(bcg_model, FAMILY, 64, 64, 2, 1.0, positive, positive, seed=1)
+    assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, positive, seed=1))
+    eager = session_of(bcg_model).last_run["eager"]
+    assert eager == {f"{FIRST}: 64x64 txt64 b1": 1}, eager
