@@ -25,6 +25,7 @@ import random
 import sys
 from dataclasses import asdict, dataclass
 
+from .bookkeeping import hook_times
 from .measure import timed_sample
 from .setup import DEFAULTS, setup_comfyui
 
@@ -113,6 +114,17 @@ def run(args: argparse.Namespace) -> tuple[list[Job], dict]:
 
     # Load the model before the clock starts (the first sampling of either model would pay it).
     timed(model, Job(-1, *sizes[0], tokens=NEGATIVE_LENGTH, seed=0), negative)
+    with hook_times(model.get_model_object("diffusion_model")) as hook:
+        sample_all(jobs, timed, bcg, model, session, args)
+    return jobs, _summary(jobs, session, hook, args, steps, cfg, comfy_version)
+
+
+def sample_all(jobs: list[Job], timed, bcg, model, session, args) -> None:
+    """Each job with BCG, then eagerly, back to back; the job records both and their equality."""
+    import torch
+
+    from . import synthetic
+
     for job in jobs:
         positive = synthetic.make_conditioning(args.family, job.tokens, seed=job.prompt)
         out, job.bcg_s = timed(bcg, job, positive)
@@ -126,6 +138,11 @@ def run(args: argparse.Namespace) -> tuple[list[Job], dict]:
         log.info("[BCG] job %d %dx%d txt%d: bcg %.2fs eager %.2fs, replayed %d/%d, graphs %.0f MiB, exact %s",
                  job.index, job.width, job.height, job.tokens, job.bcg_s, job.eager_s, job.replayed, job.calls,
                  job.graph_mib, job.exact)  # fmt: skip
+
+
+def _summary(jobs, session, hook, args, steps, cfg, comfy_version) -> dict:
+    import torch
+
     stats = session.runner.stats
     calls = sum(j.calls for j in jobs)
     summary = {
@@ -142,9 +159,10 @@ def run(args: argparse.Namespace) -> tuple[list[Job], dict]:
         "memory_budget_mib": round((session.runner.limits.memory_budget_bytes or 0) / 2**20, 1),
         "exact": sum(bool(j.exact) for j in jobs),
         "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "comfyui": comfy_version,
+        **hook.summary(),
     }  # fmt: skip
     summary["speedup"] = round(summary["eager_s"] / max(summary["bcg_s"], 1e-9), 3)
-    return jobs, summary
+    return summary
 
 
 def format_summary(jobs: list[Job], s: dict) -> str:
@@ -158,6 +176,8 @@ def format_summary(jobs: list[Job], s: dict) -> str:
         f"end to end: eager {s['eager_s']:.1f}s, BCG {s['bcg_s']:.1f}s, speedup {s['speedup']:.2f}x",
         f"captures {s['captures']} (mean {s['mean_capture_s']:.2f}s each; a plain eager DiT call "
         f"{1000 * s['mean_eager_call_s']:.0f} ms), evictions {s['evictions']}",
+        f"BCG's host time beyond the forward: {s['bookkeeping_ms_mean']} ms mean ({s['bookkeeping_ms_median']} median) "
+        f"per eager call ({s['eager_calls']}); {s['replay_host_ms_median']} ms median per replay",
         f"graph memory MiB after job n (budget {s['memory_budget_mib']:.0f}): {curve}; peak {s['peak_graph_mib']:.0f}",
         f"bit-equal to eager: {s['exact']}/{s['jobs']} images",
     ])  # fmt: skip

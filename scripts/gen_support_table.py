@@ -28,10 +28,14 @@ BCG Apply picks the family from ComfyUI's model class (the `comfy.supported_mode
 loader detected). A model of any other class runs unchanged and the badge says
 `unsupported model <class>`. Measured speed-ups are in [benchmarks.md](benchmarks.md).
 
-- **text lengths**: which prompt lengths share a graph. Where each length is its own graph, BCG
-  Apply's `on first call` captures each new length as it comes; for `warm-up only`, connect the
-  workflow's conditioning to BCG Warmup Capture. *longest* is the longest `text_buckets` value the
-  warm-up accepts for the family.
+- **text lengths**: which prompt lengths share a graph. *Natural buckets*: ComfyUI pads the
+  prompt before the DiT. *Exact buckets*: the model pads its embedded caption itself; BCG runs that
+  embedding and padding eagerly and every length of a bucket replays one graph, proven against the
+  stock forward at a second length before it serves the bucket. *Exact length*: each length the DiT
+  sees is its own graph (its positions or attention follow the real length); BCG Apply's `on first
+  call` captures each new length as it comes; for `warm-up only`, connect the workflow's
+  conditioning to BCG Warmup Capture. *longest* is the longest `text_buckets` value the warm-up
+  accepts for the family.
 - **modes**: `auto` is the first mode listed after it. `fast` is not offered where the forward
   copies host-built constants to the GPU (staged through pinned buffers for `full`/`breakable`).
 - **GPU test**: the family's full-width exactness test on the H200 (`tests/comfy/test_full_size_cuda.py`).

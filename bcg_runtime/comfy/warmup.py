@@ -114,14 +114,29 @@ def plan_jobs(
     adapter = session.adapter
     notes: list[str] = []
     prompts: dict[int, tuple] = {}  # text length the DiT sees -> (cond, uncond), built once
+    buckets: set[tuple[int, int]] = set()
     for requested in plan.text_lengths:
         seen = adapter.text_length_seen(requested)
         if seen != requested:
             notes.append(f"text bucket {requested} reaches the DiT as {seen} ({adapter.text_policy})")
-        if seen not in prompts:
-            prompts[seen] = tuple(
-                sampling.make_conditioning(adapter.family, seen, seed=s, text_dim=adapter.text_dim) for s in (0, 1)
+        lengths = [seen]
+        bucket = adapter.text_bucket(seen)
+        if bucket is not None:  # one graph per bucket, captured at one length and proven at another
+            if bucket in buckets:
+                continue
+            buckets.add(bucket)
+            other = bucket[0] if seen != bucket[0] else bucket[1]
+            lengths.append(other)
+            notes.append(
+                f"text {bucket[0]}-{bucket[1]}: one graph for every caption length of the bucket, "
+                f"captured at {seen} tokens and proven against eager at {other}"
             )
+        for length in lengths:
+            if length not in prompts:
+                prompts[length] = tuple(
+                    sampling.make_conditioning(adapter.family, length, seed=s, text_dim=adapter.text_dim)
+                    for s in (0, 1)
+                )
     jobs: list[WarmupJob] = []
     if latent is not None and positive is not None:
         h, w = (int(n) * session.adapter.latent_scale for n in latent.shape[-2:])

@@ -185,6 +185,15 @@ def check_gpu_verification_state(nodes, model, family, monkeypatch, sample=None)
         assert "BCG_UNVERIFIED_FAMILIES=1" in reason, reason
 
 
+def text_label(family, tokens):
+    """How a label names a caption of ``tokens`` tokens: ``txt40``, or its bucket's range
+    (``txt33-64``) for a family whose model pads captions itself (``ModelAdapter.text_bucket``)."""
+    from bcg_runtime.comfy.models import by_family
+
+    bucket = by_family(family).text_bucket(tokens)
+    return f"txt{tokens}" if bucket is None else f"txt{bucket[0]}-{bucket[1]}"
+
+
 def _size_label(frames):
     """How a label names a 64x64 px sample: ``64x64`` for an image (``frames`` None), else
     ``64x64x{frames}f`` (pixel frames)."""
@@ -217,7 +226,9 @@ def _check_prompt_signatures(nodes, model, family, lengths, batched, frames, sha
         return out
 
     first = "first call, captured"
-    signatures = [f"txt{lengths[0]} b2"] if batched else [f"txt{n} b1" for n in lengths]
+    signatures = (
+        [f"{text_label(family, lengths[0])} b2"] if batched else [f"{text_label(family, n)} b1" for n in lengths]
+    )
     positive, negative = conds(family)
     assert tuple(synthetic.family_info(family).prompt_lengths) == tuple(lengths), (family, lengths)  # what conds() sent
     for i, n in enumerate(frames):
@@ -234,7 +245,7 @@ def _check_prompt_signatures(nodes, model, family, lengths, batched, frames, sha
         session.last_run
     )
     both(1.0, other_pos, other_neg, 5, frames[-1])
-    positive_b1 = f"txt{lengths[0]} b1"
+    positive_b1 = f"{text_label(family, lengths[0])} b1"
     new = {} if positive_b1 in signatures else {f"{first}: {_size_label(frames[-1])} {positive_b1}": 1}
     run = session.last_run
     assert run["calls"] == 3 and run["replayed"] == 3 - len(new) and run["eager"] == new, run
@@ -318,7 +329,7 @@ def check_an_unwarmed_size_falls_back_with_its_label(nodes, model, family, token
     labelled ``not captured: 96x64 txt{tokens} b{batch}``, equal to eager."""
     import torch
 
-    signature = f"txt{tokens} b{batch}"
+    signature = f"{text_label(family, tokens)} b{batch}"
     cfg = 1.0 if batch == 1 else 2.0
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
     positive, negative = conds(family)

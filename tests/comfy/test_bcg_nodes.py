@@ -108,7 +108,7 @@ def test_unwarmed_resolution_falls_back_and_names_it(pack, models, standin_graph
     assert torch.equal(out, synthetic.sample(model, family, 80, 64, 2, 1.0, positive, negative, seed=3))
     run = session_of(warmed).last_run
     assert run["state"] == "off"
-    assert run["eager"] == {"not captured: 80x64 txt40 b1": 2}
+    assert run["eager"] == {"not captured: 80x64 txt33-64 b1": 2}  # Z-Image: 40 tokens, bucket 33-64
 
 
 def test_a_warmup_job_the_model_refuses_is_reported_and_the_others_still_capture(pack, models, standin_graphs):
@@ -122,7 +122,7 @@ def test_a_warmup_job_the_model_refuses_is_reported_and_the_others_still_capture
     (bcg_model,) = nodes["BCGApply"].execute(model, "full", capture=WARMUP_ONLY).args
     warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "17", "1", wrong, None).args
     assert "note: 64x64 workflow prompt, cfg 1: the model's forward failed (RuntimeError: " in report, report
-    assert "), not captured" in report and "64x64 txt17 b1: captured" in report, report
+    assert "), not captured" in report and "64x64 txt1-32 b1: captured" in report, report  # its bucket
     assert session_of(warmed).runner.stats.captures == 1
 
 

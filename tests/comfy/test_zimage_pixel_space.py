@@ -1,9 +1,9 @@
 """Z-Image pixel space (``ZImagePixelSpace``): the adapter inside real ComfyUI, on a depth-1 model
 at Z-Image's width with the pixel decoder (ComfyUI 0.33.0; 0.8.0 has no such class and skips).
 
-The model works on RGB pixels (16-pixel patches), so labels count pixels. Captions reach the DiT at
-their exact length (the model pads them with learned tokens itself): cond and uncond of different
-lengths run as two batch-1 calls, each replaying its own graph. The NeRF DCT table the embedder's
+The model works on RGB pixels (16-pixel patches), so labels count pixels. The model pads captions
+to 32 itself, so as for Z-Image each bucket of 32 lengths is one graph (test_zimage_text_buckets.py):
+cond and uncond of different buckets run as two batch-1 calls, each replaying its own graph. The NeRF DCT table the embedder's
 cache keeps is held by every graph that reads it, so an eviction from that cache frees nothing
 under a graph. CPU stand-in here;
 test_full_size_cuda.py samples the full-depth model at 512² and 1024².
@@ -33,7 +33,7 @@ def test_served_without_opt_in_once_verified_on_the_h200(pack, model, standin_gr
     check_gpu_verification_state(pack[1], model, FAMILY, monkeypatch)
 
 
-def test_each_caption_length_is_its_own_graph_and_replays_exactly(pack, model, standin_graphs):
+def test_captions_of_two_buckets_are_two_graphs_and_replay_exactly(pack, model, standin_graphs):
     check_each_prompt_length_is_its_own_graph(pack[1], model, FAMILY)
 
 
@@ -42,14 +42,14 @@ def test_an_unwarmed_size_falls_back_with_its_pixel_label(pack, model, standin_g
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto", capture=WARMUP_ONLY).args
     positive, negative = conds(FAMILY)
     warmed, report = nodes["BCGWarmupCapture"].execute(bcg_model, "64x64", "", "1", positive, negative).args
-    assert "64x64 txt40 b1: captured" in report and "replay exact" in report, report
+    assert "64x64 txt33-64 b1: captured" in report and "replay exact" in report, report  # 40 tokens: bucket 33-64
     out = synthetic.sample(warmed, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3)
     assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, negative, seed=3))
     assert session_of(warmed).last_run["replayed"] == 2, session_of(warmed).last_run
     out = synthetic.sample(warmed, FAMILY, 96, 64, 2, 1.0, positive, negative, seed=3)
     assert out.shape[-2:] == (64, 96)  # pixels: no VAE between the sampler and the DiT
     assert torch.equal(out, synthetic.sample(model, FAMILY, 96, 64, 2, 1.0, positive, negative, seed=3))
-    assert session_of(warmed).last_run["eager"] == {"not captured: 96x64 txt40 b1": 2}, session_of(warmed).last_run
+    assert session_of(warmed).last_run["eager"] == {"not captured: 96x64 txt33-64 b1": 2}, session_of(warmed).last_run
 
 
 def test_a_dct_table_evicted_after_capture_frees_nothing_under_the_graph(pack, model, standin_graphs, monkeypatch):

@@ -87,3 +87,21 @@ def test_a_caption_mask_keeps_the_exact_length(pack, model, standin_graphs):
     assert torch.equal(out, synthetic.sample(model, FAMILY, 64, 64, 2, 1.0, positive, positive, seed=1))
     eager = session_of(bcg_model).last_run["eager"]
     assert eager == {f"{FIRST}: 64x64 txt64 b1": 1}, eager
+
+
+def test_the_batch_benchmark_times_bookkeeping_apart_from_the_forward(pack, model, standin_graphs):
+    """``bench.bookkeeping.hook_times``: a call answered eagerly gives one bookkeeping sample (the
+    hook's time beyond the DiT's forward), a replay one replay sample, a capture neither."""
+    from bench.bookkeeping import hook_times
+
+    (bcg_model,) = pack[1]["BCGApply"].execute(model, "auto").args
+    with hook_times(model.get_model_object("diffusion_model")) as times:
+        sample(bcg_model, 40, 1)  # 3 calls: captured on the first, then 2 replays
+        sample(model, 40, 1)  # no BCG: not timed
+    summary = times.summary()
+    assert (summary["capture_calls"], summary["replayed_calls"], summary["eager_calls"]) == (1, 2, 0), summary
+    (cold,) = pack[1]["BCGApply"].execute(model, "auto", capture="warm-up only").args
+    with hook_times(model.get_model_object("diffusion_model")) as times:
+        sample(cold, 40, 1)
+    assert times.summary()["eager_calls"] == 3 and all(0 < s < 0.05 for s in times.eager_overhead), times
+    assert "_forward" not in vars(model.get_model_object("diffusion_model"))

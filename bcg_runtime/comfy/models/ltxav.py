@@ -69,11 +69,14 @@ REF_AUDIO_REFUSAL = (
 
 
 class LTXAVAdapter(ModelAdapter):
-    #: The embeddings connectors append learned registers up to this many tokens.
+    #: The embeddings connectors append learned registers up to at least this many tokens, in
+    #: whole tiles of their 128 registers (0.33.0 ``embeddings_connector.py:282-290``).
     CONNECTOR_MIN_LENGTH = 1024
+    CONNECTOR_REGISTERS = 128
 
     def text_length_seen(self, tokens: int) -> int:
-        return max(self.CONNECTOR_MIN_LENGTH, tokens)
+        tiles = -(-max(self.CONNECTOR_MIN_LENGTH, tokens) // self.CONNECTOR_REGISTERS)
+        return tiles * self.CONNECTOR_REGISTERS
 
     def for_model(self, model_patcher):
         """LTX-2's encoder output is 3840 wide (Gemma's single projection, split by the connectors);
