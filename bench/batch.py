@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> tuple[list[Job], dict]:
 
     # Load the model before the clock starts (the first sampling of either model would pay it).
     timed(model, Job(-1, *sizes[0], tokens=NEGATIVE_LENGTH, seed=0), negative)
-    with hook_times(model.get_model_object("diffusion_model")) as hook:
+    with hook_times(bcg) as hook:
         sample_all(jobs, timed, bcg, model, session, args)
     return jobs, _summary(jobs, session, hook, args, steps, cfg, comfy_version)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import gc
 import time
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ import torch
 
 from . import reasons
 from .backends import GraphBackend
-from .dispatch import Call
+from .dispatch import Call, Reference
 from .entries import Entry, EntryTable
 from .graph import BreakableGraph
 from .host_copies import HostCopyStaging
@@ -133,6 +134,11 @@ class CaptureResult:
     @property
     def ok(self) -> bool:
         return self.status in (CaptureStatus.CAPTURED, CaptureStatus.ALREADY_CAPTURED)
+
+    @classmethod
+    def already(cls, entry: EntryStats, label: str, output: Any = None) -> "CaptureResult":
+        """A capture asked for a key whose entry serves the call already."""
+        return cls(CaptureStatus.ALREADY_CAPTURED, label, entry=entry, output=output, exact=True, max_abs_diff=0.0)
 
 
 class UnkeyedOpaqueRead(RuntimeError):
@@ -251,6 +257,45 @@ def prove(
     return CaptureResult(
         CaptureStatus.CAPTURED, call.label, entry=entry.stats, output=truth, exact=True, max_abs_diff=0.0
     )
+
+
+def settle(
+    entry: Entry,
+    call: Call,
+    fn: Callable,
+    capture_fn: Callable,
+    args: tuple,
+    kwargs: dict,
+    plain: Reference,
+    state: Any,
+    strategy: CaptureStrategy,
+    binding: StateBinding,
+    table: EntryTable,
+    costs: CaptureCosts | None,
+) -> CaptureResult:
+    """Prove a recorded entry (:func:`prove`; the truth is ``plain`` with its options watched, or
+    the strategy's own forward on ``args`` and ``kwargs``) and let the strategy ``accept`` it: CAPTURED with the entry bound to
+    the binding's state after capture and to the call's variant, else the graph reset and the
+    pools no stored entry uses released. An error does the same before it propagates."""
+    try:
+        if capture_fn is fn:
+            truth_of = functools.partial(plain, binding.watch)
+        else:  # the proof holds replay to the strategy's forward; ``accept`` judges it against plain
+            truth_of = functools.partial(capture_fn, *args, **kwargs)
+        result = prove(entry, call, truth_of, table, costs)
+        if result.status is CaptureStatus.CAPTURED and strategy.accept is not None:
+            result = accept(call, result, strategy.accept, plain.fn, plain.args, binding.watch(plain.kwargs), table)
+        if result.status is CaptureStatus.CAPTURED:
+            entry.state = binding.after_capture(state)
+            entry.variant = call.variant
+            return result
+    except BaseException:
+        entry.graph.reset()  # out of memory or a Cancel in the proof, or the binding raising
+        table.release_unused_pools()
+        raise
+    entry.graph.reset()  # never stored: nothing unproven can serve
+    table.release_unused_pools()
+    return result
 
 
 def accept(

@@ -19,7 +19,7 @@ from . import reasons
 from .dispatch import Call, CallKey, describe_key
 from .graph import BreakableGraph
 from .outside_reads import HeldTensor, OutsideRead
-from .reasons import Reason
+from .reasons import Reason, one_line
 from .stats import EntryStats, RunnerStats
 
 log = logging.getLogger(__name__)
@@ -150,10 +150,36 @@ class EntryTable:
             pool = self.pools[device] = new_pool(device)
         return pool
 
-    def store(self, key: CallKey, entry: Entry) -> None:
+    def store(self, key: CallKey, entry: Entry, captured: bool = False) -> None:
+        """Hold a proven entry; ``captured``: it is a new capture (counted and logged)."""
         self.entries[key] = entry
         self.stats.static_bytes += entry.stats.static_bytes
         self.stats.pool_bytes = entry.stats.pool_bytes_after = self._pool_bytes()
+        if not captured:
+            return
+        self.stats.captures += 1
+        self.stats.capture_seconds += entry.stats.capture_seconds
+        outside = entry.outside
+        log.info(
+            "[BCG] %s: captured %s in %.2fs: %d segments, %d breaks, pool %.1f MiB, replay exact%s",
+            self.name, entry.stats.label, entry.stats.capture_seconds, entry.graph.num_segments,
+            entry.graph.num_breaks, self.stats.pool_bytes / 2**20,
+            f"; holds {len(outside)} tensor(s) it reads outside its arguments and weights: "
+            + ", ".join(held.read.describe() for held in outside[:4]) if outside else "",
+        )  # fmt: skip
+
+    def capture_failed(self, call: Call, error: Exception, passing: bool) -> Reason:
+        """A capture of ``call`` raised ``error``: its key is blocked for good, or retried after the
+        next warm-up where the cause is ``passing`` (out of memory); returns the reason."""
+        self.stats.capture_failures += 1
+        if passing:
+            reason = self.retry[call.key] = Reason(
+                reasons.CAPTURE_FAILED, "capture failed: out of memory (retried at the next warm-up)"
+            )
+        else:
+            reason = self.blocked[call.key] = Reason(reasons.CAPTURE_FAILED, f"capture failed: {one_line(error)}")
+        log.warning("[BCG] %s: %s for %s; this shape runs eager", self.name, reason, call.label)
+        return reason
 
     def touch(self, key: CallKey) -> None:
         """Mark ``key`` most recently used (eviction drops the first entries)."""

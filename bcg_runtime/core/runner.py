@@ -7,16 +7,12 @@ capture gate), else a :class:`~.dispatch.Pending`; the caller then takes its sta
 the model's fingerprint) and ``resolve(pending, state)`` serves the entry bound to an equal state,
 captures, or runs eager with the reason. ``execute`` carries a decision out.
 
-A caller that rewrote a call so that several share one key (a model's own prologue ran before the
-key; :class:`~.dispatch.Dispatch` ``variant``) hands the call as received as a
-:class:`~.dispatch.Reference`: eager answers and every proof's truth come from it, and an entry
-serves another variant than its capture's only after a replay of one equalled it (PROVE).
-
 Serving contract. An entry serves a call only when all three hold:
 
 * **proven**: right after its capture, its replay of the live call equalled eager bit for bit
-  (:mod:`.capture`); an entry that fails is never stored and its key is blocked. ``verify``
-  repeats the proof on a live call and blocks the key the same way if it fails.
+  (:mod:`.capture`); one that fails is never stored and its key is blocked. ``verify``, and the
+  first call of another ``variant`` of its key (PROVE), repeat the proof on a live call; a caller
+  that rewrote calls to share a key gives the call as received (:class:`~.dispatch.Reference`).
 * **bound**: the call's ``state`` equals the one the entry was bound to (what the graph reads by
   address and the key cannot see: weights, object patches). A mismatch drops the entry.
 * **held**: every other tensor the capture read is held by the entry and unchanged since (a write
@@ -32,7 +28,6 @@ they evict the least recently used entries instead.
 
 from __future__ import annotations
 
-import functools
 import logging
 from dataclasses import replace
 from typing import Any, Callable, Hashable, Iterable
@@ -103,7 +98,7 @@ class GraphRunner:
     def lookup(self, args: tuple, kwargs: dict, dispatch: Dispatch = PLAIN, gate: Gate = NO_GATE) -> Decision | Pending:
         """The decision where the caller's state cannot change it, else :class:`~.dispatch.Pending`."""
         if self._disabled is not None:
-            return self._disabled_decision()
+            return Decision.eager(self._off())
         try:
             call = key_call(args, kwargs, dispatch)
         except (MixedDevices, UnkeyableArgument) as e:
@@ -121,7 +116,7 @@ class GraphRunner:
         """Serve the entry bound to ``state``, capture under it, or eager with the reason. An entry
         bound to another state, or holding a tensor written since capture, is dropped here."""
         if self._disabled is not None:
-            return self._disabled_decision()
+            return Decision.eager(self._off())
         call, gate = pending.call, pending.gate
         entry = self.table.entries.get(call.key)  # the caller may have dropped entries since lookup
         dropped = STALE
@@ -139,9 +134,6 @@ class GraphRunner:
             if self.gate.put_off(call, gate):
                 return Decision.eager(NOT_WORTH_IT, call)
         return Decision(Action.CAPTURE, call, state=state)
-
-    def _disabled_decision(self) -> Decision:
-        return Decision.eager(Reason(reasons.DISABLED, f"disabled: {self._disabled}"))
 
     # ------------------------------------------------------------------ carry out
     def __call__(
@@ -201,29 +193,25 @@ class GraphRunner:
                 return plain()
             self.stats.record_eager(reason)
             return result.output
-        if verify or decision.action is Action.PROVE:
-            out, exact = self._replay_proven(decision.entry, call, plain)
-            if not exact:
-                return out
-        else:
-            try:
-                out = clone_tree(decision.entry.replay(call.leaves))
-            except Exception as e:  # a poisoned entry must never be replayed again
-                self.count_eager(self._replay_failed(call, e))
-                return plain()
-        decision.entry.stats.hits += 1
-        self.stats.hits += 1
-        self.table.touch(call.key)
+        out, served = self._replay(decision.entry, call, plain, check=verify or decision.action is Action.PROVE)
+        if served:
+            decision.entry.stats.hits += 1
+            self.stats.hits += 1
+            self.table.touch(call.key)
         return out
 
-    def _replay_proven(self, entry, call: Call, plain: Reference) -> tuple[Any, bool]:
-        """Replay ``entry`` for ``call`` and compare with the call run plainly: ``(replay, True)``
-        (the entry now serves every variant), or ``(eager's output, False)`` with the key blocked."""
+    def _replay(self, entry, call: Call, plain: Reference, check: bool) -> tuple[Any, bool]:
+        """Replay ``entry`` for ``call``: ``(replay, True)``. ``check``: also run the call plainly
+        and compare; equal, the entry serves every variant from now on, else its key is blocked and
+        ``(eager's output, False)`` answers. A replay that raises blocks its key (a poisoned entry
+        never replays again) and answers eagerly."""
         try:
             out = clone_tree(entry.replay(call.leaves))
         except Exception as e:
-            self.count_eager(self._replay_failed(call, e))
+            self.count_eager(self.table.block(call, Reason(reasons.CAPTURE_FAILED, f"replay failed: {one_line(e)}")))
             return plain(), False
+        if not check:
+            return out, True
         truth = plain()
         exact, diff = outputs_equal(out, truth)
         what = "verify" if entry.serves(call.variant) else f"prove variant {call.variant} of"
@@ -234,10 +222,6 @@ class GraphRunner:
             return truth, False
         entry.shared = entry.shared or not entry.serves(call.variant)
         return out, True
-
-    def _replay_failed(self, call: Call, error: Exception) -> Reason:
-        """A replay raised: block its key (a poisoned entry never replays again); the reason."""
-        return self.table.block(call, Reason(reasons.CAPTURE_FAILED, f"replay failed: {one_line(error)}"))
 
     def run_eager(self, fn: Callable, args: tuple, kwargs: dict, reason: str) -> Any:
         """Run ``fn`` eagerly, counted under ``reason`` (also for callers that decided it themselves)."""
@@ -262,7 +246,7 @@ class GraphRunner:
         key_extra: Hashable = (),
         opaque: Iterable[str] = (),
         label: str | None = None,
-        variant: Any = None,
+        variant: Hashable = None,
         state: Any = None,
         strategy: CaptureStrategy | None = None,
         binding: StateBinding = UNBOUND,
@@ -289,23 +273,12 @@ class GraphRunner:
             log.info("[BCG] %s: %s: %s; capturing again", self.name, call.label, STALE)
             self.table.drop(call.key)
         elif entry is not None and entry.serves(call.variant):
-            return CaptureResult(
-                CaptureStatus.ALREADY_CAPTURED, call.label, entry=entry.stats, exact=True, max_abs_diff=0.0
-            )
-        elif entry is not None:
-            output, exact = self._replay_proven(entry, call, plain)
-            if not exact:
-                return CaptureResult(
-                    CaptureStatus.NOT_EXACT, call.label, self.table.blocked[call.key], output=output, exact=False
-                )
-            return CaptureResult(
-                CaptureStatus.ALREADY_CAPTURED,
-                call.label,
-                entry=entry.stats,
-                output=output,
-                exact=True,
-                max_abs_diff=0.0,
-            )
+            return CaptureResult.already(entry.stats, call.label)
+        elif entry is not None:  # another variant of a captured key: proven now, or its key blocked
+            output, exact = self._replay(entry, call, plain, check=True)
+            if exact:
+                return CaptureResult.already(entry.stats, call.label, output)
+            return CaptureResult(CaptureStatus.NOT_EXACT, call.label, self.table.blocked[call.key], output=output)
         if self.limits.evict_lru:
             self.table.make_room(self.limits.max_entries, self.limits.memory_budget_bytes)
         skip = self._capture_refusal(call)
@@ -338,60 +311,26 @@ class GraphRunner:
         except BaseException:
             self.table.forget_pool(call.device)
             raise
-        try:
-            costs = None if first else self.stats.costs  # a device's first capture carries lazy init
-            if capture_fn is fn:  # the proof's truth: the call as received, its options watched
-                truth_of = functools.partial(plain, binding.watch)
-            else:  # a strategy's forward: the proof holds replay to it, ``accept`` judges it against the plain call
-                truth_of = functools.partial(capture_fn, *args, **kwargs)
-            result = capture.prove(entry, call, truth_of, self.table, costs)
-            if result.status is CaptureStatus.CAPTURED and strategy.accept is not None:
-                result = capture.accept(
-                    call, result, strategy.accept, plain.fn, plain.args, binding.watch(plain.kwargs), self.table
-                )
-            if result.status is CaptureStatus.CAPTURED:
-                entry.state = binding.after_capture(state)
-                entry.variant = call.variant
-        except BaseException:
-            # Out of memory or a Cancel in the proof, or the binding raising: the graph, not
-            # stored, and its pool go before the error does.
-            entry.graph.reset()
-            self.table.release_unused_pools()
-            raise
+        costs = None if first else self.stats.costs  # a device's first capture carries lazy init
+        result = capture.settle(
+            entry, call, fn, capture_fn, args, kwargs, plain, state, strategy, binding, self.table, costs
+        )
         if result.status is not CaptureStatus.CAPTURED:
-            entry.graph.reset()  # never stored: nothing unproven can serve
-            self.table.release_unused_pools()
             return result
-        self.table.store(call.key, entry)
+        self.table.store(call.key, entry, captured=True)
         self._captured_on.add(call.device)
-        self.stats.captures += 1
-        self.stats.capture_seconds += entry.stats.capture_seconds
-        outside = entry.outside
-        log.info(
-            "[BCG] %s: captured %s in %.2fs: %d segments, %d breaks, pool %.1f MiB, replay exact%s",
-            self.name, call.label, entry.stats.capture_seconds, entry.graph.num_segments, entry.graph.num_breaks,
-            self.stats.pool_bytes / 2**20,
-            f"; holds {len(outside)} tensor(s) it reads outside its arguments and weights: "
-            + ", ".join(held.read.describe() for held in outside[:4]) if outside else "",
-        )  # fmt: skip
         return result
 
     def _capture_failed(self, call: Call, error: Exception) -> Reason:
-        """Record why a capture failed; returns the reason the call runs eager under."""
-        self.stats.capture_failures += 1
+        """Record why a capture failed; returns the reason the call runs eager under. Memory is
+        a passing condition: capturing stops for now and the key is retried at the next warm-up."""
         if isinstance(error, torch.OutOfMemoryError):
-            # Memory is a passing condition: stop capturing for now, retry at the next warm-up.
-            reason = Reason(reasons.CAPTURE_FAILED, "capture failed: out of memory (retried at the next warm-up)")
             self._capture_stopped = "out of memory during capture"
-            self.table.retry[call.key] = reason
-        else:
-            reason = self.table.blocked[call.key] = Reason(reasons.CAPTURE_FAILED, f"capture failed: {one_line(error)}")
-        log.warning("[BCG] %s: %s for %s; this shape runs eager", self.name, reason, call.label)
-        return reason
+        return self.table.capture_failed(call, error, passing=isinstance(error, torch.OutOfMemoryError))
 
     def _capture_refusal(self, call: Call) -> Reason | None:
         if self._disabled is not None:
-            return Reason(reasons.DISABLED, f"disabled: {self._disabled}")
+            return self._off()
         refused = self.table.refusal(call.key)
         if refused is not None:
             return refused
@@ -411,6 +350,9 @@ class GraphRunner:
     @property
     def disabled_reason(self) -> str | None:
         return self._disabled
+
+    def _off(self) -> Reason:
+        return Reason(reasons.DISABLED, f"disabled: {self._disabled}")
 
     def disable(self, reason: str) -> None:
         """Every call runs eager with ``disabled: reason``; captures are refused. Entries are kept."""

@@ -95,13 +95,13 @@ def test_the_batch_benchmark_times_bookkeeping_apart_from_the_forward(pack, mode
     from bench.bookkeeping import hook_times
 
     (bcg_model,) = pack[1]["BCGApply"].execute(model, "auto").args
-    with hook_times(model.get_model_object("diffusion_model")) as times:
+    with hook_times(bcg_model) as times:
         sample(bcg_model, 40, 1)  # 3 calls: captured on the first, then 2 replays
         sample(model, 40, 1)  # no BCG: not timed
     summary = times.summary()
     assert (summary["capture_calls"], summary["replayed_calls"], summary["eager_calls"]) == (1, 2, 0), summary
     (cold,) = pack[1]["BCGApply"].execute(model, "auto", capture="warm-up only").args
-    with hook_times(model.get_model_object("diffusion_model")) as times:
+    with hook_times(cold) as times:
         sample(cold, 40, 1)
     assert times.summary()["eager_calls"] == 3 and all(0 < s < 0.05 for s in times.eager_overhead), times
     assert "_forward" not in vars(model.get_model_object("diffusion_model"))
