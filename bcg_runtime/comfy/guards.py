@@ -3,7 +3,8 @@
 A CUDA graph bakes in the addresses of every weight it reads. Anything that streams weights
 (lowvram partial loads, Dynamic VRAM) or replaces weight tensors (reload, non-in-place LoRA) would
 make a replay read freed or stale memory: a wrong picture with no error. Each check returns a
-reason with the fix, or None.
+:class:`~bcg_runtime.core.reasons.Reason` with the fix (kind ``disabled``, or ``compiled`` where a
+compiled forward serves), or None.
 """
 
 from __future__ import annotations
@@ -15,36 +16,46 @@ from typing import Any
 import torch
 
 from ..core.dispatch_modes import is_plain_subclass
+from ..core.reasons import Kind, Reason
 
 
-def process_refusal() -> str | None:
+def _off(text: str) -> Reason:
+    """A refusal that leaves the model or the process without graphs (kind ``disabled``)."""
+    return Reason(Kind.DISABLED, text)
+
+
+def process_refusal() -> Reason | None:
     """Why BCG can serve no model in this whole process, or None: ComfyUI runs on the CPU
     (``--cpu``) or on another device than CUDA, PyTorch sees no CUDA GPU, or PyTorch runs the
     cudaMallocAsync allocator (:func:`allocator_refusal`). Each is fixed once ComfyUI has started,
     so the pack says it once at start-up (``startup.py``) and every model's session carries it."""
     args = getattr(sys.modules.get("comfy.cli_args"), "args", None)
     if getattr(args, "cpu", False):
-        return "no CUDA: ComfyUI runs with --cpu; graphs need an NVIDIA GPU, models run unchanged"
+        return _off("no CUDA: ComfyUI runs with --cpu; graphs need an NVIDIA GPU, models run unchanged")
     if not torch.cuda.is_available():
-        return f"no CUDA: PyTorch {torch.__version__} sees no CUDA GPU; graphs need an NVIDIA GPU, models run unchanged"
+        return _off(
+            f"no CUDA: PyTorch {torch.__version__} sees no CUDA GPU; graphs need an NVIDIA GPU, models run unchanged"
+        )
     mm = sys.modules.get("comfy.model_management")
     try:
         device = mm.get_torch_device() if mm is not None else None
     except Exception:  # ComfyUI could not pick a device: nothing to say beyond the per-model check
         device = None
     if device is not None and getattr(device, "type", None) != "cuda":
-        return f"no CUDA: ComfyUI runs on {device}; graphs need an NVIDIA GPU, models run unchanged"
+        return _off(f"no CUDA: ComfyUI runs on {device}; graphs need an NVIDIA GPU, models run unchanged")
     return allocator_refusal()
 
 
-def device_refusal(model_patcher: Any) -> str | None:
+def device_refusal(model_patcher: Any) -> Reason | None:
     device = getattr(model_patcher, "load_device", None)
     if getattr(device, "type", None) != "cuda":
-        return f"no CUDA: ComfyUI runs this model on {device}; graphs need an NVIDIA GPU, the model runs unchanged"
+        return _off(
+            f"no CUDA: ComfyUI runs this model on {device}; graphs need an NVIDIA GPU, the model runs unchanged"
+        )
     return None
 
 
-def allocator_refusal() -> str | None:
+def allocator_refusal() -> Reason | None:
     """The refusal when PyTorch runs cudaMallocAsync, else None.
 
     That allocator has no private memory pools or snapshots, so graph memory could be neither kept
@@ -55,7 +66,7 @@ def allocator_refusal() -> str | None:
     if torch.cuda.is_available() and torch.cuda.get_allocator_backend() == "cudaMallocAsync":
         from ..allocator_env import OPT_OUT_VAR
 
-        return (
+        return _off(
             "PyTorch runs the cudaMallocAsync allocator, which has no private graph pools; the pack's "
             "prestartup script switches it off before torch loads, so this process skipped it (started with "
             "--disable-all-custom-nodes, a launcher or another pack's prestartup script that imports torch "
@@ -68,18 +79,19 @@ def allocator_refusal() -> str | None:
 
 #: Why a Dynamic VRAM forward cannot be graphed, and the fix; for the sampled patcher (checked per
 #: run) and for a DiT call that says it streams (``prefetch_dynamic_vbars``, see options.py).
-DYNAMIC_VRAM_REFUSAL = (
+DYNAMIC_VRAM_REFUSAL = Reason(
+    Kind.DISABLED,
     "Dynamic VRAM streams this model's weights in during the forward: they have no fixed address; "
-    "sample the output of BCG Apply (it gives the model a resident copy) or start ComfyUI with --disable-dynamic-vram"
+    "sample the output of BCG Apply (it gives the model a resident copy) or start ComfyUI with --disable-dynamic-vram",
 )
 
 
-def dynamic_vram_refusal(model_patcher: Any) -> str | None:
+def dynamic_vram_refusal(model_patcher: Any) -> Reason | None:
     is_dynamic = getattr(model_patcher, "is_dynamic", None)
     return DYNAMIC_VRAM_REFUSAL if callable(is_dynamic) and is_dynamic() else None
 
 
-def lowvram_refusal(model_patcher: Any) -> str | None:
+def lowvram_refusal(model_patcher: Any) -> Reason | None:
     model = model_patcher.model
     partial = getattr(model, "model_lowvram", False) or getattr(model, "lowvram_patch_counter", 0) > 0
     if not partial:
@@ -88,14 +100,14 @@ def lowvram_refusal(model_patcher: Any) -> str | None:
         except Exception:  # sizes are a second opinion; the flags above are authoritative
             partial = False
     if partial:
-        return (
+        return _off(
             "lowvram: the model is only partly on the GPU, so weights stream every forward; free VRAM "
             "(unload other models, lower the BCG memory budget) or start ComfyUI with --highvram"
         )
     return None
 
 
-def compile_refusal(model_patcher: Any) -> str | None:
+def compile_refusal(model_patcher: Any) -> Reason | None:
     """TorchCompileModel (core's ``set_torch_compile_wrapper``) on this model: its compiled forward
     replaces the DiT inside the APPLY_MODEL wrapper. With backend "cudagraphs" it already replays
     graphs (one graph of graphs is enough); with any backend the forward BCG would capture is
@@ -108,19 +120,27 @@ def compile_refusal(model_patcher: Any) -> str | None:
         if isinstance(
             model_patcher.get_model_object("diffusion_model"), OptimizedModule
         ):  # this clone's, loaded or not
-            return "the diffusion model is a torch.compile'd module (another node compiled it): BCG steps aside and it runs as it would without BCG"
+            return Reason(
+                Kind.COMPILED,
+                "the diffusion model is a torch.compile'd module (another node compiled it): BCG steps aside and it "
+                "runs as it would without BCG",
+            )
         return None
     backend = kwargs.get("backend")
     backend = backend if isinstance(backend, str) else getattr(backend, "__name__", "custom")
     if backend == "cudagraphs":
-        return "TorchCompileModel (backend cudagraphs) already replays this model as CUDA graphs: BCG steps aside"
-    return (
+        return Reason(
+            Kind.COMPILED,
+            "TorchCompileModel (backend cudagraphs) already replays this model as CUDA graphs: BCG steps aside",
+        )
+    return Reason(
+        Kind.COMPILED,
         f"TorchCompileModel (backend {backend}) compiles this model: BCG steps aside and the compiled model runs as it would "
-        "without BCG (for compiled kernels under graphs, use BCG Apply mode 'fast' without TorchCompileModel)"
+        "without BCG (for compiled kernels under graphs, use BCG Apply mode 'fast' without TorchCompileModel)",
     )
 
 
-def run_refusal(model_patcher: Any) -> str | None:
+def run_refusal(model_patcher: Any) -> Reason | None:
     """Why graphs cannot serve this sampling run, or None; checked at the start of every run.
     (ComfyUI's own per-module CUDA graphs are in the model's fingerprint: ``fingerprint.py``.)"""
     for refusal in (dynamic_vram_refusal, lowvram_refusal, compile_refusal):

@@ -7,6 +7,61 @@ into one call. Chroma Radiance is the same DiT in pixel space: labels count pixe
 Until their GPU exactness test has passed on the H200 both stay off for users unless they opt in.
 CPU stand-in here; on the H200 test_full_size_cuda.py samples both at 512² and 1024².
 ComfyUI 0.8.0's Radiance predates ``use_sequential_txt_ids``: its tests skip there.
+
+Source audit (ComfyUI 0.33.0):
+
+chroma (``bcg_runtime/comfy/models/chroma.py``). Hidden 3072, 24 heads, 19 double + 38 single blocks, patch 2 on
+the 16-channel FLUX VAE latent. Chroma's T5-XXL (``text_encoders/pixart_t5.py``) tokenizes with ``min_length=1``
+and no padding, and its encoder is built without attention masks (``sd3_clip.T5XXLModel``'s default
+``attention_mask=False``). ``model_base.Flux.extra_conds`` wraps the context in ``CONDRegular``, which batches only
+equal shapes. A DiT ``attention_mask`` appears only with ``attention_mask_img_shape`` (StyleModelApply's
+attention bias). Host syncs and value-dependent Python (``comfy/ldm/chroma/model.py``); none found:
+
+- model.py:162-176 (approximator input): ``timestep_embedding`` of ``timesteps`` and ``guidance``
+  (device tensors; ``flux/layers.py:29-48`` has no sync), ``torch.arange(344)`` of a Python
+  constant, repeats by ``img.shape[0]``: device work on shapes and constants only.
+- model.py:115-140 ``get_modulations``: slices of the modulation tensor at offsets computed from
+  block indices and the configured block counts (Python ints): no value is read.
+- model.py:188/235 ``i not in self.skip_mmdit`` / ``self.skip_dit``: Python lists set empty in
+  ``__init__`` that no ComfyUI code changes (a custom node editing them in place would change the
+  forward without changing any key: not covered).
+- model.py:193/237 ``blocks_replace`` (``patches_replace``) and ``control``: patches make the call
+  eager (options.py); ControlNet outputs are tensor arguments whose structure is in the key.
+- model.py:277-295 ``_forward``: padding to the patch size, ``rearrange`` and ids from ``x.shape``
+  (``torch.linspace`` over Python numbers); ``guidance`` is the tensor ``model_base.Chroma``
+  always adds (0 unless the conditioning sets one).
+- The double/single blocks are FLUX's (``flux/layers.py``, no sync).
+- The forward runs through ``WrapperExecutor`` over ``_forward`` (model.py:270-275) in both 0.8.0 and
+  0.33.0, so BCG sees every call. 0.33.0 adds ``img_slice`` to a copy of ``transformer_options``
+  (bookkeeping in options.py).
+
+chroma_radiance (``bcg_runtime/comfy/models/chroma_radiance.py``). ``latent_formats.ChromaRadiance``: 3 channels,
+``spacial_downscale_ratio`` 1; ``EmptyChromaRadianceLatentImage`` makes ``[B, 3, height, width]``, so the
+recipe's ``latent_downscale`` is 1. A 16-pixel patch conv (``img_in_patch``) makes the tokens (a 1024² image is
+64x64 = 4096 tokens, as FLUX at 1024²), and a NeRF head turns each token's hidden state into the weights of a
+per-patch MLP over that patch's pixels. Host syncs and value-dependent Python (``comfy/ldm/chroma_radiance/``);
+none, and one cached tensor:
+
+- model.py:303-323 ``_forward``: padding to the patch size and ids from ``x.shape``;
+  ``radiance_get_override_params`` reads ``transformer_options["chroma_radiance_options"]``
+  (ChromaRadianceOptions: ``nerf_tile_size``, ``use_sequential_txt_ids``), plain values that
+  options.py puts in the key; ``use_sequential_txt_ids`` adds an ``arange`` over the context length.
+- model.py:184-226 ``forward_nerf``: ``unfold``/``fold`` and reshapes by shapes; the tiling branch
+  (model.py:203) and its loop (model.py:246, ``range(0, num_patches, tile_size)``) depend only on
+  the patch count and the tile size (512, or the option): the unpatching has no data-dependent shape.
+- model.py:340 x0 checkpoints (``__x0__`` buffer) divide by ``timesteps`` on the device.
+- layers.py:150-173 ``NerfGLUBlock``: generated weights, ``normalize`` and ``bmm``: device work.
+- layers.py:47-48 ``NerfEmbedder.fetch_pos`` is an ``lru_cache(maxsize=4)`` over
+  ``(embedder, patch_size, device, dtype)``: the DCT table is computed once (in the eager runs before
+  a capture) and kept only by that cache, while a graph reads it by address. The runner finds it
+  at capture as an outside read and the entry holds it (``NERF_TABLE``), so an eviction (more
+  than four embedder/device/dtype combinations in one process) frees nothing a graph reads; the
+  table a later eager call recomputes holds the same values, which depend only on the patch size,
+  the embedder's ``max_freqs``, the device and the dtype.
+- The forward is ``Chroma.forward`` (the ``WrapperExecutor`` over ``_forward``) in 0.8.0 and 0.33.0.
+  ComfyUI 0.8.0's Radiance predates ``use_sequential_txt_ids``; the recipe's value (False) is what
+  0.8.0 does, so the recipe (``bench/recipes/chroma_radiance.py``) builds there without it
+  (``FamilyInfo.added_later``).
 """
 
 import gc

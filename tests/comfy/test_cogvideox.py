@@ -7,6 +7,28 @@ graph serves every prompt at a size. Image-to-video and inpainting add the start
 the masked video with its mask (32) as channels of ``x`` (``concat_latent_image``): other values
 replay the same graph, bit-equal to eager, and change eager's output. CPU stand-in here;
 test_full_size_cuda.py samples each recipe. ComfyUI 0.8.0 has no CogVideoX: these tests skip there.
+
+Source audit (ComfyUI 0.33.0):
+
+``bcg_runtime/comfy/models/cogvideox.py``. The channels of ``x`` are built by ``model_base.CogVideoX.concat_cond``
+(model_base.py:2798-2837: zeros where the conditioning has no ``concat_latent_image``). CogVideoX 1.0 patches 2x2
+with a Conv2d, 1.5 2x2x2 with a Linear (``patch_size_t``, detection model_detection.py:659-667); RoPE or a learned
+positional table (present in the checkpoint or not, :678-684). Each class's synthetic-checkpoint recipe is in
+``bench/recipes/`` under its module's name. The tokenizer: ``comfy/text_encoders/cogvideo.py:13``,
+``min_length=226``. Read for host syncs and value-dependent branches (comfy/ldm/cogvideo/model.py):
+
+- ``get_timestep_embedding`` (l.49-58), ``_get_1d_rotary_pos_embed`` (l.18-24),
+  ``get_3d_sincos_pos_embed`` (l.61-81) and ``_get_rotary_emb`` (l.516-573): ``arange`` /
+  ``linspace`` made on the device from Python numbers (shapes and the config); nothing copied
+  from the host.
+- ``CogVideoXPatchEmbed.forward`` (l.158-199): the learned table is sliced by the patch count
+  (a shape); ``joint_pos[:, text_seq_length:] = image_pos`` writes a tensor the forward just made.
+- ``_forward`` (l.444-513): ``ofs`` (CogVideoX 1.5 I2V's ``torch.full`` from ``extra_conds``,
+  model_base.py:2841-2847) is a tensor argument, in the key by shape and presence; padding,
+  patching and unpatchifying follow shapes.
+- No ``.item()``, ``.tolist()``, ``.cpu()`` or mask indexing, so mode 'full' is safe.
+  ``CogVideoXTransformer3DModel.forward`` (l.435) runs ``_forward`` through the DIFFUSION_MODEL
+  ``WrapperExecutor``.
 """
 
 import gc

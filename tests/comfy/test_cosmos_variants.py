@@ -17,6 +17,58 @@ real ComfyUI, each on its depth-1 model at the real width (one block), bf16, CPU
 On the H200 ``test_the_video2world_inputs_are_bit_exact_on_cuda`` runs the input checks at the real
 width and ``gpu_test_depth`` (832x480, 3 latent frames: 9 Predict2 / 17 Cosmos 1.0 frames), and
 test_full_size_cuda.py picks every recipe up by itself.
+
+Source audit (ComfyUI 0.33.0):
+
+cosmos (``bcg_runtime/comfy/models/cosmos.py``). The 7B checkpoints (Cosmos-1.0-Diffusion-7B-Text2World /
+-Video2World): 28 blocks of 4096 (32 heads of 128), each a full-attention, a cross-attention (T5-XXL, 1024) and
+an MLP sub-block with AdaLN-LoRA (256), 3-D RoPE with fps modulation, a learnable per-block absolute position
+embedding (``extra_pos_embedder``), blocks in ``THWBD`` layout, a padding-mask channel concatenated inside the
+forward; the 14B ones are 36 blocks of 5120. ``EmptyCosmosLatentVideo``: T = (frames-1)//8 + 1. Detection fixes
+the block count by width (comfy/model_detection.py:505-525). Video2World (``CosmosI2V``, 17 channels) adds the
+inverted noise mask as a channel of ``x`` (``concat_keys`` ``("mask_inverted",)``, model_base.py:1416-1417); the
+start frames are in the latent itself (``CosmosImageToVideoLatent`` with a ``noise_mask``). The T5 tokenizer pads
+with ``min_length=512`` (comfy/text_encoders/cosmos.py:25; the encoder zeroes the padding rows); its
+``attention_mask`` reaches the DiT (model_base.py:1421-1423) and is unused there (``use_cross_attn_mask`` is
+False in every detected config). Read for host syncs and value-dependent branches (comfy/ldm/cosmos/):
+
+- ``position_embedding.py:137`` ``fps.min() == fps.max()`` would sync for a tensor ``fps``.
+  ``model_base.CosmosVideo`` sends ``fps`` as a ``CONDConstant`` of the conditioning's
+  ``frame_rate`` (model_base.py:1428): None without one, else a Python number, in the key like
+  every plain argument (``:145-148`` scale the temporal positions by it). A tensor ``fps`` is
+  refused (``TENSOR_FPS_REFUSAL``), as for Cosmos-Predict2.
+- ``model.py:389-394`` the cross-attention mask is None (``use_cross_attn_mask`` False), so
+  ``model.py:404`` ``if crossattn_mask:`` never tests a tensor; ``model.py:396``
+  ``x_format`` is a fixed config.
+- ``model.py:282-290`` the padding mask: ``model_base`` never passes one, so it is zeros built from
+  shapes; ``position_embedding.py:193-207`` crops the learnable tables by shapes.
+- ``model.py:377``: ``affline_scale_log_info`` is a local dict (unlike Cosmos-Predict2, this
+  forward stores nothing on the module). ``blocks.py:285`` builds the timestep frequencies on the
+  device from the config.
+- No op syncs with the host, so mode 'full' is safe. ``GeneralDIT.forward`` runs ``_forward`` through
+  the DIFFUSION_MODEL ``WrapperExecutor`` in both hosts (0.33.0 model.py:423-441).
+
+cosmos_predict2_i2v (``bcg_runtime/comfy/models/cosmos_predict2_i2v.py``): what the class adds to
+Cosmos-Predict2's forward (comfy/supported_models.py:1163-1171, comfy/model_base.py:1439-1465):
+
+- ``concat_keys`` ``("mask_inverted",)``: the inverted noise mask (``CosmosPredict2ImageToVideoLatent``:
+  zeros on the given start / end frames) is a channel of ``x``, built before the call; the frames
+  themselves are in the latent, which the sampler mixes in.
+- ``denoise_mask`` (the noise mask, a tensor argument of ``_forward`` it does not read) makes
+  ``process_timestep`` (model_base.py:1459-1467) send per-frame timesteps ``[B, T]``, zero on the
+  given frames: ``predict2.py:879`` branches on ``timesteps.ndim``, a shape in the key.
+- Without a start image the node returns a latent with no noise mask: 17 channels all the same
+  (``mask_inverted`` zeros) and ``[B]`` timesteps, another signature.
+
+anima (``bcg_runtime/comfy/models/anima.py``). A Cosmos-Predict2 2B text-to-image DiT (``MiniTrainDIT``: 28 blocks
+of 2048, 16 heads, Wan 2.1's latent, 5-D with T = 1) with a text adapter in front: ``LLMAdapter`` (6 blocks of
+1024) reads a Qwen3-0.6B context (1024 wide) and the prompt's T5 token ids (``t5xxl_ids``, with per-token
+``t5xxl_weights``) and returns a 1024-wide context of one row per T5 token, zero-padded to 512 rows
+(comfy/ldm/anima/model.py:198-208; the padding at model.py:204-205). Under ``torch.inference_mode``
+``model_base.Anima.extra_conds`` (model_base.py:1485-1499) runs the adapter once per conditioning before
+sampling; outside it (training) ``Anima.forward`` runs it on every call (model.py:210-213) before
+``MiniTrainDIT.forward`` enters the DIFFUSION_MODEL wrapper, BCG's hook (predict2.py:839). The DiT's forward is
+Cosmos-Predict2's, read in test_cosmos_predict2.py's audit.
 """
 
 import os

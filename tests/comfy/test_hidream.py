@@ -5,6 +5,31 @@ value (how many rows each expert computes changes with the input, so no graph ca
 BCG Apply leaves a HiDream model unchanged and says it is unsupported, every DiT call eager with
 that reason. Detection fixes HiDream's depth (16 + 32 blocks, hidden 2560), so these tests build a
 tiny model of the same class straight from ``supported_models.HiDream`` instead of a checkpoint.
+
+Source audit (ComfyUI 0.33.0):
+
+``bcg_runtime/comfy/models/hidream.py`` (comfy/ldm/hidream/model.py; the same file in 0.8.0):
+
+- ``MOEFeedForwardSwiGLU.forward`` (model.py:311-318): ``MoEGate`` picks each token's top 2 of 4 experts
+  (``torch.topk`` of the gate scores, 275), then ``y[flat_topk_idx == i] = expert(x[flat_topk_idx == i])``
+  indexes with a boolean mask. The number of rows each expert receives depends on the activations: the mask is
+  turned into indices with a device-to-host sync (``nonzero``), and the expert's matmul has a value-dependent
+  shape. A CUDA graph cannot capture that (the sync is illegal during capture), and a graph frozen on one
+  routing would compute another input's tokens with the wrong experts: a wrong image.
+- ``moe_infer`` (327-346; unused, ``if True`` at 314 picks the path above) syncs outright:
+  ``bincount().cpu().numpy()`` (331) and a Python loop over the per-expert counts.
+- Detection (comfy/model_detection.py:818-835) fixes ``num_routed_experts`` = 4 for every HiDream
+  checkpoint, so no real HiDream call avoids this path: a per-call ``refusal`` would send every
+  call eager, i.e. BCG would do nothing while claiming support.
+- Why not mode breakable: its only break is attention (``optimized_attention_override``); nothing breaks the
+  graph around the MoE. A MoE break (each ``MOEFeedForwardSwiGLU`` run eagerly between two graph segments, exact
+  by construction) would make the family workable; it needs a generic way for an adapter to name break modules,
+  and what it saves is small (the experts, most of the FLOPs outside attention, would run eager). Also: detection
+  hard-codes the depth (16 double, 32 single blocks, hidden 2560), so the synthetic-checkpoint recipe could not
+  build a reduced-depth model for the CPU tests; a full-size random checkpoint is 17B parameters.
+- Other spots read, harmless: ``patchify``/``unpatchify`` (679-702, 668-677) loop over ``img_sizes`` built from
+  ``x.shape``; ``expand_timesteps`` (654-666) branches on tensor-ness and rank; ``_forward`` (720-829) goes
+  through the DIFFUSION_MODEL ``WrapperExecutor`` (704-718).
 """
 
 import pytest

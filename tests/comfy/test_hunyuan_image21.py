@@ -6,6 +6,37 @@ batch-1 signatures; labels count pixels (a 2x2 latent is 64x64). byT5 glyph text
 the prompt) is an argument whose presence and token count the key sees. Distilled (meanflow)
 checkpoints run eager with the reason. CPU stand-in here; test_full_size_cuda.py samples the real
 width at ``gpu_test_depth``. HunyuanImage21 exists in ComfyUI 0.8.0 and 0.33.0: both run these.
+
+Source audit (ComfyUI 0.33.0):
+
+``bcg_runtime/comfy/models/hunyuan_image21.py``. The DiT: hidden 3584, 28 heads of 128, 20 double- and 40
+single-stream blocks, a 1x1 patch over 64-channel latents of a 32x VAE (``latent_formats.HunyuanImage21``: a
+2048² image is 64x64 = 4096 tokens), 2-D RoPE (``axes_dim`` [64, 64], ``img_ids_2d``), Qwen2.5-VL-7B context
+(3584) and a byT5 glyph mapper. The distilled checkpoint adds ``guidance_in`` and ``time_r_in`` (meanflow).
+``HunyuanImageTokenizer`` is Qwen-Image's (exact token count after the template, an all-ones mask dropped). A
+mask reaches the DiT only from a padded batch of prompts (``model_base.HunyuanImage21.extra_conds``, 0.33
+l.2588: ``numel != sum``, once per conditioning, before sampling): then a tensor argument (shape in the key,
+values copied at replay).
+
+Read for host syncs and value-dependent branches (comfy/ldm/hunyuan_video/model.py; 0.8.0 has the same lines
+for everything below):
+
+- l.315-321, meanflow (distilled) checkpoints unless ``disable_time_r``: ``torch.where`` with one
+  argument over ``transformer_options['sample_sigmas']`` (a host sync), ``len(w) > 0`` (a Python
+  branch on its values) and ``sample_sigmas[w[0] + 1]``: a graph would freeze the r-timestep of
+  its capture, so ``refusal`` sends such calls eager with the reason.
+- l.347-349: ``guidance_embed`` is a fixed config; ``extra_conds`` (l.2598) always sends
+  ``guidance`` (6.0 unless set), a tensor argument whose values are copied at replay (unused by the
+  base checkpoint). l.351 ``torch.is_floating_point(txt_mask)``: the dtype, in the key.
+- l.361 ``txt_byt5`` (quoted text in the prompt): presence and token count in the key (the
+  label shows ``byt5:N``). l.323 ``ref_latent``, l.331 ``guiding_frame_index``, l.372
+  ``clip_fea``: presence of arguments, in the key (HunyuanImage 2.1's conditioning sends none).
+- l.393-437: block bookkeeping in ``transformer_options`` (options.py); ``patches_replace`` makes
+  the call eager; l.409/l.430 ``control`` (ControlNet) is an argument.
+- l.447-457 unpatchify by ``initial_shape``; l.471-478 ``img_ids_2d``: ``linspace`` over Python
+  numbers from shapes.
+- So mode 'full' is safe for every call not refused. ``HunyuanVideo.forward`` runs ``_forward``
+  through the DIFFUSION_MODEL ``WrapperExecutor`` (0.33.0 l.481, 0.8.0 l.480).
 """
 
 import pytest

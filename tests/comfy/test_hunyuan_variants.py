@@ -16,6 +16,63 @@ The text policy is HunyuanVideo 1.5's (exact length), tested in test_hunyuan_vid
 On the H200 ``test_the_inputs_are_bit_exact_on_cuda`` runs the same input checks at the real width
 and ``gpu_test_depth`` (848x480 x 17 frames; the refiner 1024x1024), and test_full_size_cuda.py
 picks each recipe up by itself.
+
+Source audit (ComfyUI 0.33.0):
+
+hunyuan_video (``bcg_runtime/comfy/models/hunyuan_video.py``, also serving ``hunyuan_video_i2v`` and
+``hunyuan_video_skyreels_i2v``). The 13B DiT: hidden 3072, 24 heads of 128, 20 double- and 40 single-stream
+blocks, a 1x2x2 patch over 16-channel latents at 8x spatial and 4x temporal (``EmptyHunyuanLatentVideo``: T =
+(frames-1)//4 + 1), 3-D RoPE (``axes_dim`` [16, 56, 56]), a LLaVA-LLaMA-3 context (4096), a pooled CLIP-L vector
+(``vector_in``, 768) and a guidance embedding (``guidance_in``: the guidance-distilled checkpoints, FluxGuidance
+6.0 with cfg 1). The forward is read line by line in test_hunyuan_video15.py's audit (``hunyuan_video15.py``);
+detection turns ``meanflow`` on only for a ``time_r_in`` key. ``HunyuanVideoTokenizer`` crops the LLaMA template
+and keeps the exact token count (``min_length=1``); the encoder drops an all-ones mask
+(``comfy/text_encoders/hunyuan_video.py:144-145``). A mask (a padded batch of prompts) is passed by
+``model_base.HunyuanVideo.extra_conds`` (model_base.py:1371): a tensor argument, shape in the key, values copied
+at replay. ``pooled_output`` reaches the DiT as ``y``, ``guidance`` (6.0 unless FluxGuidance sets it) as a
+tensor: their values are copied at replay. Image-to-video, each an input the key sees
+(``comfy_extras/nodes_hunyuan.py:313-359``, ``HunyuanImageToVideo``):
+
+- ``HunyuanVideoI2V`` (in_channels 33): ``concat_keys`` ``("concat_image", "mask_inverted")``
+  (model_base.py:1396-1402): the start image's latent (``concat_latent_image``, else the input
+  latent) and the inverted mask (``concat_mask``, else the latent's ``noise_mask``) are channels
+  of ``x``, built before the call; guidance "v2 (replace)" instead sends ``guiding_frame_index``
+  (a tensor: the first frame's modulation, ``model.py:331-341``, whose token split is a Python int
+  from shapes) with the image in the latent and a noise mask; "custom" sends ``ref_latent``
+  (tokens prepended through ``img_in``, ``model.py:323-329``, ids from shapes; only a model whose
+  ``img_in`` takes the 16 latent channels, the T2V layout, runs it: stock ComfyUI fails on the 33-
+  channel I2V one). Presence and shapes are in the key, values are copied at replay.
+- ``HunyuanVideoSkyreelsI2V`` (in_channels 32): ``concat_keys`` ``("concat_image",)``
+  (model_base.py:1404-1410): the image latent alone as channels of ``x``.
+- The forward goes through the DIFFUSION_MODEL wrapper (``HunyuanVideo.forward`` ->
+  ``WrapperExecutor`` around ``_forward``, 0.33.0 model.py:481, 0.8.0 model.py:480).
+
+hunyuan_image21_refiner (``bcg_runtime/comfy/models/hunyuan_image21_refiner.py``). The refiner DiT: hidden 3328,
+26 heads of 128, 20 double- and 40 single-stream blocks, a 1x1x1 patch, 3-D RoPE (``axes_dim`` [16, 56, 56]),
+Qwen2.5-VL-7B context (3584), a guidance embedding and ``time_r_in`` (meanflow), no pooled vector
+(comfy/supported_models.py:2071-2085). What the class adds (comfy/model_base.py:2604-2630):
+
+- ``disable_time_r`` is always True (a ``CONDConstant``, l.2629): the meanflow branch with its
+  ``torch.where`` over the schedule (hunyuan_video/model.py:315-321) never runs, so the refiner is
+  served although it carries ``time_r_in`` (a call without the flag would run eager, as for the
+  distilled base checkpoint).
+- ``concat_cond`` (l.2605-2626): the image to refine (``HunyuanRefinerLatent``'s
+  ``concat_latent_image``, 32 channels of the refiner VAE at 16x, packed two frames per 64
+  channels by ``latent_formats.HunyuanImage21Refiner.process_in``) scaled by 0.75 or mixed with
+  seeded noise (``noise_augmentation``), zeros without one: 64 channels of ``x`` beside the 64 of
+  the latent, built before the call (shapes in the key, values copied at replay).
+
+hunyuan_video15_sr (``bcg_runtime/comfy/models/hunyuan_video15_sr.py``): what the class adds
+(comfy/model_base.py:2692-2721):
+
+- ``concat_cond`` (l.2696-2716): 66 channels of ``x`` beside the 32 of the latent, from the
+  ``concat_latent_image`` the SR node builds (the low-resolution video's latent upscaled, its
+  slice ``[33:65]`` scaled by 0.75 or mixed with seeded noise by ``noise_augmentation``), zeros
+  without one; built before the call (shapes in the key, values copied at replay).
+- ``disable_time_r`` False (a ``CONDConstant``, l.2720): a checkpoint with ``time_r_in`` (a
+  meanflow distillation) then takes the ``torch.where`` over the sampler's schedule
+  (hunyuan_video/model.py:315-321) on every call, which ``MEANFLOW_REFUSAL`` sends eager (the
+  adapter reads ``time_r_in`` from the loaded model).
 """
 
 import os

@@ -8,6 +8,53 @@ different lengths are two batch-1 signatures. byT5 glyph text and SigLIP feature
 arguments the key sees. Meanflow checkpoints (``time_r_in``) run eager with the reason.
 CPU stand-in here (64x64 px, 1, 5 and 9 frames); ``test_480p_video_is_bit_exact_on_cuda`` runs
 848x480 at 33 and 17 frames at the real width on the H200.
+
+Source audit (ComfyUI 0.33.0):
+
+``bcg_runtime/comfy/models/hunyuan_video15.py``. The DiT: hidden 2048, 16 heads of 128, 54 double-stream blocks
+and no single-stream block, Qwen2.5-VL-7B context (3584), a byT5 glyph mapper (``byt5_in``), a SigLIP vision
+projection (``vision_in``, 1152) and a ``cond_type_embedding``; ``EmptyHunyuanVideo15Latent``: T = (frames-1)//4
++ 1, patch 1x1x1. The checkpoint's ``img_in`` takes 65 channels, so ``model_base.HunyuanVideo15.concat_cond``
+always concatenates an image latent and a mask (zeros for T2V, the start image for
+``HunyuanVideo15ImageToVideo``).
+
+Text: the Qwen2.5-VL encoder returns the exact token count after its template (no padding) and drops an all-ones
+mask (``qwen_image.py`` l.82). Cond and uncond of different lengths run apart (ComfyUI batches them only when it
+may repeat the shorter one). A mask reaches the DiT only when the encoder saw padding (a batch of prompts): the
+encoder drops an all-ones one, and although ``model_base.HunyuanVideo15.extra_conds`` (0.33 l.2672) also passes
+only a mask with a zero, its ``super()`` (``HunyuanVideo.extra_conds``, l.1371) passes any mask it gets. It is
+then a tensor argument like any other (shape in the key, values copied at replay). (Stock l.388 writes the
+``[B, L]`` mask into a ``[1, T]`` slice, T counting glyph and vision tokens too, so stock ComfyUI runs masked
+text only at batch 1 with text tokens alone.)
+
+Read for host syncs and value-dependent branches (comfy/ldm/hunyuan_video/model.py; 0.8.0 has the same forward
+with the image tokens first, ``flipped_img_txt``, and no ``img_slice``):
+
+- l.315-321, meanflow checkpoints (``time_r_in``, the step-distilled variants) unless
+  ``disable_time_r``: ``torch.where(sigmas[0] == sample_sigmas)`` (a one-argument ``where``: a host
+  sync), ``len(w) > 0`` (a Python branch on its values) and ``sample_sigmas[w[0] + 1]`` read the
+  sampler's schedule from ``transformer_options``, which options.py treats as bookkeeping. A graph
+  would freeze the branch and the r-timestep of its capture: ``refusal`` sends such calls
+  eager with the reason. The base checkpoints have no ``time_r_in``.
+- l.351: ``torch.is_floating_point(txt_mask)``: the mask's dtype, in the key. l.352 turns an
+  integer mask into an additive one on the device; the token refiner (l.124-126) and l.385-388
+  build the attention masks from shapes and device copies: no sync.
+- l.162: ``x.dtype`` branch in ``TokenRefiner``: in the key. l.357: ``cond_type_embedding.to``
+  is a no-op once the weights are on the device (a plain ``nn.Embedding``: ComfyUI loads it whole,
+  in float32, and l.359 casts its rows).
+- l.361 ``txt_byt5`` (``conditioning_byt5small``: quoted text in the prompt), l.372 ``clip_fea``
+  (``clip_vision_output.last_hidden_state``, I2V), l.323 ``ref_latent``, l.331
+  ``guiding_frame_index``: presence of arguments, in the key; their token counts are shapes.
+- l.347: ``guidance_embed`` is a fixed config (False for the 1.5 checkpoints: the ``guidance``
+  6.0 that ``model_base.HunyuanVideo.extra_conds`` always sends is then unused).
+- l.393-420: ``total_blocks``, ``block_type``, ``block_index``, ``img_slice`` written for patches
+  (bookkeeping in options.py); ``patches_replace`` makes the call eager. l.409 ``control``
+  (ControlNet) is an argument; l.447-456 reshape by shapes. img_ids: ``torch.linspace`` over
+  Python numbers from shapes.
+- Outside the DiT: ``model_base.HunyuanVideo15.extra_conds`` (``numel != sum`` of the mask) runs
+  once per conditioning, before sampling.
+- So mode 'full' is safe for every call not refused. The forward goes through the DIFFUSION_MODEL
+  wrapper (``HunyuanVideo.forward`` -> ``WrapperExecutor`` around ``_forward``, l.481) in both hosts.
 """
 
 from types import SimpleNamespace

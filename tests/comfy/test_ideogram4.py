@@ -7,6 +7,36 @@ that is a masked fill on the device, so one graph serves every mask of its shape
 mask's values at replay. Until its GPU exactness test has passed on the H200 the family stays off
 for users unless they opt in. CPU stand-in here; test_full_size_cuda.py samples the full model.
 ComfyUI 0.8.0 has no Ideogram 4: these tests skip there.
+
+Source audit (ComfyUI 0.33.0):
+
+``bcg_runtime/comfy/models/ideogram4.py``. 34 blocks of 4608 (18 heads of 256), one token per latent cell. The
+widths are not read from the checkpoint: ``model_detection`` finds only ``in_channels`` and ``num_layers`` and
+``supported_models.Ideogram4.unet_extra_config`` supplies the rest. Qwen3-VL's tokenizer:
+``pad_to_max_length=False``. Text RoPE positions are 0..L-1 and image positions start at 65536, so padding would
+not move the image; but padded rows would be attended unless masked, and a mask changes the attention kernel:
+stock ComfyUI sends neither. Read for host syncs and data-dependent shapes (``comfy/ldm/ideogram4/model.py``):
+
+- ``:285-287`` the text mask: ``pad = (attention_mask == 0)`` then ``segment_ids[:, :L][pad] = -1``
+  and ``indicator[:, :L][pad] = 0``. Boolean-mask *assignment* of a Python scalar never takes
+  ``nonzero``: Python's ``__setitem__`` wraps the scalar in a CPU tensor when the target is on
+  CUDA, and ``index_put_`` then dispatches a single boolean index on the target's device with a
+  one-element CPU value to ``masked_fill_`` (``canDispatchToMaskedFill`` in ATen): an in-place
+  elementwise kernel that reads the mask on the device, with the output shape fixed by the
+  target. Shape-only, graph-safe, and the mask's *values* are read at replay (the test changes
+  them under one graph). The dispatch needs the mask on the target's device, which ComfyUI's
+  conditioning always puts there; a mask elsewhere would take the ``nonzero`` path, so
+  ``Ideogram4Adapter.refusal`` sends such a call eager.
+- ``:212`` ``attn_mask.dtype == torch.bool`` and ``:196`` ``llm_features is not None``, ``:321``
+  ``context is None`` (the image-only path): dtype and presence of arguments, both in the key.
+- ``:64`` ``in_training``: a process flag, constant across a run. ``:70`` ``comfy_kitchen``
+  ``rms_rope_split_half``: backend chosen from shapes, strides and dtypes, no host read.
+- ``:206`` ``precompute_freqs_cis`` (``text_encoders/llama.py``) with interleaved MRoPE: Python
+  loops over constant sections, positions from ``arange`` of shapes.
+- The masked attention (``optimized_attention_masked`` with an additive float mask): SDPA reads
+  the mask on the device; no host read.
+- No op syncs with the host, so mode 'full' is safe. ``forward`` runs ``_forward`` through the
+  DIFFUSION_MODEL ``WrapperExecutor`` (``:309``). ComfyUI 0.8.0 has no Ideogram 4.
 """
 
 import importlib.util

@@ -6,6 +6,25 @@ signatures, each captured on first sight and replayed after. An edit call's refe
 read live (other images of its size replay the same graph and change eager's output) and is a
 signature of its own. CPU stand-in here; test_full_size_cuda.py samples the full model. ComfyUI
 0.8.0 has no JoyImage: these tests skip there.
+
+Source audit (ComfyUI 0.33.0):
+
+``bcg_runtime/comfy/models/joyimage.py``. 24 heads of 128, 3072 wide, 1x2x2 patches, a Qwen3-VL-8B context
+(4096). Edit calls carry ``ref_latents`` (``model_base.JoyImage.extra_conds``, model_base.py:2524-2526): their
+tokens follow the target's, each with its own temporal RoPE band. Read for host syncs and value-dependent
+branches (comfy/ldm/joyimage/model.py):
+
+- ``_get_rotary_pos_embed_for_range`` / ``get_rotary_pos_embed_for_components`` (l.315-355):
+  ``arange`` on the device from Python ints (the components' patch grids: shapes).
+- ``_forward`` (l.382-454): a Python loop over ``[hidden_states, *ref_latents]`` (the list's
+  length in the key), ``pad_to_patch_size`` and the target's token count from shapes.
+- ``JoyImageAttention`` (l.78-131): q/k RMSNorm and RoPE in one ``comfy_kitchen.rms_rope`` op, a
+  kernel launched on the current stream (captured like any other); ``cast_bias_weight`` /
+  ``uncast_bias_weight`` cast the norm weights (no offload stream outside lowvram, which BCG
+  refuses).
+- No ``.item()``, ``.tolist()``, ``.cpu()`` or mask indexing, so mode 'full' is safe.
+  ``JoyImageTransformer3DModel.forward`` (l.365) runs ``_forward`` through the DIFFUSION_MODEL
+  ``WrapperExecutor``.
 """
 
 import pytest

@@ -5,6 +5,25 @@ Every prompt reaches the DiT padded to 512 tokens, so cond and uncond batch into
 and one graph serves every prompt at a size; cfg 1 is the batch-1 signature. An edit call's
 reference latent is another signature named by its size. CPU stand-in here; test_full_size_cuda.py
 samples the full-depth model. ComfyUI 0.8.0 has no LongCatImage: these tests skip there.
+
+Source audit (ComfyUI 0.33.0):
+
+``bcg_runtime/comfy/models/longcat_image.py``. FLUX.1's DiT at 3072 wide, 24 heads, 10 double and 20 single blocks
+(6B), a Qwen2.5-VL-7B context (3584) whose RoPE ids count along the text (``txt_ids_dims`` [1, 2]).
+``LongCatImageBaseTokenizer`` pads (or truncates) every prompt to 512 tokens with real pad tokens, and
+``LongCatImageTEModel`` strips the template around them. The encoder's mask over the padding is dropped by
+``model_base.Flux.extra_conds`` (l.1030-1039: only a mask with ``attention_mask_img_shape``, a region mask,
+reaches the DiT). ``model_base.LongCatImage._apply_model`` (l.1065-1074) sets ``rope_options`` shifts from the
+context length. Read for host syncs and value-dependent branches (``comfy/ldm/flux/``), beyond what the flux
+audit (test_reference_latents.py) lists for the shared forward (reference latents, ``process_img``, bookkeeping):
+
+- model.py:402-404: text position ids are ``linspace`` over the context length (a shape).
+- model.py:329-336 ``process_img`` reads ``rope_options`` (the shifts above): in the key.
+- ``model_base.LongCatImage.extra_conds`` pops ``guidance``; ``encode_adm`` returns None (no ``y``).
+- LongCat-Image-Edit calls carry ``ref_latents`` (the ReferenceLatent node): shapes in the key,
+  values copied at replay, each size named in the label (``ref WxH``), as FLUX.1 Kontext.
+- No op syncs with the host, so mode 'full' is safe. ``Flux.forward`` (model.py:344) runs ``_forward``
+  through the DIFFUSION_MODEL ``WrapperExecutor``.
 """
 
 import pytest

@@ -6,6 +6,42 @@ are inputs read at every replay). ``frame_rate`` is a constant of the call: in t
 Image-to-video's noise mask gives per-token timesteps; keyframe guides run eager, with the reason.
 CPU stand-in here; the host-to-device constant copies the adapter stages (its docstring) exist
 on CUDA only: the same tests run on the H200 (``BCG_COMFY_TEST_CPU=0``), with test_full_size_cuda.py.
+
+Source audit (ComfyUI 0.33.0):
+
+``bcg_runtime/comfy/models/ltxv.py``. ``EmptyLTXVLatentVideo``: T = (frames-1)//8 + 1. The T5 tokenizer pads with
+``min_length=128``; ``model_base.LTXV`` hands the encoder's ``attention_mask`` to the DiT. ``frame_rate``
+(LTXVConditioning, a ``CONDConstant``) reaches the forward as a Python number. Image-to-video (LTXVImgToVideo)
+sets a noise mask: ``model_base.LTXV.process_timestep`` turns it into per-token timesteps ``[B, tokens]`` before
+the DiT and the mask reaches the DiT as ``denoise_mask``, read only on the keyframe path below. Read for host
+syncs and value-dependent branches (comfy/ldm/lightricks/model.py; the forward goes through the DIFFUSION_MODEL
+wrapper, ``forward`` -> ``WrapperExecutor`` around ``_forward`` (l.947-972), in both hosts):
+
+- Keyframe guides (LTXVAddGuide: ``keyframe_idxs``), ``_process_input`` l.1119-1171: a boolean
+  token mask computed from ``denoise_mask`` *values* (``grid_mask``, l.1131) indexes ``x``,
+  ``pixel_coords`` and ``keyframe_idxs`` (data-dependent shapes), ``.item()`` counts each guide's
+  surviving tokens (l.1154), and ``_build_guide_self_attention_mask`` branches on
+  ``(tracked_weights == 1.0).all()`` (l.1318); ``_prepare_timestep`` (l.867) and
+  ``_process_output`` (l.1433) index with the mask again. Refused: a call with ``keyframe_idxs``
+  runs eager with ``KEYFRAME_REFUSAL`` (0.8.0 takes that path for any non-None
+  ``keyframe_idxs``, so any is refused). Without guides that code is skipped by a shape test.
+- ``keyframes_abs_pos_mask`` (l.1186, checkpoints with ``keyframes_abs_pos_embedding`` only): slices
+  by Python ints from shapes and the ``generated_keyframes`` dict (constants, in the key).
+- ``_prepare_positional_embeddings`` (l.925): ``frame_rate`` is a Python number (in the key).
+  With ``frequencies_precision="float64"`` (a checkpoint's metadata config) the frequency grid is
+  numpy on the host (``generate_freq_grid_np``, lru-cached) and copied to the device each call.
+- Device constants from Python lists: ``latent_to_pixel_coords`` (symmetric_patchifier.py l.28)
+  and ``get_latent_coords`` (l.78) call ``torch.tensor(list, device=...)``, and
+  ``precompute_freqs_cis`` copies a host-built index grid to the device (``.to(device=...)``,
+  model.py l.641/674), as does the float64 grid above: pageable host-to-device copies, which
+  capture refuses (seen on the H200, torch 2.11). Their values come from the patch size, the VAE
+  scale factors and the RoPE config (the model's config, and shapes in the key), so
+  ``stage_host_copies`` stages them through pinned buffers the graph holds
+  (``bcg_runtime/core/host_copies.py``); the proof replay would show a value that was not constant.
+- ``CrossAttention.forward`` reads ``transformer_options["stg_skip_self_attn"]`` (STG node): an
+  entry options.py does not know, so such calls run eager. ``patches_replace`` likewise.
+- No other ``.item()``, ``.tolist()``, ``.cpu()``, ``nonzero`` or boolean-mask indexing outside the
+  keyframe path, so mode 'full' is safe.
 """
 
 import pytest

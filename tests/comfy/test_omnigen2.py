@@ -9,6 +9,33 @@ The class has no ``_forward``: BCG sees its calls through the ``diffusion_model.
 patch. Until its GPU exactness test has passed on the H200 the family stays off for users unless
 they opt in. CPU stand-in here; test_full_size_cuda.py samples the full model. OmniGen2 exists in
 ComfyUI 0.8.0 and 0.33.0: these tests run on both.
+
+Source audit (ComfyUI 0.33.0):
+
+``bcg_runtime/comfy/models/omnigen2.py``. Hidden 2520, 21 query heads over 7 key/value heads (grouped-query
+attention, head 120), 32 layers, 2 blocks in each of the noise, reference-image and context refiners, a
+Qwen2.5-VL-3B caption (2048), the FLUX.1 latent (16 channels at 8x, patch 2). Detection (``model_detection.py:900``)
+fixes every size, the depth included, so a reduced-depth test model gets its block counts at load
+(``FamilyInfo.depth_fixed_by_detection``). ``model_base.Omnigen2.extra_conds`` passes the context, ``num_tokens``
+and the attention mask only when it holds zeros. Read for host syncs and value-dependent branches
+(comfy/ldm/omnigen/omnigen2.py):
+
+- ``model_base.py:2444-2446`` ``torch.numel(mask) != mask.sum()`` and ``.item()`` compute the mask
+  policy and ``num_tokens`` in ``extra_conds``, once per conditioning, before sampling: not in the
+  forward.
+- ``:206-265`` the RoPE position ids: Python loops over the batch and the reference images, with
+  lengths from ``num_tokens`` (in the key) and shapes; the writes are device slices.
+- ``:358-376`` ``flat_and_pad_to_seq`` and ``:397-401`` the per-reference index embedding: loops
+  over shapes, in-place adds on an intermediate. ``ref_latents`` is a list argument whose shapes
+  are in the key.
+- ``:18`` ``x.shape[1] == 0``; ``:144`` GQA flag from the config; ``:25`` in-place ``silu`` /
+  ``mul_`` on intermediates.
+- ``:145`` ``optimized_attention_masked`` with the context refiner's mask (only a padded batch of
+  prompts sends one): a tensor argument, its values read on the device; the main layers get none.
+- ``comfy_kitchen`` ``apply_rope1`` (0.8.0: plain torch): backend from shapes and dtypes. Flux's
+  ``rope`` computes on the CPU only where the device has no float64 (not CUDA).
+- No op syncs with the host, so mode 'full' is safe. The class has no ``_forward`` (0.8.0 and
+  0.33.0). Patches (none are read by this forward) still make a call eager through ``options.py``.
 """
 
 import pytest

@@ -7,6 +7,40 @@ one graph serves every prompt at a size. PiD's low-quality latent and ``degrade_
 PiDConditioning node's entries) are read live: other values replay the same graph, bit-equal to
 eager, and change eager's output. CPU stand-in here; test_full_size_cuda.py samples both recipes.
 ComfyUI 0.8.0 has neither class: these tests skip there.
+
+Source audit (ComfyUI 0.33.0):
+
+``bcg_runtime/comfy/models/pixeldit.py`` (recipes: ``bench/recipes/pixeldit.py`` and ``pixeldit_pid.py``).
+``latent_formats.PixelDiTPixel``: 3 channels, downscale 1. 14 MMDiT patch blocks (24 heads, 1536 wide) over
+16-pixel patches, then 2 per-pixel PiT blocks conditioned on the patch tokens, with a Gemma-2-2B context (2304).
+PiD adds a low-quality latent (``lq_latent``, a Flux, SD3, Qwen-Image or FLUX.2 latent of the image to decode at
+4x) projected to one sigma-gated feature before every second patch block and one before the pixel blocks, and
+``degrade_sigma`` (a tensor), both from the PiDConditioning node (``comfy_extras/nodes_pid.py:48-50``) through
+``model_base.PiD.extra_conds`` (model_base.py:1581-1589). The tokenizer pads to 300 tokens and the encoder cuts
+longer ones (``comfy/text_encoders/pixeldit.py:56-66, :85-89``); the attention mask
+(``model_base.PixelDiTT2I.extra_conds``, model_base.py:1568-1573) is an argument the forward does not use (the
+blocks get ``None``, pixeldit/model.py:222). Read for host syncs and value-dependent branches
+(comfy/ldm/pixeldit/):
+
+- model.py:203-243 ``_forward``: ``pad_to_patch_size``, patch counts, ``unfold`` / ``fold`` and
+  the text length ``min(context.shape[1], txt_max_length)`` from shapes; ``_fetch_patch_pos`` /
+  ``_fetch_text_pos`` (l.186-189) and ``precompute_freqs_cis_2d`` (modules.py:13-40): ``linspace``
+  / ``arange`` on the device from shapes and ``rope_options`` (Python numbers, in the key by
+  options.py); PiD's NTK factors (modules.py:27-31) are Python floats from shapes.
+- modules.py:155-187 ``PiTBlock.forward``: the MLP runs in ``mlp_chunks`` slices of a
+  shape-derived size (a Python loop over shapes).
+- pid.py:234-263 ``PidNet._forward``: the LQ channel check raises on a shape; ``degrade_sigma``
+  is moved, reshaped and expanded on the device by shape (l.252-254); ``LQProjection2D``
+  (pid.py:120-155) resizes the LQ latent to the patch grid with ``interpolate`` by shapes;
+  ``SigmaAwareGate`` (pid.py:27-33) reads ``log_alpha``, a parameter, on the device.
+- No ``.item()``, ``.tolist()``, ``.cpu()`` or mask indexing, so mode 'full' is safe.
+  ``PixDiT_T2I.forward`` (model.py:191) runs ``_forward`` through the DIFFUSION_MODEL
+  ``WrapperExecutor`` (PidNet overrides ``_forward`` only).
+- Checkpoint layout: released files prefix the PixelDiT keys with ``core.`` (detection looks for
+  ``core.pixel_embedder.proj.weight``, model_detection.py:573) and fuse each pixel block's msa and
+  mlp modulation into one ``adaLN_modulation.0`` Linear, which ``PixelDiTT2I.process_unet_state_dict``
+  splits at load (supported_models.py:1263-1286); the recipes build that layout
+  (``released_layout`` in ``bench/recipes/pixeldit.py``).
 """
 
 import gc

@@ -8,6 +8,47 @@ replay: a new image of a known size must replay without a new capture and equal 
 that kept reading the old reference would return the old image's result), and a new size is a new
 signature named by its ``ref WxH`` label. CPU stand-in on depth-1 models; the test marked ``gpu``
 repeats the core of it at the real width on CUDA graphs.
+
+Source audit (ComfyUI 0.33.0):
+
+flux (``bcg_runtime/comfy/models/flux.py``). FLUX.1 Kontext is the same class and checkpoint layout as dev
+(``default_ref_method`` stays "offset"); ``ref_latents`` is the list ``model_base.Flux.extra_conds`` builds from
+the conditioning's ``reference_latents`` (ReferenceLatent node, one entry per chained image), moved to the device
+by ``_apply_model``. The reference path, read for host syncs in ``comfy/ldm/flux/model.py``, has none:
+
+- model.py:360-392: a Python loop over the list (its length is in the key) whose RoPE offsets
+  (``index``, ``h_offset``, ``w_offset``) come from ``ref.shape`` and ``ref_index_scale`` only;
+  the branch is chosen by ``ref_latents_method``, a string argument (the FluxKontextMultiReferenceLatentMethod
+  node's ``reference_latents_method``; its value is in the key) or else ``params.default_ref_method``,
+  which only an object patch changes (FluxKVCache: object patches are in the address state, and
+  that node's attention patches make its calls eager anyway).
+- model.py:393-396 ("index_timestep_zero"): ``timestep`` concatenated with ``timestep * 0`` on the
+  device and ``timestep_zero_index`` built from token counts; layers.py:139 ``apply_mod`` then
+  slices by those Python ints: shape-derived. (Stock 0.33 raises there for FLUX.1's per-block
+  modulation, eager or not; the path serves FLUX.2's global modulation.)
+- ``process_img`` (model.py:314-342) builds position ids with ``torch.linspace`` over Python
+  numbers from shapes and ``rope_options`` (in the key).
+- model.py:398: ``transformer_options["reference_image_num_tokens"]`` is written for patches
+  (bookkeeping in options.py).
+
+qwen_image (``bcg_runtime/comfy/models/qwen_image.py``). ``ref_latents`` is the list that
+``model_base.QwenImage.extra_conds`` builds from the conditioning's ``reference_latents``
+(TextEncodeQwenImageEdit / TextEncodeQwenImageEditPlus, ReferenceLatent), each ``[B, 16, 1, h, w]``. Edit (2509)
+checkpoints have Qwen-Image's layout and config; Edit-2511 adds one empty buffer, ``__index_timestep_zero__``, from
+which detection sets ``default_ref_method="index_timestep_zero"``. The reference path, read for host syncs in
+``comfy/ldm/qwen_image/model.py``, has none:
+
+- model.py:459-491: a Python loop over the list (its length is in the key) whose RoPE ``index``
+  and offsets come from ``ref.shape`` only; the branch is chosen by ``ref_latents_method``, a
+  string argument whose value is in the key, or else ``self.default_ref_method``, fixed at load
+  from the checkpoint layout (or an object patch: in the address state). ``process_img``
+  (model.py:403-427) builds position ids with ``torch.linspace`` over Python numbers from shapes.
+- model.py:492-495 (2511, "index_timestep_zero"): ``timestep`` concatenated with ``timestep * 0``
+  on the device; ``timestep_zero_index`` is the image token count, a Python int from the shape,
+  by which ``_apply_gate`` / ``_modulate`` (model.py:250-266) slice; the block (l.282) and the
+  output (l.561) take the first half of the doubled ``temb`` by ``chunk``: shapes only.
+- model.py:497: ``transformer_options["reference_image_num_tokens"]`` is written for patches
+  (bookkeeping in options.py).
 """
 
 import pytest

@@ -5,6 +5,14 @@ Each test checks, in this very ComfyUI, that the host read the reason cites is s
 says (the test fails when ComfyUI changes that code, so the refusal is looked at again), that the
 class is refused by name (``UNSUPPORTED``) and served by no adapter. 0.8.0 has none of these
 classes: skipped there, saying so.
+
+Source audit (ComfyUI 0.33.0):
+
+hidream_o1 (``bcg_runtime/comfy/models/hidream_o1.py``, comfy/ldm/hidream_o1/model.py): ``_forward`` l.209-227
+searches ``self._kv_cache_entries`` (written at l.283) with ``torch.equal(ck, input_ids)`` and
+``torch.equal(ep, pos_ids_key)`` (l.223-225), host reads of the token ids and positions; the reference-image path
+(l.161-179) keeps ``self._visual_cache`` keyed by the input's identity and calls
+``(input_ids[0] == IMAGE_TOKEN_ID).nonzero()`` (l.179).
 """
 
 import importlib

@@ -7,6 +7,19 @@ length is its own graph: a 120-token T5 prompt (197) and the empty negative (154
 calls per step; cond and uncond of one length batch into one call. Depth sets the width too
 (hidden = 64 x depth): depth 1 is a 64-wide, one-block model. CPU stand-in here; on the H200 the
 same tests run on real graphs, and test_full_size_cuda.py samples SD3.5 Large at 512² and 1024².
+
+Source audit (ComfyUI 0.33.0):
+
+``bcg_runtime/comfy/models/sd3.py``, read for host syncs and value-dependent branches in ``mmdit.py``: none.
+``cropped_pos_embed`` (lines 892-918) and ``unpatchify`` (920-938) branch and assert on Python ints from
+``x.shape``; ``PatchEmbed`` pads by shape (100-107); ``forward_core_with_concat`` (940-988) branches on
+``register_length`` (a constant, 0 for SD3), on ``patches_replace`` (any patch makes the call eager, options.py)
+and on ``control``'s structure (its tensors are arguments, in the key); ``block_mixing`` (603-610) checkpoints only
+under ``use_checkpoint`` (False at inference). Attention goes through ``optimized_attention`` with the call's
+``transformer_options`` (``_block_mixing``, 625/641), so the attention break covers it. The CLIP-L/G part of the
+context is zero-padded from 2048 to 4096 channels. Detection reads ``depth`` = hidden width / 64 and builds that
+many blocks (it counts no blocks), so fewer blocks means a narrower model (``MMDiTFamilyInfo`` in
+``bench/recipes/sd3.py``).
 """
 
 import pytest

@@ -6,6 +6,36 @@ pads every prompt to 512 tokens, so cond and uncond of up to 512 tokens batch in
 longer prompt keeps its length and runs apart. The typed warm-up takes ``WIDTHxHEIGHTxFRAMES``.
 CPU stand-in here (64x64 px, 1, 5 and 9 frames); ``test_480p_video_is_bit_exact_on_cuda`` runs
 832x480 at 33 and 17 frames at the real width on the H200.
+
+Source audit (ComfyUI 0.33.0):
+
+``bcg_runtime/comfy/models/wan.py``, read for host syncs and value-dependent branches in comfy/ldm/wan/model.py
+(0.8.0 has the same forward without patches, ``context_latents`` and the INT8 feed-forward). Wan 2.2 TI2V 5B
+(``WAN22_T2V``: dim 3072, 48-channel ``Wan22`` latent at 16x) gets per-frame timesteps ``[B, T]`` from
+``WAN22.process_timestep`` when a ``denoise_mask`` is present. The umT5 tokenizer pads with ``min_length=512``,
+pad rows zeroed by ``zero_out_masked``; the DiT itself does not pad (``text_len`` is stored, never used in the
+forward). I2V: the image latent and mask reach the DiT concatenated into ``x`` (``c_concat``: 36 channels),
+CLIP-vision features as ``clip_fea`` ``[B, 257, 1280]``.
+
+- ``repeat_e`` (l.167) and ``WanAttentionBlock.forward`` / ``Head.forward`` ``e.ndim`` branches
+  (l.248, l.379): shapes only (scalar vs per-frame timesteps), harmless.
+- ``WanFeedForward`` -> ``comfy.ops.linear_input_act`` (l.182, ops.py l.958): branches on the
+  weight's type (INT8 or not), a fact of the loaded model, harmless.
+- ``_forward`` (l.686): ``pad_to_patch_size``, ``t_len``, ``rope_encode`` (l.638) use shapes and
+  ``rope_options`` (keyed by options.py); ``torch.linspace`` bounds are Python numbers from those.
+  ``if clip_fea is not None`` / ``context_latents`` / ``"reference_latent" in kwargs``: presence
+  of arguments, in the key. ``unpatchify`` ``math.prod(grid_sizes)`` (l.718): shapes.
+- ``forward_orig`` writes ``transformer_options["grid_sizes"]`` (l.567): bookkeeping derived from
+  shapes (options.py ignores it, like Flux's ``img_slice``). ``patches`` / ``patches_replace``
+  make the call eager (options.py).
+- ``sinusoidal_embedding_1d`` (l.28) builds ``torch.arange(half)`` on the host and copies it to
+  the GPU (``.to(position)``) every call: a pageable copy, which capture refuses. Its value is a
+  function of ``freq_dim`` (the model's config) alone, so ``stage_host_copies`` stages it through a
+  pinned buffer the graph holds (``bcg_runtime/core/host_copies.py``); the proof replay would
+  show a value that was not constant.
+- No ``.item()``, ``.tolist()``, ``.cpu()``, ``nonzero`` or boolean-mask indexing in the forward,
+  so mode 'full' is safe. The forward goes through the DIFFUSION_MODEL wrapper
+  (``WanModel.forward`` -> ``WrapperExecutor`` around ``_forward``, l.679) in both hosts.
 """
 
 import re

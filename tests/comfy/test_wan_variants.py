@@ -14,6 +14,42 @@ step), CPU stand-in. A variant whose class this ComfyUI lacks is skipped with th
 ``test_the_variants_inputs_are_bit_exact_on_cuda`` runs the same checks at the real width and the
 recipe's ``gpu_test_depth`` at 832x480 x 17 frames, and ``test_full_size_cuda.py`` picks each recipe
 up by itself (its plain prompts, the variant's own inputs left at ComfyUI's defaults).
+
+Source audit (ComfyUI 0.33.0):
+
+wan_scail (``bcg_runtime/comfy/models/wan_scail.py``): what the forward adds to Wan's (comfy/ldm/wan/model.py):
+
+- ``reference_latent`` (the reference frames with a ones mask, stacked on time) and
+  ``pose_latents`` (the pose video's latent and mask; ``WAN21_SCAIL.extra_conds``, model_base.py
+  l.1953): tensor arguments, in the key by shape (present or not), values in the graph's inputs.
+  ``forward_orig`` (l.1708) concatenates them and slices by their shapes.
+- ``rope_encode`` (l.1790): positions from shapes (``h / H_pose`` and the shifts are Python
+  numbers from shapes), the ``rope_options`` Wan's key already holds.
+- SCAIL-2 adds ``sam_latents`` / ``ref_mask_latents`` (tensors, in the key by shape) and
+  ``ref_mask_flag``, a ``CONDConstant`` Python bool the SCAIL-2 node sets (nodes_scail.py l.184):
+  a constant in the key; ``bool(ref_mask_flag)`` (l.1798) is a host branch on that constant,
+  so replacement mode (False) is its own graph.
+- No host sync or value-dependent branch beyond Wan's (``wan.py``).
+
+wan_animate2 (``bcg_runtime/comfy/models/wan_animate2.py``): what the forward adds to Wan's
+(comfy/ldm/wan/model_animate2.py):
+
+- ``pose_latents`` (the pose video's latent, one frame fewer than ``x``: frame 0 is the reference
+  slot), ``clip_fea_pose`` and ``context_pose`` (``WAN_Animate2.extra_conds``, model_base.py
+  l.1833): tensor arguments, in the key by shape (present or not: outside the node's pose window
+  the call carries none), values in the graph's inputs. The frame check (l.292) raises on shapes.
+- ``pose_strength`` / ``reference_strength``: ``CONDConstant`` Python floats, constants in the key;
+  ``!= 1.0`` (l.371, l.49) are host branches on them.
+- ``forward_gen`` (l.45) runs attention once per latent frame (``range(f_gen)``, a shape) into
+  buffers the forward allocates (l.354): in mode breakable each is a break like any attention.
+- The ``WanAnimate2Cache`` node's ``PoseBranchCache`` (l.113, ``transformer_options["animate2_cache"]``)
+  keeps the pose branch's block inputs across steps and picks its slot on the host
+  (``torch.equal`` l.142, ``stream.synchronize`` l.137): state across calls no graph follows.
+  BCG's key does not know that entry, so such calls run eager naming it
+  (``unknown transformer_options entry 'animate2_cache'``).
+- ComfyUI tells the checkpoint apart only by its safetensors metadata (``transformer.model_type``
+  ``animate2``, model_detection.py l.775; the layout is I2V's), which the recipe
+  (``bench/recipes/wan_animate2.py``) carries.
 """
 
 import gc

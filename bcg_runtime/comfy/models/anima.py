@@ -1,23 +1,16 @@
 """Anima (``supported_models.Anima``: ``comfy.ldm.anima.model.Anima``), ComfyUI 0.33.0 (0.8.0 has no
 such class).
 
-A Cosmos-Predict2 2B text-to-image DiT (``MiniTrainDIT``: 28 blocks of 2048, 16 heads, Wan 2.1's
-latent, 5-D with T = 1) with a text adapter in front: ``LLMAdapter`` (6 blocks of 1024) reads a
-Qwen3-0.6B context (1024 wide) and the prompt's T5 token ids (``t5xxl_ids``, with per-token
-``t5xxl_weights``) and returns a 1024-wide context of one row per T5 token, zero-padded to 512
-rows (0.33.0 comfy/ldm/anima/model.py:198-208). The DiT's forward is Cosmos-Predict2's
-(``cosmos_predict2.py`` reads it for host syncs: none but a tensor ``fps``, refused the same way;
-the same scratch attributes are stored on the module).
-
-Where the adapter runs, BCG's graph is not involved: under ``torch.inference_mode`` (ComfyUI's
-execution) ``model_base.Anima.extra_conds`` (model_base.py:1485-1499) runs it once per
-conditioning before sampling; outside it (training) ``Anima.forward`` runs it on every call
-(model.py:210-213) before ``MiniTrainDIT.forward`` enters the DIFFUSION_MODEL wrapper, BCG's hook
-(predict2.py:839). Either way the DiT call BCG sees takes the adapted context.
-
-Text: prompts of up to 512 T5 tokens reach the DiT as 512 rows (the padding at model.py:204-205),
-so they share one graph per size and batch, and under inference mode cond and uncond batch
-together; longer prompts keep their length.
+A Cosmos-Predict2 2B text-to-image DiT behind a text adapter: ``LLMAdapter`` turns a Qwen3-0.6B
+context and the prompt's T5 token ids into a 1024-wide context of one row per T5 token,
+zero-padded to 512 rows. The DiT's forward is Cosmos-Predict2's (``cosmos_predict2.py``: no host
+sync but a tensor ``fps``, refused the same way; the same scratch attributes left out of the
+address check), so mode 'full' is safe. The text adapter runs outside BCG's graph: under
+``torch.inference_mode`` (ComfyUI's execution) ``extra_conds`` runs it once per conditioning
+before sampling; outside it ``Anima.forward`` runs it on every call before the DIFFUSION_MODEL
+hook. Either way the DiT call BCG sees takes the adapted context. Text: prompts of up to 512 T5
+tokens reach the DiT as 512 rows and share one graph per size and batch (cond and uncond batch
+under inference mode); longer prompts keep their length. Source audit: tests/comfy/test_cosmos_variants.py.
 """
 
 import dataclasses

@@ -1,31 +1,15 @@
 """AuraFlow (``AuraFlow``; ``comfy.ldm.aura.mmdit.MMDiT``, ``model_base.AuraFlow``), ComfyUI 0.8.0 and
 0.33.0 (the same forward in both).
 
-An MMDiT of 3072 wide (12 heads of 256): 4 joint (double) blocks then 32 single blocks over the
-concatenated text and image tokens, 2x2 patches of the SDXL latent (4 channels, 8x), a learned
-positional table of ``max_seq`` entries (96x96 for v0.2/v0.3) and 8 register tokens before the
-text. The detection reads only ``max_seq``, ``cond_seq_dim`` and the block counts
-(model_detection.py:188-196): width and heads are the class's defaults.
-
-Text: the Pile-T5-XL tokenizer pads every prompt to at least 256 tokens
-(``comfy/text_encoders/aura_t5.py:14``, ``min_length=256``, pad token 1, no mask reaches the
-DiT), so prompts of up to 256 tokens reach the DiT as a 256-long context: cond and uncond batch
-into one call and one graph serves every such prompt at a size.
-
-Read for host syncs and value-dependent branches (0.33.0, comfy/ldm/aura/mmdit.py):
-
-- ``TimestepEmbedder.timestep_embedding`` (l.286-297): ``torch.arange(half)`` is built on the
-  host and copied to the device (``.to(t.device)``) every call: a pageable copy, which capture
-  refuses. Its value is a function of ``frequency_embedding_size`` (256, the config) alone, so
-  ``stage_host_copies`` stages it through a pinned buffer the graph holds; the proof replay would
-  show a value that was not constant.
-- ``apply_pos_embeds`` (l.422-437): the table is sliced (and, for a latent wider than the table,
-  interpolated) by Python ints from ``x.shape``: shapes, in the key.
-- ``patchify`` / ``unpatchify`` (l.409, l.400): shapes. ``_forward`` branches on
-  ``len(self.double_layers)`` / ``len(self.single_layers)`` (the loaded model) and on
-  ``patches_replace`` (options.py makes such calls eager).
-- No ``.item()``, ``.tolist()``, ``.cpu()`` or mask indexing, so mode 'full' is safe.
-  ``MMDiT.forward`` (l.439) runs ``_forward`` through the DIFFUSION_MODEL ``WrapperExecutor``.
+An MMDiT (4 joint then 32 single blocks, 3072 wide) over 2x2 patches of the SDXL latent, with a
+learned positional table sliced (or interpolated) by the latent's shape. Nothing is keyed beyond
+the tensors' shapes and nothing is refused. Text: the Pile-T5-XL tokenizer pads every prompt to at
+least 256 tokens (no mask reaches the DiT), so prompts of up to 256 tokens share one graph per size
+and cond and uncond batch into one call. ``TimestepEmbedder.timestep_embedding`` copies a
+host-built ``torch.arange(half)`` to the device every call, a pageable copy capture refuses; its
+value depends on ``frequency_embedding_size`` (the config) alone, so ``stage_host_copies`` stages
+it through a pinned buffer the graph holds. No other op syncs with the host, so mode 'full' is
+safe. Source audit: tests/comfy/test_auraflow.py.
 """
 
 from .base import ModelAdapter, WarmupFacts

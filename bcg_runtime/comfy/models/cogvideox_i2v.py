@@ -1,5 +1,5 @@
 """CogVideoX image-to-video (``CogVideoX_I2V``): the CogVideoX family (``cogvideox.py`` has its
-adapter and reads the forward) with the start image's latent as 16 more input channels of ``x``
+adapter and its contract) with the start image's latent as 16 more input channels of ``x``
 (``model_base.CogVideoX.concat_cond``, model_base.py:2798-2837: ``concat_latent_image`` scaled by
 the latent format, resized to the noise and padded or cut to its frame count; zeros without one).
 The concatenated ``x`` is the DiT's argument, so the image's values are copied into the graph's

@@ -1,5 +1,5 @@
 """CogVideoX inpainting (``CogVideoX_Inpaint``, CogVideoX-Fun V1.5 InP): the CogVideoX family
-(``cogvideox.py`` has its adapter and reads the forward) with the masked video's and the mask's
+(``cogvideox.py`` has its adapter and its contract) with the masked video's and the mask's
 latents as 32 more input channels of ``x`` (``model_base.CogVideoX.concat_cond``,
 model_base.py:2798-2837), the concatenated ``x`` being the DiT's argument (values copied into the
 graph's inputs at every replay). CogVideoX 1.5 patches 2x2x2 with a Linear (``patch_size_t`` 2,

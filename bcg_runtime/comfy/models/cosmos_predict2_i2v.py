@@ -1,21 +1,14 @@
 """Cosmos-Predict2 Video2World (``supported_models.CosmosI2VPredict2``: ``MiniTrainDIT`` with 17
 input channels), in ComfyUI 0.8.0 and 0.33.0.
 
-The Cosmos-Predict2 forward and text policy (``cosmos_predict2.py`` reads it for host syncs: none
-but a tensor ``fps``, refused the same way); this adapter is Cosmos-Predict2's for a video model
-(labels count pixel frames, 4k+1), with its own family name so it stays off until its own GPU test
-passed. What the class adds (0.33.0 comfy/supported_models.py:1163-1171,
-comfy/model_base.py:1439-1465):
-
-- ``concat_keys`` ``("mask_inverted",)``: the inverted noise mask (``CosmosPredict2ImageToVideoLatent``:
-  zeros on the given start / end frames) is a channel of ``x``, built before the call; the frames
-  themselves are in the latent, which the sampler mixes in.
-- ``denoise_mask`` (the noise mask, a tensor argument of ``_forward`` it does not read) makes
-  ``process_timestep`` (model_base.py:1459-1467) send per-frame timesteps ``[B, T]``, zero on the
-  given frames: ``predict2.py:879`` branches on ``timesteps.ndim``, a shape in the key.
-
-Without a start image the node returns a latent with no noise mask: 17 channels all the same
-(``mask_inverted`` zeros) and ``[B]`` timesteps, another signature.
+Cosmos-Predict2's adapter (``cosmos_predict2.py``: forward, text rule, the tensor-``fps`` refusal)
+for a video model (labels count pixel frames, 4k+1), with its own family name so it stays off
+until its own GPU test passed. The inverted noise mask (``mask_inverted``) is a channel of ``x``
+built before the call, and the start / end frames are in the latent the sampler mixes; the
+``denoise_mask`` makes ``process_timestep`` send per-frame timesteps ``[B, T]``, their shape in the
+key. Without a start image the call has no noise mask and ``[B]`` timesteps: another signature.
+Nothing else is keyed; as for Cosmos-Predict2, no op syncs with the host, so mode 'full' is safe.
+Source audit: tests/comfy/test_cosmos_variants.py.
 """
 
 import dataclasses

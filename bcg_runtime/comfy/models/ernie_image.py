@@ -1,32 +1,16 @@
 """ERNIE-Image (``supported_models.ErnieImage``: ``comfy.ldm.ernie.model.ErnieImageModel``), in
 ComfyUI 0.33.0 (0.8.0 has no such class).
 
-A single-stream DiT: image and text tokens concatenated (image first) through 36 shared-AdaLN
-blocks, hidden 4096, 32 heads of 128, feed-forward 12288, FLUX.2's 128-channel latent at 16x with
-patch 1, a Ministral-3-3B caption (hidden layer -2, 3072 wide). Detection (0.33.0
-``model_detection.py:1112``) returns only ``image_model``: every size is the class's default, so a
-reduced-depth test model gets its layer count at load (``FamilyInfo.depth_fixed_by_detection``).
-
-Text: the Mistral-3 tokenizer does not pad (``pad_to_max_length=False``), ``model_base.ErnieImage``
-passes the context alone (the encoder's all-ones attention mask is dropped), and the image tokens'
-RoPE time index is the caption's length (``model.py:261``): each caption length is its own graph,
-and padding would move the image positions. Cond and uncond of different lengths run as two
-batch-1 calls (``c_crossattn`` is a ``CONDRegular``).
-
-Read for host syncs and value-dependent branches (ComfyUI 0.33.0, ``comfy/ldm/ernie/model.py``):
-
-- ``:13`` ``rope`` computes in float64 on the CPU where the device has no float64 (MPS, XPU,
-  DirectML): a device round trip. CUDA has float64, so on CUDA it stays on the device.
-- ``:253`` ``text_bth.numel() > 0``: a shape. ``:259-279`` text and image position ids from
-  ``torch.linspace`` over Python numbers (shapes and ``rope_options``, which is in the key).
-- ``:115`` ``comfy_kitchen`` ``rms_rope_split_half``: the backend is picked from shapes, strides and
-  dtypes, no host read; ``in_training`` is a process flag.
-- ``:130`` attention without a mask (the block is never given one).
-- ``:294`` the layer loop and ``:299`` the image slice: counts from the config and shapes.
-
-No op syncs with the host, so mode 'full' is safe. The class has no ``_forward``: its ``forward``
-never runs ComfyUI's DIFFUSION_MODEL wrappers, so BCG reaches its calls through
-``wrappers._ForwardThroughBCG`` (the object patch ``diffusion_model.forward``), as for SD3.
+A single-stream DiT (image tokens then text tokens) over FLUX.2's 128-channel latent at 16x with a
+Ministral-3-3B caption. Nothing is keyed beyond the tensors' shapes (and ``rope_options``, keyed
+by options.py) and nothing is refused. Text: the tokenizer does not pad, ``model_base.ErnieImage``
+drops the encoder's all-ones mask, and the image tokens' RoPE time index is the caption's length:
+each caption length is its own graph (padding would move the image positions); cond and uncond of
+different lengths run as two batch-1 calls. The class has no ``_forward`` and runs no
+DIFFUSION_MODEL wrappers, so BCG reaches its calls through ``wrappers._ForwardThroughBCG`` (the
+object patch ``diffusion_model.forward``), as for SD3. No op syncs with the host on CUDA (``rope``
+leaves the device only where it has no float64), so mode 'full' is safe. Source audit:
+tests/comfy/test_ernie_image.py.
 """
 
 from .base import ModelAdapter, WarmupFacts

@@ -1,33 +1,16 @@
-"""FLUX.1 dev / schnell and FLUX.1 Kontext (``comfy.ldm.flux.model.Flux``).
+"""FLUX.1 dev / schnell and FLUX.1 Kontext (``comfy.ldm.flux.model.Flux``; ``Flux``, ``FluxSchnell``).
 
-ComfyUI's T5 tokenizer pads every prompt to at least 256 tokens (``min_length=256``) with real,
-unmasked pad tokens, so every prompt of up to 256 tokens reaches the DiT as a 256-long context:
-one graph serves them all, exactly as stock ComfyUI computes them. Longer prompts arrive at their
-exact length. No op in the forward syncs with the host.
-
-FLUX.1 Kontext is the same class and the same checkpoint layout (detection cannot tell it from
-dev; ``default_ref_method`` stays "offset"), called with ``ref_latents``: the list that
-``model_base.Flux.extra_conds`` builds from the conditioning's ``reference_latents``
-(ReferenceLatent node, one entry per chained image), moved to the device by ``_apply_model``.
-The list is an ordinary argument of the call: each reference's shape, stride and dtype is in the
-key and its values are copied into the graph's static inputs at every replay, so a new image of
-a known size replays and a new size is a new signature, labelled ``ref WxH[+WxH...]``.
-The reference path, read for host syncs in 0.33.0 (``comfy/ldm/flux/model.py``), has none:
-
-- model.py:360-392: a Python loop over the list (its length is in the key) whose RoPE offsets
-  (``index``, ``h_offset``, ``w_offset``) come from ``ref.shape`` and ``ref_index_scale`` only;
-  the branch is chosen by ``ref_latents_method``, a string argument (the FluxKontextMultiReferenceLatentMethod
-  node's ``reference_latents_method``; its value is in the key) or else ``params.default_ref_method``,
-  which only an object patch changes (FluxKVCache: object patches are in the address state, and
-  that node's attention patches make its calls eager anyway).
-- model.py:393-396 ("index_timestep_zero"): ``timestep`` concatenated with ``timestep * 0`` on the
-  device and ``timestep_zero_index`` built from token counts; layers.py:139 ``apply_mod`` then
-  slices by those Python ints: shape-derived. (Stock 0.33 raises there for FLUX.1's per-block
-  modulation, eager or not; the path serves FLUX.2's global modulation.)
-- ``process_img`` (model.py:314-342) builds position ids with ``torch.linspace`` over Python
-  numbers from shapes and ``rope_options`` (in the key).
-- model.py:398: ``transformer_options["reference_image_num_tokens"]`` is written for patches
-  (bookkeeping in options.py).
+Text: ComfyUI's T5 tokenizer pads every prompt to at least 256 tokens (``min_length=256``) with
+real, unmasked pad tokens, so every prompt of up to 256 tokens reaches the DiT as a 256-long
+context: one graph serves them all, exactly as stock ComfyUI computes them. Longer prompts arrive
+at their exact length. FLUX.1 Kontext is the same class (detection cannot tell it from dev),
+called with ``ref_latents``, the list ``model_base.Flux.extra_conds`` builds from the
+conditioning's ``reference_latents``: each reference's shape, stride and dtype is in the key and
+its values are copied into the graph's static inputs at every replay, so a new image of a known
+size replays and a new size is a new signature, labelled ``ref WxH[+WxH...]``. The
+``ref_latents_method`` string argument is in the key by value. Nothing is refused: no op in the
+forward, the reference path included, syncs with the host, so mode 'full' is safe. Source audit:
+tests/comfy/test_reference_latents.py.
 """
 
 from typing import Any

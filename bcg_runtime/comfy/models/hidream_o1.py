@@ -4,17 +4,14 @@ No ``ADAPTER`` and no ``RECIPE`` on purpose, so it is no family.
 
 Why. The forward keeps a key/value cache of the prompt's autoregressive prefix on the module and
 picks its path by comparing tensor values on the host (comfy/ldm/hidream_o1/model.py in 0.33.0):
-
-- ``_forward`` l.209-227: ``self._kv_cache_entries`` (written at l.283) is searched with
-  ``torch.equal(ck, input_ids)`` and ``torch.equal(ep, pos_ids_key)`` (l.223-225), host reads of
-  the token ids and positions; a hit takes the "hot path" (only fresh positions projected, the
-  cached K/V prepended), a miss the "cold path" that snapshots K/V into the module. A graph would
-  freeze one path and one cache's tensors, and the first call of every run differs from the rest.
-- l.161-179 (reference images): ``self._visual_cache`` keyed by the input's identity, and
-  ``(input_ids[0] == IMAGE_TOKEN_ID).nonzero()`` (l.179), a host sync with a value-dependent shape.
-
-The forward thus writes state the next call reads and branches on values, which no replay can
-reproduce; the only break BCG offers is attention.
+``_forward`` searches ``self._kv_cache_entries`` with ``torch.equal`` of the token ids and of the
+positions (l.223-225); a hit takes the "hot path" (only fresh positions projected, the cached K/V
+prepended), a miss the "cold path" that snapshots K/V into the module. Reference images go through
+``self._visual_cache``, keyed by the input's identity, and ``(input_ids[0] == IMAGE_TOKEN_ID).nonzero()``
+(l.179), a host sync with a value-dependent shape. A graph would freeze one path and one cache's
+tensors, and the first call of every run differs from the rest: the forward writes state the next
+call reads and branches on values, which no replay can reproduce; the only break BCG offers is
+attention. Line ranges: tests/comfy/test_refused_models.py.
 """
 
 #: ``comfy.supported_models`` class names of this family (for the tests' refusal check).

@@ -1,41 +1,17 @@
 """HunyuanVideo 1.0 (``comfy.ldm.hunyuan_video.model.HunyuanVideo`` with the 1.0 config;
 ``HunyuanVideo``, ``HunyuanVideoI2V``, ``HunyuanVideoSkyreelsI2V``), in ComfyUI 0.8.0 and 0.33.0.
 
-The 13B DiT: hidden 3072, 24 heads of 128, 20 double- and 40 single-stream blocks, a 1x2x2 patch
-over 16-channel latents at 8x spatial and 4x temporal (``EmptyHunyuanLatentVideo``: T =
-(frames-1)//4 + 1), 3-D RoPE (``axes_dim`` [16, 56, 56]), a LLaVA-LLaMA-3 context (4096), a
-pooled CLIP-L vector (``vector_in``, 768) and a guidance embedding (``guidance_in``: the
-guidance-distilled checkpoints, FluxGuidance 6.0 with cfg 1). The same forward as HunyuanVideo 1.5
-(``hunyuan_video15.py`` reads it line by line for host syncs; none outside the meanflow path, which
-no 1.0 checkpoint has: detection turns ``meanflow`` on only for a ``time_r_in`` key), whose adapter
-this one extends. One adapter serves the three classes; each has its module and its recipe (this one, and
-``hunyuan_video_i2v`` / ``hunyuan_video_skyreels_i2v``; the recipes in ``bench/recipes/``).
-
-Text: ``HunyuanVideoTokenizer`` crops the LLaMA template and keeps the exact token count
-(``min_length=1``); the encoder drops an all-ones mask (0.33.0
-``comfy/text_encoders/hunyuan_video.py:144-145``), so each prompt length is its own graph (text
-RoPE ids are zeros: padding would add attended tokens). A mask (a padded batch of prompts) is
-passed by ``model_base.HunyuanVideo.extra_conds`` (model_base.py:1371): a tensor argument, shape
-in the key, values copied at replay. ``pooled_output`` reaches the DiT as ``y``, ``guidance``
-(6.0 unless FluxGuidance sets it) as a tensor: their values are copied at replay.
-
-Image-to-video, each an input the key sees (0.33.0 ``comfy_extras/nodes_hunyuan.py:313-359``,
-``HunyuanImageToVideo``):
-
-- ``HunyuanVideoI2V`` (in_channels 33): ``concat_keys`` ``("concat_image", "mask_inverted")``
-  (model_base.py:1396-1402): the start image's latent (``concat_latent_image``, else the input
-  latent) and the inverted mask (``concat_mask``, else the latent's ``noise_mask``) are channels
-  of ``x``, built before the call; guidance "v2 (replace)" instead sends ``guiding_frame_index``
-  (a tensor: the first frame's modulation, ``model.py:331-341``, whose token split is a Python int
-  from shapes) with the image in the latent and a noise mask; "custom" sends ``ref_latent``
-  (tokens prepended through ``img_in``, ``model.py:323-329``, ids from shapes; only a model whose
-  ``img_in`` takes the 16 latent channels, the T2V layout, runs it: stock ComfyUI fails on the 33-
-  channel I2V one). Presence and shapes are in the key, values are copied at replay.
-- ``HunyuanVideoSkyreelsI2V`` (in_channels 32): ``concat_keys`` ``("concat_image",)``
-  (model_base.py:1404-1410): the image latent alone as channels of ``x``.
-
-The forward goes through the DIFFUSION_MODEL wrapper (``HunyuanVideo.forward`` ->
-``WrapperExecutor`` around ``_forward``, 0.33.0 model.py:481, 0.8.0 model.py:480).
+The 13B DiT with a LLaVA-LLaMA-3 context, a pooled CLIP-L vector (``y``) and a guidance
+embedding; the same forward as HunyuanVideo 1.5 (``hunyuan_video15.py``), whose adapter this one
+extends: no host sync outside the meanflow path, refused with :data:`MEANFLOW_REFUSAL` (no 1.0
+checkpoint has ``time_r_in``). One adapter serves the three classes, each with its own module and
+recipe. Nothing is keyed beyond shapes: ``y``, ``guidance``, a padded batch's mask and the
+image-to-video inputs (the start image and inverted mask as channels of ``x``, "v2 (replace)"'s
+``guiding_frame_index``, "custom"'s ``ref_latent``) are tensor arguments, presence and shapes in
+the key, values copied at replay; labels add `` guided`` and `` ref:Nf``. Text:
+``HunyuanVideoTokenizer`` keeps the exact token count and the encoder drops an all-ones mask; text
+RoPE ids are zeros, so padding would add attended tokens: each prompt length is its own graph.
+Mode 'full' is safe for every call not refused. Source audit: tests/comfy/test_hunyuan_variants.py.
 """
 
 from typing import Any

@@ -1,20 +1,16 @@
 """HunyuanVideo 1.5 super-resolution (``supported_models.HunyuanVideo15_SR_Distilled``: the
 HunyuanVideo 1.5 model with 98 input channels), in ComfyUI 0.8.0 and 0.33.0.
 
-The HunyuanVideo 1.5 forward, text policy and meanflow rule (``hunyuan_video15.py`` reads the
-forward for host syncs); this adapter is HunyuanVideo 1.5's with its own family name (off until its
-own GPU test passed). What the class adds (0.33.0 comfy/model_base.py:2692-2721):
-
-- ``concat_cond`` (l.2696-2716): 66 channels of ``x`` beside the 32 of the latent, from the
-  ``concat_latent_image`` the SR node builds (the low-resolution video's latent upscaled, its
-  slice ``[33:65]`` scaled by 0.75 or mixed with seeded noise by ``noise_augmentation``), zeros
-  without one; built before the call (shapes in the key, values copied at replay).
-- ``disable_time_r`` False (a ``CONDConstant``, l.2720): a checkpoint with ``time_r_in`` (a
-  meanflow distillation) then takes the ``torch.where`` over the sampler's schedule
-  (hunyuan_video/model.py:315-321) on every call, which :data:`MEANFLOW_REFUSAL` sends eager (the
-  adapter reads ``time_r_in`` from the loaded model). Whether the released SR checkpoints carry
-  ``time_r_in`` was not read here (no checkpoint in reach; ComfyUI's explicit False suggests they
-  do): if they do, every call of theirs runs eager with that reason, equal to stock ComfyUI.
+HunyuanVideo 1.5's adapter (``hunyuan_video15.py``: forward, text rule, meanflow rule) with its own
+family name (off until its own GPU test passed) and refusal text. The SR node's ``concat_cond``
+(66 channels of ``x`` beside the latent's 32: the upscaled low-resolution latent, zeros without
+one) is built before the call: shapes in the key, values copied at replay. ComfyUI sends
+``disable_time_r`` False, so a checkpoint with ``time_r_in`` (a meanflow distillation, read from
+the loaded model) takes the ``torch.where`` over the sampler's schedule on every call, which
+:data:`MEANFLOW_REFUSAL` sends eager. Whether the released SR checkpoints carry ``time_r_in`` was
+not read here (no checkpoint in reach; ComfyUI's explicit False suggests they do): if they do,
+every call of theirs runs eager with that reason, equal to stock ComfyUI. Source audit:
+tests/comfy/test_hunyuan_variants.py.
 """
 
 import dataclasses

@@ -1,30 +1,14 @@
 """Lens (``Lens``; ``comfy.ldm.lens.model.LensTransformer2DModel``, ``model_base.Lens``), ComfyUI
 0.33.0 only (0.8.0 has no such class: its tests skip there).
 
-Microsoft's dual-stream MMDiT: 48 blocks of 24 heads of 64 (1536 wide) over the FLUX.2 latent
-(128 channels at 16x, one token per latent cell, 2x2 unpatched to 32 channels on the way out), a
-context of GPT-OSS-20B hidden states from 4 layers side by side (4 x 2880 = 11520 wide, split
-and normed per layer inside the DiT).
-
-Text: the GPT-OSS tokenizer does not pad (``comfy/text_encoders/gpt_oss.py``,
-``LensGptOssTokenizer``); the encoder returns an all-ones ``attention_mask`` over the prompt
-(``model_base.Lens.extra_conds`` passes it, model_base.py:1111-1113), a tensor argument whose
-shape is in the key and whose values are copied into the graph's inputs: every prompt length is
-its own graph.
-
-Read for host syncs and value-dependent branches (0.33.0, comfy/ldm/lens/model.py):
-
-- ``_lens_position_ids`` (l.22-53): ``arange`` on the device from Python ints (shapes).
-- ``_forward`` (l.375-490): the context is reshaped by shape; without a mask an all-ones mask is
-  made on the device (l.412-415); ``_build_joint_attention_mask`` (l.499-507) turns the mask into
-  an additive float mask with ``masked_fill_`` on a tensor it made (device ops).
-- ``LensAttention`` (l.103-108) raises on a mask of the wrong shape (a shape check).
-- ``control`` adds ControlNet outputs in place into the token tensor the forward made
-  (l.481-486): a tensor argument like any other. ``patches`` / ``patches_replace`` make a call
-  eager (options.py).
-- No ``.item()``, ``.tolist()``, ``.cpu()`` or mask indexing, so mode 'full' is safe.
-  ``LensTransformer2DModel.forward`` (l.366) runs ``_forward`` through the DIFFUSION_MODEL
-  ``WrapperExecutor``.
+Microsoft's dual-stream MMDiT over the FLUX.2 latent (128 channels at 16x) with a context of
+GPT-OSS-20B hidden states from 4 layers side by side (4 x 2880 = 11520 wide). Nothing is keyed
+beyond the tensors' shapes and nothing is refused. Text: the GPT-OSS tokenizer does not pad; the
+encoder's all-ones ``attention_mask`` reaches the DiT as a tensor argument, its shape in the key
+and its values copied into the graph's inputs at every replay, so every prompt length is its own
+graph. The forward builds positions and the additive attention mask on the device from shapes and
+that mask; ControlNet outputs are tensor arguments. No op syncs with the host, so mode 'full' is
+safe. Source audit: tests/comfy/test_lens.py.
 """
 
 import torch

@@ -1,52 +1,18 @@
 """MiniMax H3 (``comfy.ldm.minimax.model.MiniMaxH3Model``; ``MiniMaxH3``, ComfyUI 0.33.0), joint
-video + audio generation, one graph per sampling step.
+video + audio, one graph per sampling step; ``_forward`` receives ``x = [video, audio]``, batch 1.
 
-The sampler runs the joint latent (``EmptyMiniMaxH3LatentAV``, or ``MiniMaxH3AV.fix_empty_latent``
-of an empty 32-channel latent: a NestedTensor of the video ``[1, 24, T, H/16, W/16]`` and the audio
-``[1, 32, 2, A]``); ``BaseModel._apply_model`` unpacks it (``latent_shapes``), so the DiT's
-``_forward`` (behind the DIFFUSION_MODEL wrappers) receives ``x = [video, audio]`` and returns
-``[video, audio]``. The outer ``forward``'s audio-scale carry runs outside BCG's hook, eager.
-
-**The forward reads its step on the host** (comfy/ldm/minimax/model.py, 0.33.0, ``_forward``):
-
-- l.576-578: ``sigma_v = (timestep.flatten()[0] / 1000).float()``, ``t_v = float(1 - sigma_v)``,
-  ``t_a = float(1 - time_shift_sigma(sigma_v, shift_v, shift_a))``: two device-to-host reads of
-  values determined by ``timestep.flatten()[0]``. From them Python builds ``seg_t``,
-  ``unique_t`` / ``t_row`` (l.611-612) and the ``mod_segments`` row indices into the
-  timestep-embedding table, and ``t_vals = torch.tensor(unique_t, device=...)`` (l.683) copies
-  the numbers to the device.
-
-So the call is keyed on the exact value of ``timestep.flatten()[0]`` (:meth:`call_key` reads it on
-the host before dispatch, as the forward does a line later: one more synchronisation per call),
-and a capture hands the forward the live call's two reads (``replay_host_reads``,
-``bcg_runtime/core/host_reads.py``): a graph serves exactly the calls at its step, and a schedule
-replays from its second run (batch jobs with fixed steps; ``keys_per_step`` tells the capture
-gate that a key comes back once per run, not once per step). The other values Python reads:
-
-- ``shift_v`` / ``shift_a`` (l.574-575): ``transformer_options`` entries
-  (``minimax_h3_sigma_shift_*``, set by ModelSamplingMiniMaxH3) that ``options.py`` keys by value;
-  without them the model's constructor values (its config, fixed).
-- ``minimax_payload`` (a ``CONDConstant`` dict, :attr:`opaque_args`): ``layout`` (a
-  ``PackedLayout``: its ``signature`` and ``segments``, and its tensors ``img_update``,
-  ``audio_update``, ``position_ids`` on the host, all made from that signature when there are no
-  keyframes or references), ``text_token_tags`` (a CPU tensor read by ``.tolist()``, l.630),
-  ``visual_cond_noise_aug`` / ``audio_cond_noise_aug``: all in the key by value.
-  ``keyframes`` / ``refs`` / ``cond_*_latents`` (image-to-video, references: seeded host noise
-  and value-dependent rows) make the call eager: :data:`CONDITIONS_REFUSAL`.
-- ``denoise_mask`` / ``audio_denoise_mask`` (l.593-608): ``rows_t.unique()``, ``.tolist()`` and
-  ``bool(...all())`` of mask values: eager, :data:`DENOISE_MASK_REFUSAL`.
-- Host copies staged through pinned buffers (``stage_host_copies``): ``layout.img_update`` and
-  ``audio_update`` (``.to(device)``), ``position_ids`` (in ``rope_freqs``) and ``t_vals``; their
-  values come from the keyed signature and step.
-- ``comfy.model_prefetch.make_prefetch_queue`` is None for BCG's resident twin
-  (``prefetch_dynamic_vbars`` False); a Dynamic VRAM model is refused before (``guards``).
-
-Batch 1 only (l.557: ``MiniMax H3 supports batch size 1``): cond and uncond are two calls.
-
-Not yet: the warm-up plan holds typed frame counts to ``temporal_scale``'s 4k+1 grid, and H3's
-latent node snaps to 17k+5 (5 frames = 2 latent frames on both; 124 frames are 37 latent frames
-for the node, 31 for the plan). A warm-up serves one step of a schedule anyway (its sigma is the
-schedule's first); leave the frame count out, or warm up at 5 frames.
+The forward reads its step on the host: ``t_v`` and ``t_a`` are ``float``s of
+``timestep.flatten()[0]``, from which Python builds the timestep rows. :meth:`call_key` keys each
+call on that exact value (read on the host before dispatch: one more sync per call) and on
+``minimax_payload`` by value (:attr:`opaque_args`: layout signature and segments, text token tags,
+noise-aug values); ``shift_v`` / ``shift_a`` are options keyed by options.py, else the config. A
+capture is handed the live call's reads (``replay_host_reads``), and the host copies made from the
+keyed layout and step (``img_update``, ``audio_update``, ``position_ids``, ``t_vals``) are staged
+(``stage_host_copies``). A schedule replays from its second run (``keys_per_step``). Refused: noise
+masks (:data:`DENOISE_MASK_REFUSAL`), keyframes and references (:data:`CONDITIONS_REFUSAL`), unknown
+payload entries, and a final layer that picks heads from the schedule (:data:`SCHEDULE_HEADS_REFUSAL`,
+a ``model_refusal``). Text: exact length. Every host read, with why it is safe: :data:`HOST_READS`;
+the source audit: tests/comfy/test_minimax_h3.py.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """PiD, the Pixel Diffusion Decoder (``PiD``; ``comfy.ldm.pixeldit.pid.PidNet``): the PixelDiT
-family (``pixeldit.py`` has the adapter and reads the forward, PiD's LQ branch included) decoding a
+family (``pixeldit.py`` has the adapter and its contract, PiD's LQ branch included) decoding a
 FLUX.1 / Qwen-Image latent (16 channels at 8x) to the image at 4x, as PiD v1.5 ships it.
 
 Detection (model_detection.py:528-571) reads the LQ projection: its input channels pick the v1.5
