@@ -8,6 +8,37 @@ encoder returns) at a short length, since the connectors at 1024 tokens take a m
 run on this CPU; one test goes through them (the Gemma path, ``unprocessed_ltxav_embeds``). CPU
 stand-in here; ``test_768x512x121_with_audio_is_bit_exact_on_cuda`` and test_full_size_cuda.py run
 the real width and depth on the H200 (``BCG_GPU_FAMILIES="ltxav ltxav23"``).
+
+Source audit (ComfyUI 0.33.0): host syncs and value-dependent branches (ComfyUI 0.33.0, comfy/ldm/lightricks/av_model.py
+and the LTXVModel code it inherits, model.py; the DIFFUSION_MODEL wrapper around ``_forward``,
+model.py l.947-972, in both hosts):
+
+- ``_process_input`` l.691-697: with a ``denoise_mask`` (image-to-video, inpainting, any noise mask
+  of the joint latent: ``LTXVConcatAVLatent`` gives the video one as soon as either stream has one)
+  the forward compares ``frame_mask.min() != frame_mask.max()`` per latent frame in Python, a host
+  read of the mask's values deciding ``has_spatial_mask``; a graph cannot replay it. Refused:
+  :data:`DENOISE_MASK_REFUSAL` (0.8.0's LTXAV has no such read, the call is kept eager there too:
+  one rule). ``audio_denoise_mask`` is read only by ``process_timestep`` before the DiT.
+- ``_process_input`` l.706-730, ID-LoRA reference audio (``ref_audio``, a ``CONDConstant``):
+  ``ref_end[-1].item()`` (l.723), a device read on the host. Refused: :data:`REF_AUDIO_REFUSAL`.
+- Keyframe guides (``keyframe_idxs``), the inherited LTXV path (model.py l.1119-1171): value-
+  selected tokens and ``.item()`` counts; refused with LTX-Video's :data:`.ltxv.KEYFRAME_REFUSAL`.
+- ``CompressedTimestep`` (l.27) and ``_prepare_timestep`` (l.738): ``per_frame_path`` and the
+  compression test read shapes only; ``a_timestep_scaled.max()`` stays on the device.
+- ``BasicAVTransformerBlock.forward`` (l.260): ``ax.numel() > 0`` is a shape; ``run_vx``, ``run_ax``,
+  ``a2v_cross_attn``, ``v2a_cross_attn`` and ``stg_self_attn_blocks`` are ``transformer_options``
+  entries (LTXVModalityGuidance, STG's post-CFG passes) that options.py does not know: such calls
+  run eager with that reason. ``comfy.model_management.in_training`` is a process flag.
+- Device constants from the host: ``latent_to_pixel_coords`` / ``get_latent_coords``
+  (``torch.tensor(list, device=...)``, symmetric_patchifier.py l.28/78), the RoPE index grid, and
+  with ``frequencies_precision="float64"`` (LTX-2.3's metadata) the numpy frequency grid
+  (model.py l.626) copied to the device every call: pageable copies capture refuses. Their values
+  come from the patch size, the VAE scale factors, the audio patchifier's constants and the RoPE
+  config (the model's config and shapes in the key), so ``stage_host_copies`` stages them through
+  pinned buffers the graph holds (``bcg_runtime/core/host_copies.py``); the proof replay would show
+  a value that was not constant.
+- No other ``.item()``, ``.tolist()``, ``.cpu()``, ``nonzero`` or boolean-mask indexing outside
+  the refused paths, so mode 'full' is safe.
 """
 
 import inspect

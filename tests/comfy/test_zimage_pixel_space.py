@@ -7,6 +7,30 @@ cond and uncond of different buckets run as two batch-1 calls, each replaying it
 cache keeps is held by every graph that reads it, so an eviction from that cache frees nothing
 under a graph. CPU stand-in here;
 test_full_size_cuda.py samples the full-depth model at 512² and 1024².
+
+Source audit (ComfyUI 0.33.0): host syncs and value-dependent branches (0.33.0, ``comfy/ldm/lumina/model.py``):
+
+- l.1046-1048 ``omni = len(ref_latents) > 0`` and the timestep concat: a Python list's length,
+  in the key through ``ref_latents``' shapes (as Z-Image Omni). l.1059 NewBie's pooled branch is
+  None for this config (``clip_text_pooled_proj`` absent).
+- l.1054, l.1066-1075 raw pixel patches: views and reshapes by ``x.shape``; ``pad_to_patch_size`` by shapes.
+- l.414-416 ``pad_zimage``, l.654-715 ``embed_cap`` / ``embed_all``, l.717-812
+  ``patchify_and_embed``: pad counts, RoPE ids and ``timestep_zero_index`` from shapes; the masks
+  are None (l.721, l.790, l.813). l.420 ``pos_ids_x`` reads ``rope_options`` (Python numbers from
+  ``transformer_options``, in the key by options.py).
+- l.1095-1100 ``double_block`` patches: any patch makes the call eager (options.py).
+- l.1105-1118: the decoder reads the first ``N`` image tokens (``N`` from shapes) and prepends a
+  zero caption placeholder; ``unpatchify`` loops over the batch by shape.
+- l.971-980 ``SimpleMLPAdaLN``: ``weight_dtype`` from the weight's dtype; residual blocks and the
+  final layer are device work.
+- ``chroma_radiance/layers.py:47`` ``NerfEmbedder.fetch_pos`` is an ``lru_cache(maxsize=4)`` over
+  ``(embedder, patch_size, device, dtype)`` (patch size 1 here: the decoder sees one token per
+  patch): graphs read the cached DCT table by address; the entry holds it (``outside_reads``, as
+  for Chroma Radiance), so an eviction from the cache frees nothing a graph reads.
+- ``forward`` (l.1122) runs ``_forward`` through the DIFFUSION_MODEL ``WrapperExecutor`` and then
+  ``(x - neg_x0) / timesteps`` outside it, eager on the graph's output.
+
+No op syncs with the host, so mode 'full' is safe for every call not refused.
 """
 
 import functools

@@ -1,53 +1,16 @@
-"""LTX-2 (``comfy.ldm.lightricks.av_model.LTXAVModel``; ``LTXAV``), joint audio-video generation.
+"""LTX-2 and LTX-2.3 (``comfy.ldm.lightricks.av_model.LTXAVModel``; ``LTXAV``), joint audio-video.
 
-One forward serves LTX-2 (19B) and LTX-2.3 (22B, recipe ``ltxav23``: the checkpoint's metadata
-config turns on cross-attention AdaLN, gated attention and the caption projection before the
-connectors). The sampler runs the joint latent (``LTXVConcatAVLatent``: a NestedTensor of the video
-``[B, 128, T, H/32, W/32]`` and the audio ``[B, 8, A, 16]``, A = round(frames / fps * 25)) packed
-flat; ``BaseModel._apply_model`` unpacks it (``latent_shapes``), so the DiT receives ``x`` as the
-list ``[video, audio]`` and ``timestep`` as ``(video, audio)`` (``model_base.LTXAV.process_timestep``)
-and returns ``[video, audio]``: every shape of both streams is in the key (tree leaves), and the
-label names both (``768x512x121f a121 txt1024 b2``). A video-only latent reaches the DiT as
-``[video]``: the audio stream is then empty (a shape in the key too).
-
-Text: the Gemma 3 encoder returns the prompt's own tokens (``encode_token_weights`` trims the
-padding) flagged ``unprocessed_ltxav_embeds``; ``model_base.LTXAV.extra_conds`` runs the DiT's
-embeddings connectors once per sampling run, outside the DiT call, and they append learned
-registers up to ``max(1024, tokens)`` (``embeddings_connector.py`` l.279-287): every prompt of up to
-1024 tokens reaches the DiT as a 1024-long context, so cond and uncond share one graph and batch
-together, exactly as stock ComfyUI computes them. ``frame_rate`` (a ``CONDConstant``) is a Python
-number scaling both RoPE time axes: in the key, as for LTX-Video.
-
-Read for host syncs and value-dependent branches (ComfyUI 0.33.0, comfy/ldm/lightricks/av_model.py
-and the LTXVModel code it inherits, model.py; the DIFFUSION_MODEL wrapper around ``_forward``,
-model.py l.947-972, in both hosts):
-
-- ``_process_input`` l.691-697: with a ``denoise_mask`` (image-to-video, inpainting, any noise mask
-  of the joint latent: ``LTXVConcatAVLatent`` gives the video one as soon as either stream has one)
-  the forward compares ``frame_mask.min() != frame_mask.max()`` per latent frame in Python, a host
-  read of the mask's values deciding ``has_spatial_mask``; a graph cannot replay it. Refused:
-  :data:`DENOISE_MASK_REFUSAL` (0.8.0's LTXAV has no such read, the call is kept eager there too:
-  one rule). ``audio_denoise_mask`` is read only by ``process_timestep`` before the DiT.
-- ``_process_input`` l.706-730, ID-LoRA reference audio (``ref_audio``, a ``CONDConstant``):
-  ``ref_end[-1].item()`` (l.723), a device read on the host. Refused: :data:`REF_AUDIO_REFUSAL`.
-- Keyframe guides (``keyframe_idxs``), the inherited LTXV path (model.py l.1119-1171): value-
-  selected tokens and ``.item()`` counts; refused with LTX-Video's :data:`.ltxv.KEYFRAME_REFUSAL`.
-- ``CompressedTimestep`` (l.27) and ``_prepare_timestep`` (l.738): ``per_frame_path`` and the
-  compression test read shapes only; ``a_timestep_scaled.max()`` stays on the device.
-- ``BasicAVTransformerBlock.forward`` (l.260): ``ax.numel() > 0`` is a shape; ``run_vx``, ``run_ax``,
-  ``a2v_cross_attn``, ``v2a_cross_attn`` and ``stg_self_attn_blocks`` are ``transformer_options``
-  entries (LTXVModalityGuidance, STG's post-CFG passes) that options.py does not know: such calls
-  run eager with that reason. ``comfy.model_management.in_training`` is a process flag.
-- Device constants from the host: ``latent_to_pixel_coords`` / ``get_latent_coords``
-  (``torch.tensor(list, device=...)``, symmetric_patchifier.py l.28/78), the RoPE index grid, and
-  with ``frequencies_precision="float64"`` (LTX-2.3's metadata) the numpy frequency grid
-  (model.py l.626) copied to the device every call: pageable copies capture refuses. Their values
-  come from the patch size, the VAE scale factors, the audio patchifier's constants and the RoPE
-  config (the model's config and shapes in the key), so ``stage_host_copies`` stages them through
-  pinned buffers the graph holds (``bcg_runtime/core/host_copies.py``); the proof replay would show
-  a value that was not constant.
-- No other ``.item()``, ``.tolist()``, ``.cpu()``, ``nonzero`` or boolean-mask indexing outside
-  the refused paths, so mode 'full' is safe.
+Keyed: the DiT receives ``x`` as ``[video, audio]`` and ``timestep`` as ``(video, audio)`` (the
+sampler's packed NestedTensor, unpacked by ``BaseModel._apply_model``): every shape of both streams
+is in the key and the label names both (``768x512x121f a121 txt1024 b2``); ``frame_rate`` (a Python
+number scaling the RoPE time axes) too. Text: natural buckets, exact: the embeddings connectors
+(in ``extra_conds``, before the DiT) append learned registers up to at least 1024 tokens in whole
+tiles of 128, so cond and uncond share one graph as stock ComfyUI computes them. Refused (eager, a
+graph cannot replay them): a denoise mask (the forward compares each frame's mask min and max on
+the host), ID-LoRA reference audio (``.item()``), LTXV keyframe guides. Constant host tensors the
+forward copies to the device each call (coordinate and RoPE grids from the config and shapes) are
+staged through pinned buffers (``stage_host_copies``). No other host sync: mode 'full' is safe.
+The source audit: ``tests/comfy/test_ltxav.py``.
 """
 
 import dataclasses
