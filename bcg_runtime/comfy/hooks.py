@@ -155,7 +155,9 @@ class ApplyModelHook(_SessionHook):
         seen = run.hook_calls
         out = executor(*args, **kwargs)
         if run.hook_calls == seen:
-            session.runner.count_eager(f"disabled: {session.runner.disabled_reason or run.compiled}")
+            session.runner.count_eager(
+                Reason(reasons.COMPILED, f"disabled: {session.runner.disabled_reason or run.compiled}")
+            )
         return out
 
 
