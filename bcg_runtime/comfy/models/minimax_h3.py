@@ -1,18 +1,16 @@
 """MiniMax H3 (``comfy.ldm.minimax.model.MiniMaxH3Model``; ``MiniMaxH3``, ComfyUI 0.33.0), joint
-video + audio, one graph per sampling step; ``_forward`` receives ``x = [video, audio]``, batch 1.
-
-The forward reads its step on the host: ``t_v`` and ``t_a`` are ``float``s of
-``timestep.flatten()[0]``, from which Python builds the timestep rows. :meth:`call_key` keys each
-call on that exact value (read on the host before dispatch: one more sync per call) and on
-``minimax_payload`` by value (:attr:`opaque_args`: layout signature and segments, text token tags,
-noise-aug values); ``shift_v`` / ``shift_a`` are options keyed by options.py, else the config. A
-capture is handed the live call's reads (``replay_host_reads``), and the host copies made from the
-keyed layout and step (``img_update``, ``audio_update``, ``position_ids``, ``t_vals``) are staged
-(``stage_host_copies``). A schedule replays from its second run (``keys_per_step``). Refused: noise
-masks (:data:`DENOISE_MASK_REFUSAL`), keyframes and references (:data:`CONDITIONS_REFUSAL`), unknown
-payload entries, and a final layer that picks heads from the schedule (:data:`SCHEDULE_HEADS_REFUSAL`,
-a ``model_refusal``). Text: exact length. Every host read, with why it is safe: :data:`HOST_READS`;
-the source audit: tests/comfy/test_minimax_h3.py.
+video + audio; ``_forward`` receives ``x = [video, audio]``, batch 1. One graph per sampling step:
+the forward reads its step on the host (``t_v``, ``t_a``: floats of ``timestep.flatten()[0]``), so
+:meth:`call_key` keys each call on that value (read before dispatch) and on ``minimax_payload`` by
+value (:attr:`opaque_args`); ``shift_v`` / ``shift_a`` are keyed by options.py. Captures get the live
+call's reads (``replay_host_reads``); host copies made from the keyed layout and step are staged
+(``stage_host_copies``); a schedule replays from its second run (``keys_per_step``). Steps cannot
+share a graph yet: the reads sit inline in ``_forward`` before the blocks, and an eager prologue
+must be a part of the model the pack can call on its own (Z-Image's ``cap_embedder``), which the
+rest of this forward is not. Refused: noise masks (:data:`DENOISE_MASK_REFUSAL`), keyframes and
+references (:data:`CONDITIONS_REFUSAL`), unknown payload entries, and a final layer that picks heads
+from the schedule (:data:`SCHEDULE_HEADS_REFUSAL`, a ``model_refusal``). Text: exact length. Every
+host read, with why it is safe: :data:`HOST_READS`; the source audit: tests/comfy/test_minimax_h3.py.
 """
 
 from __future__ import annotations
