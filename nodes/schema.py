@@ -16,7 +16,9 @@ CATEGORY = "model/acceleration"
 SEARCH_ALIASES = [
     "cuda graph",
     "cuda graphs",
+    "speed",
     "speed up",
+    "speedup",
     "accelerate",
     "faster sampling",
     "BCG",

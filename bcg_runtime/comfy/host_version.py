@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 
-#: The ComfyUI releases the pack's comfy layer and GPU suite ran on (README, Tests).
+#: The ComfyUI releases the pack's comfy layer and GPU suite ran on (README, Requirements).
 TESTED_COMFYUI = ("0.8.0", "0.33.0")
 LOGGER_NAME = __name__
 

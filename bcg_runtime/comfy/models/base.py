@@ -26,7 +26,7 @@ class ModelAdapter:
     context_arg: str = "context"
     #: Longest text context a warm-up bucket may ask for.
     max_text_length: int = 1024
-    #: How text lengths map to graphs; shown in the warm-up report and the README support table.
+    #: How text lengths map to graphs; shown in the warm-up report and the support table (docs/models.md).
     text_policy: str = "exact length: each prompt length the DiT sees is its own graph"
     #: True when the whole forward has no graph-unsafe op, so mode 'full' (one graph) may be used.
     full_graph_safe: bool = True
