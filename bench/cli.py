@@ -24,7 +24,7 @@ from .measure import run
 from .modes import ATTENTION_STACK, CACHE_STACK, MODES
 from .recipes import RECIPES
 from .report import format_host_profiles, format_kernel_split, format_table, format_warmup_costs, write_json
-from .setup import DEFAULTS, WEIGHT_DTYPES
+from .setup import CPU_NOTE, DEFAULTS, WEIGHT_DTYPES
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -91,8 +91,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import torch
+
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     args = parse_args(argv)
+    if not torch.cuda.is_available():
+        print(f"smoke test, not a benchmark: {CPU_NOTE}", flush=True)
     rows, env = run(args)
     if args.json:
         write_json(args.json, env, rows)
@@ -103,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if env["note"]:
         print(env["note"])
-    print(format_table(rows))
+    print(format_table(rows, smoke=env["note"] is not None))
     if any(r.kernel_split for r in rows):
         print("\nGPU seconds per denoise by kernel kind\n" + format_kernel_split(rows))
     if any(r.host_top is not None for r in rows):

@@ -106,7 +106,9 @@ def mode_label(row: Row) -> str:
     return f"{row.mode} again" if row.again else row.mode
 
 
-def format_table(rows: list[Row]) -> str:
+def format_table(rows: list[Row], smoke: bool = False) -> str:
+    """The rows as a markdown table. ``smoke`` (a run without CUDA): eager alone on a reduced
+    model, so no speed-up and no comparison is printed (the JSON keeps every field)."""
     head = [
         "model",
         "res",
@@ -129,9 +131,10 @@ def format_table(rows: list[Row]) -> str:
             )
             continue
         exact = "yes" if r.exact else (f"no ({r.max_abs_diff:.3g})" if r.exact is False else "-")
-        exact += ", varies" if r.repeatable is False else ""  # its own runs differ from each other
+        exact = "-" if smoke else exact + (", varies" if r.repeatable is False else "")  # its own runs differ
         lines.append([
-            r.family, r.resolution, mode_label(r), f"{r.denoise_s:.3f}", f"{r.speedup:.2f}x" if r.speedup else "-",
+            r.family, r.resolution, mode_label(r), f"{r.denoise_s:.3f}",
+            f"{r.speedup:.2f}x" if r.speedup and not smoke else "-",
             f"{r.kernel_s:.3f}" if r.kernel_s else "-", f"{r.busy:.2f}" if r.busy else "-",
             f"{r.first_run_s:.1f}" if r.first_run_s else "-",
             f"{r.peak_allocated_gib:.1f}" if r.peak_allocated_gib is not None else "-", exact,

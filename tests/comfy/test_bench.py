@@ -24,8 +24,10 @@ def test_default_benchmark_on_cpu_reports_eager_and_says_why(tmp_path):
         cwd=ROOT, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "no CUDA: eager only, on a reduced model" in proc.stdout
+    assert proc.stdout.startswith("smoke test, not a benchmark: no CUDA: eager only, on a reduced model")
     assert "denoise s" in proc.stdout.splitlines()[-2]  # the table is printed last
+    cells = [cell.strip() for cell in proc.stdout.splitlines()[-1].split("|")]
+    assert cells[2] == "eager" and cells[4] == "-" and cells[9] == "-", cells  # no speed-up, no "exact: yes"
     assert "[BCG] row: zimage | 128x128 | eager |" in proc.stderr  # logged as measured: a timeout keeps it
 
     report = json.loads(out.read_text())
