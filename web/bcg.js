@@ -238,7 +238,10 @@ function showDetails(node) {
     detailsSections(status).forEach((s, i) => body.append(sectionElement(s, i, color)));
     copy.onclick = () => navigator.clipboard?.writeText(`${title}\n${detailsText(status)}`);
   } else {
-    body.append(element("p", { textContent: "No BCG status yet: run the workflow." }));
+    const text = processOff
+      ? `BCG is off in this ComfyUI process: ${processOff.reason}`
+      : "No BCG status yet: run the workflow.";
+    body.append(element("p", { textContent: text }));
     copy.disabled = true;
   }
   const header = element("header", {}, [
@@ -333,6 +336,16 @@ function drawBadge(node, ctx) {
   ctx.restore();
 }
 
+/** BCG's state for the whole ComfyUI process, from /bcg/status at start-up: null, or
+ * ``{state: "off", reason, short}`` where no model can get graphs (no CUDA, --cpu, cudaMallocAsync). */
+let processOff = null;
+
+/** A BCG node with no run yet shows the process-wide "off" at once. */
+function showProcessOff(node) {
+  if (!processOff || node.bcgStatus) return;
+  setBadge(node, { state: "off", text: `BCG off: ${processOff.short || processOff.reason}`, ...COLORS.off });
+}
+
 function show(status) {
   for (const id of status.node_ids || []) {
     const node = findNode(id);
@@ -360,7 +373,14 @@ app.registerExtension({
     api.addEventListener("bcg.input_error", (e) => showInputError(e.detail));
     try {
       const res = await api.fetchApi("/bcg/status");
-      if (res.ok) for (const status of (await res.json()).sessions || []) show(status);
+      if (res.ok) {
+        const body = await res.json();
+        processOff = body.process?.state === "off" ? body.process : null;
+        for (const node of app.graph?._nodes ?? []) {
+          if (BCG_NODES.has(node.comfyClass ?? node.type)) showProcessOff(node);
+        }
+        for (const status of body.sessions || []) show(status);
+      }
     } catch (err) {
       console.warn("[BCG] could not read /bcg/status:", err);
     }
@@ -377,7 +397,9 @@ app.registerExtension({
   },
 
   nodeCreated(node) {
-    if (BCG_NODES.has(node.comfyClass ?? node.type)) ensureBadgeGetter(node);
+    if (!BCG_NODES.has(node.comfyClass ?? node.type)) return;
+    ensureBadgeGetter(node);
+    showProcessOff(node);
   },
 
   getNodeMenuItems(node) {

@@ -1,6 +1,9 @@
 """``GET /bcg/status``: every live BCG session as JSON, for scripts, tests and the browser.
 
-The answer is ``{"sessions": [BCGSession.status(), ...]}`` (see ``session.py``). ComfyUI serves it
+The answer is ``{"process": {...}, "sessions": [BCGSession.status(), ...]}`` (see ``session.py``):
+``process`` is ``{"state": "on"}``, or ``{"state": "off", "reason": ..., "short": ...}`` where BCG
+can serve no model in this process (:func:`.guards.process_refusal`: no CUDA, ``--cpu``,
+cudaMallocAsync), so the browser shows "BCG off" on its nodes before any run. ComfyUI serves it
 at ``/bcg/status`` and ``/api/bcg/status``. :func:`register_routes` is called while ComfyUI loads the
 pack, before ``PromptServer.add_routes`` freezes the route table; it registers once and does nothing
 without a running ComfyUI server (tests, scripts).
@@ -11,7 +14,8 @@ from __future__ import annotations
 import logging
 import sys
 
-from . import events
+from ..core.reasons import headline
+from . import events, guards
 
 log = logging.getLogger(__name__)
 
@@ -19,8 +23,16 @@ PATH = "/bcg/status"
 _registered = False
 
 
+def process_state() -> dict:
+    """Whether BCG can serve any model in this ComfyUI process, and why not."""
+    reason = guards.process_refusal()
+    if reason is None:
+        return {"state": "on"}
+    return {"state": "off", "reason": str(reason), "short": headline(reason)}
+
+
 def sessions_status() -> dict:
-    """``{"sessions": [...]}``, JSON-safe (non-finite floats become strings)."""
+    """``{"process": ..., "sessions": [...]}``, JSON-safe (non-finite floats become strings)."""
     from .session import SESSIONS
 
     # The prompt worker thread may be changing a session's counters while this runs on the
@@ -34,7 +46,7 @@ def sessions_status() -> dict:
 
 
 def _collect(sessions) -> dict:
-    return events.jsonable({"sessions": [s.status() for s in list(sessions.values())]})
+    return events.jsonable({"process": process_state(), "sessions": [s.status() for s in list(sessions.values())]})
 
 
 def register_routes() -> bool:

@@ -273,3 +273,14 @@ def test_memory_budget_too_small_keeps_what_was_captured_and_lists_the_rest(warm
     assert torch.equal(out, synthetic.sample(model, family, 64, 64, 2, 2.0, positive, negative, seed=3))
     run = session_of(warmed).last_run
     assert run["state"] == "partial" and run["replayed"] == 2 and run["calls"] == 4, run
+
+
+def test_status_says_bcg_is_off_for_the_process_before_any_run():
+    """``GET /bcg/status`` answers with the process-wide state even with no session: the browser
+    shows "BCG off: no CUDA" on BCG nodes from the moment a workflow loads (web/bcg.js)."""
+    from bcg_runtime.comfy import guards, routes
+
+    status = routes.sessions_status()
+    assert set(status) == {"process", "sessions"}
+    refusal = guards.process_refusal()  # the comfy layer runs ComfyUI with --cpu
+    assert refusal is not None and status["process"] == {"state": "off", "reason": str(refusal), "short": "no CUDA"}
