@@ -42,7 +42,10 @@ class ZImageAdapter(ModelAdapter):
             return None
         if call.get("attention_mask") is not None or call.get("clip_text_pooled") is not None:
             return None
-        embedded = embedder(context)
+        try:
+            embedded = embedder(context)
+        except Exception:  # a caption the model cannot take: the stock forward raises its own error
+            return None
         extra = (-embedded.shape[1]) % multiple
         pad = pad_token.to(device=embedded.device, dtype=embedded.dtype, copy=True).unsqueeze(0)
         embedded = torch.cat((embedded, pad.repeat(embedded.shape[0], extra, 1)), dim=1)
