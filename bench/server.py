@@ -585,8 +585,7 @@ def main(argv: list[str] | None = None) -> int:
     out = sys.stdout
     for job in record["jobs"]:
         out.write("\n".join(server_report.format_prompts(job)) + "\n")
-    if not cuda:
-        out.write("CPU smoke run (--cpu): no CUDA, so BCG ran every call eager; these are not benchmark numbers.\n")
+    out.write(f"Written: {Path(args.json).resolve()} (every prompt, the environment; --json names another file)\n")
     out.write("\n" + server_report.format_report(record["env"], record["jobs"]))
     failed = exact_failures(record)
     if failed:

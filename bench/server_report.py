@@ -74,8 +74,20 @@ def table_lines(jobs: list[dict]) -> list[list[Any]]:
     return lines
 
 
-def format_table(jobs: list[dict]) -> str:
-    return render_markdown(table_lines(jobs))
+#: Columns a ``--cpu`` smoke test leaves blank: a tiny model on the CPU has no speed-up or VRAM to report.
+SMOKE_BLANK = ("vs eager", "VRAM res/alloc GiB")
+#: The first line of a ``--cpu`` report.
+SMOKE_LINE = "smoke test, not a benchmark: no CUDA (--cpu), a depth-1 model at 64x64; no speed-up or VRAM is measured"
+
+
+def format_table(jobs: list[dict], smoke: bool = False) -> str:
+    lines = table_lines(jobs)
+    if smoke:
+        blank = [HEAD.index(name) for name in SMOKE_BLANK]
+        lines = [lines[0]] + [
+            [("-" if i in blank and cell != "" else cell) for i, cell in enumerate(line)] for line in lines[1:]
+        ]
+    return render_markdown(lines)
 
 
 BF16_TITLE = "Against bf16 eager (same seeds; random-weight synthetic model, so the distance is the format's, not a real image's):"
@@ -130,7 +142,8 @@ def format_report(env: dict, jobs: list[dict]) -> str:
     where a model was measured against bf16 eager that table under its title, and the ``--profile``
     table where there is one: what ``bench.server`` prints last and ``python -m bench.server_report``
     prints."""
-    report = f"{env_line(env)}\n\n{format_table(jobs)}\n"
+    smoke = bool(env.get("cpu_smoke"))
+    report = (f"{SMOKE_LINE}\n" if smoke else "") + f"{env_line(env)}\n\n{format_table(jobs, smoke)}\n"
     left_out = [f"{model_label(j)} {v}: {why}" for j in jobs for v, why in j.get("variants_left_out", {}).items()]
     report += "".join(f"\nNot run: {line}" for line in left_out) + ("\n" if left_out else "")
     against_bf16 = format_bf16_table(jobs)

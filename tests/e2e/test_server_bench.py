@@ -129,8 +129,10 @@ def test_summaries_and_table(bench_run):
     assert table[0].startswith("| model | res | variant |") and table[1].startswith("| --- |")
     assert [row.split(" | ")[2] for row in table[2:]] == variants
     assert all(row.startswith("| zimage depth 1 | 64x64 |") for row in table[2:])
-    if not cuda:
-        assert "CPU smoke run (--cpu)" in stdout
+    if not cuda:  # said first, and no speed-up or VRAM figure for a tiny model on the CPU
+        assert "smoke test, not a benchmark: no CUDA (--cpu)" in stdout
+        speed, vram = (lines[start].split(" | ").index(name) for name in ("vs eager", "VRAM res/alloc GiB"))
+        assert all(row.split(" | ")[speed] == row.split(" | ")[vram] == "-" for row in table[2:]), table
 
 
 def test_one_more_prompt_per_variant_is_profiled_inside_the_server(bench_run):

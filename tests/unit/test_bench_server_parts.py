@@ -124,6 +124,15 @@ def test_markdown_table():
     assert error.startswith("| qwen_image depth 2 | - | error: RuntimeError: boom |")
 
 
+def test_a_cpu_smoke_report_says_so_first_and_gives_no_speed_or_vram():
+    report = server_report.format_report({"cpu_smoke": True}, [_job()])
+    assert report.startswith("smoke test, not a benchmark: no CUDA (--cpu)")
+    rows = [line for line in report.splitlines() if line.startswith("| flux fp8_scaled")]
+    speed, vram = (server_report.HEAD.index(name) + 1 for name in ("vs eager", "VRAM res/alloc GiB"))
+    assert rows and all(line.split("|")[speed].strip() == line.split("|")[vram].strip() == "-" for line in rows), rows
+    assert "| 2.00x |" in server_report.format_report({}, [_job()])  # a CUDA run keeps them
+
+
 def test_fidelity_is_max_abs_and_psnr_over_the_reference_range():
     torch = pytest.importorskip("torch")
     reference = torch.tensor([[0.0, 1.0], [2.0, 4.0]], dtype=torch.bfloat16)
