@@ -27,12 +27,16 @@ class HookTimes:
     replay: list[float] = field(default_factory=list)
     #: Calls that captured or proved a graph (the forward ran more than once).
     captures: int = 0
+    #: False for a DiT without ``_forward`` (SD3's MMDiT): its forward runs no DIFFUSION_MODEL
+    #: wrapper but BCG's own, so nothing here can time it.
+    measured: bool = True
 
     def summary(self) -> dict:
         def ms(values: list[float], how) -> float | None:
             return round(1000 * how(values), 4) if values else None
 
         return {
+            "bookkeeping_measured": self.measured,
             "eager_calls": len(self.eager_overhead),
             "bookkeeping_ms_mean": ms(self.eager_overhead, statistics.fmean),
             "bookkeeping_ms_median": ms(self.eager_overhead, statistics.median),
@@ -50,6 +54,10 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
 
     diffusion_model = bcg_model.get_model_object("diffusion_model")
     times = HookTimes()
+    if getattr(type(diffusion_model), "_forward", None) is None:
+        times.measured = False
+        yield times
+        return
     inside = {"seconds": 0.0, "runs": 0}
     plain_forward = type(diffusion_model)._forward.__get__(diffusion_model)
 

@@ -17,3 +17,22 @@ def test_prompt_lengths_are_seeded_bounded_and_spread():
     assert len(set(lengths)) >= 50
     assert min(lengths) < 30 and max(lengths) > 120
     assert 40 <= statistics.median(lengths) <= 90
+
+
+def test_the_summary_says_when_bcgs_host_time_could_not_be_measured():
+    from bench.batch import Job, format_summary
+    from bench.bookkeeping import HookTimes
+
+    base = {
+        "family": "sd3", "depth": 1, "steps": 2, "cfg": 1.0, "sizes": "64x64", "gpu": "H100", "torch": "2.11",
+        "comfyui": "0.33.0", "jobs": 1, "prompts": 1, "seeds": 1, "token_range": [10, 10], "distinct_lengths": 1,
+        "replayed": 1, "dit_calls": 2, "replayed_share": 0.5, "eager_s": 1.0, "bcg_s": 0.5, "speedup": 2.0,
+        "captures": 1, "mean_capture_s": 0.1, "mean_eager_call_s": 0.01, "evictions": 0, "memory_budget_mib": 0,
+        "peak_graph_mib": 1.0, "exact": 1,
+    }  # fmt: skip
+    jobs = [Job(0, 64, 64, 10, 0)]
+    timed = HookTimes(eager_overhead=[0.0002, 0.0004], replay=[0.001])
+    text = format_summary(jobs, {**base, **timed.summary()})
+    assert "0.3 ms mean (0.3 median) per eager call (2); 1.0 ms median per replay" in text
+    untimed = HookTimes(measured=False)
+    assert "BCG's host time beyond the forward: not measured" in format_summary(jobs, {**base, **untimed.summary()})
