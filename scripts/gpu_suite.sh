@@ -29,6 +29,10 @@
 #            into the summary;
 #   not_exact why a capture is not bit-equal (python -m bench.not_exact): NOT_EXACT_ARGS, one argument
 #            list per run separated by ';' (default "--family ltxav --size 512x512x1 --batch 2");
+#   fusion   which elementwise chains of FLUX.1 (bf16, comfy_quant fp8), Qwen-Image and Z-Image can run
+#            fused and still equal eager bit for bit, and the GPU time each would save
+#            (python -m bench.fusion_map at the first resolution's side; FUSION_ARGS adds arguments):
+#            fusion_map.json, its table into the summary;
 #   compiler BCG's two policies for ComfyUI's model compiler (0.34+) against eager, with the real
 #            comfy-aimdo 0.6.0 malloc graph around the DiT (bench.compiler; COMPILER_ARGS
 #            adds its arguments, default "--family flux --depth 2 --steps 8"): its table goes into
@@ -85,7 +89,7 @@ case "$what" in
   *) stages=${what//,/ } ;;
 esac
 for s in $stages; do
-  case "$s" in tests | noflags | e2e | bench | batch | ray | server | compiler | not_exact) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch, ray, server, compiler, not_exact; all; full)" >&2; exit 2 ;; esac
+  case "$s" in tests | noflags | e2e | bench | batch | ray | server | compiler | not_exact | fusion) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch, ray, server, compiler, not_exact, fusion; all; full)" >&2; exit 2 ;; esac
 done
 
 # ------------------------------------------------------------------ packages every host shares
@@ -332,6 +336,13 @@ stage_compiler() {
   grep -E "^[a-z0-9_]+ depth=|^\|" "$OUT_H/compiler.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
 }
 
+stage_fusion() {
+  # shellcheck disable=SC2086  # FUSION_ARGS is words
+  timed fusion "$OUT_H/fusion.log" python3 -m bench.fusion_map --size "${resolutions%%x*}" ${FUSION_ARGS:-} --json "$OUT_H/fusion_map.json"
+  case "$RC" in 0) row fusion "ok (fusion_map.json)" "$SECS" ;; *) row fusion "FAILED (exit ${RC/124/timeout}, see fusion.log)" "$SECS"; status=1 ;; esac
+  grep -E "^\||^- " "$OUT_H/fusion.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
+}
+
 stage_not_exact() { # one bench.not_exact per ';'-separated argument list of NOT_EXACT_ARGS
   local args n=0
   IFS=';' read -ra runs <<<"${NOT_EXACT_ARGS:---family ltxav --size 512x512x1 --batch 2}"
@@ -386,7 +397,7 @@ PY
     cat "$OUT_H/summary.rows"
   } >"$OUT_H/summary.txt"
   rm -f "$OUT_H/summary.rows"
-  (cd "$OUT_H" && mapfile -t rest < <(ls -A | grep -vx -e summary.txt -e gpu_tests.log -e noflags.json -e e2e_summary.json -e ray_check.json -e server.json -e details.tar.gz) \
+  (cd "$OUT_H" && mapfile -t rest < <(ls -A | grep -vx -e summary.txt -e gpu_tests.log -e noflags.json -e e2e_summary.json -e ray_check.json -e server.json -e fusion_map.json -e details.tar.gz) \
     && if [ "${#rest[@]}" -gt 0 ]; then tar czf details.tar.gz "${rest[@]}" && rm -rf "${rest[@]}"; fi)
   return $status
 }
