@@ -44,7 +44,10 @@ def thumbnail(workflow: Path) -> Path:
 
     image = Image.new("RGB", THUMB, BACKGROUND)
     draw = ImageDraw.Draw(image)
-    draw.text((margin, 26), workflow.stem, font=font(34, bold=True), fill=TEXT)
+    size = 34  # the title shrinks until it fits the card
+    while size > 18 and draw.textlength(workflow.stem, font=font(size, bold=True)) > THUMB[0] - 2 * margin:
+        size -= 1
+    draw.text((margin, 26 + (34 - size) / 2), workflow.stem, font=font(size, bold=True), fill=TEXT)
     draw.text(
         (margin, 72),
         "BCG Apply + BCG Warmup Capture: the same pixels, replayed as CUDA graphs",

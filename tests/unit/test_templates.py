@@ -18,12 +18,13 @@ pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = sorted((ROOT / "example_workflows").glob("*.json"))
 API_TWIN = ROOT / "scripts" / "bcg_api_example.json"
-#: Loader node type -> the models folder its first widget names a file in.
+#: Loader node type -> (the models folder its first widgets name files in, how many files).
 LOADERS = {
-    "UNETLoader": "diffusion_models",
-    "CLIPLoader": "text_encoders",
-    "VAELoader": "vae",
-    "CheckpointLoaderSimple": "checkpoints",
+    "UNETLoader": ("diffusion_models", 1),
+    "CLIPLoader": ("text_encoders", 1),
+    "DualCLIPLoader": ("text_encoders", 2),
+    "VAELoader": ("vae", 1),
+    "CheckpointLoaderSimple": ("checkpoints", 1),
 }
 
 
@@ -52,10 +53,11 @@ def test_every_loader_carries_its_download(path):
     for node in loaders:
         models = node.get("properties", {}).get("models")
         assert models, f"{node['type']} (node {node['id']}) has no properties.models"
-        (model,) = models
-        assert model["name"] == node["widgets_values"][0]
-        assert model["directory"] == LOADERS[node["type"]]
-        assert model["url"].startswith("https://") and model["url"].endswith("/" + model["name"])
+        directory, files = LOADERS[node["type"]]
+        assert [m["name"] for m in models] == node["widgets_values"][:files]
+        for model in models:
+            assert model["directory"] == directory
+            assert model["url"].startswith("https://") and model["url"].endswith("/" + model["name"])
 
 
 def test_the_api_twin_is_the_template():
