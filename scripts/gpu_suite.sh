@@ -29,10 +29,11 @@
 #            into the summary;
 #   not_exact why a capture is not bit-equal (python -m bench.not_exact): NOT_EXACT_ARGS, one argument
 #            list per run separated by ';' (default "--family ltxav --size 512x512x1 --batch 2");
-#   fusion   which elementwise chains of FLUX.1 (bf16, comfy_quant fp8), Qwen-Image and Z-Image can run
-#            fused and still equal eager bit for bit, and the GPU time each would save
-#            (python -m bench.fusion_map at the first resolution's side; FUSION_ARGS adds arguments):
-#            fusion_map.json, its table into the summary;
+#   fusion   which work of FLUX.1 (bf16, comfy_quant fp8), Qwen-Image and Z-Image can run fused by
+#            inductor and still equal eager bit for bit, and the GPU time it would save: whole blocks
+#            first (python -m bench.fusion_blocks; FUSION_BLOCKS_ARGS), then chain by chain
+#            (python -m bench.fusion_map; FUSION_ARGS), at the first resolution's side:
+#            fusion_blocks.json and fusion_map.json, their tables into the summary;
 #   compiler BCG's two policies for ComfyUI's model compiler (0.34+) against eager, with the real
 #            comfy-aimdo 0.6.0 malloc graph around the DiT (bench.compiler; COMPILER_ARGS
 #            adds its arguments, default "--family flux --depth 2 --steps 8"): its table goes into
@@ -337,10 +338,17 @@ stage_compiler() {
 }
 
 stage_fusion() {
-  # shellcheck disable=SC2086  # FUSION_ARGS is words
-  timed fusion "$OUT_H/fusion.log" python3 -m bench.fusion_map --size "${resolutions%%x*}" ${FUSION_ARGS:-} --json "$OUT_H/fusion_map.json"
-  case "$RC" in 0) row fusion "ok (fusion_map.json)" "$SECS" ;; *) row fusion "FAILED (exit ${RC/124/timeout}, see fusion.log)" "$SECS"; status=1 ;; esac
-  grep -E "^\||^- " "$OUT_H/fusion.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
+  local part
+  for part in fusion_blocks fusion_map; do
+    # shellcheck disable=SC2086  # the ARGS are words
+    if [ $part = fusion_blocks ]; then
+      timed $part "$OUT_H/$part.log" python3 -m bench.fusion_blocks --size "${resolutions%%x*}" ${FUSION_BLOCKS_ARGS:-} --json "$OUT_H/$part.json"
+    else
+      timed $part "$OUT_H/$part.log" python3 -m bench.fusion_map --size "${resolutions%%x*}" ${FUSION_ARGS:-} --json "$OUT_H/$part.json"
+    fi
+    case "$RC" in 0) row $part "ok ($part.json)" "$SECS" ;; *) row $part "FAILED (exit ${RC/124/timeout}, see $part.log)" "$SECS"; status=1 ;; esac
+    grep -E "^\||^- " "$OUT_H/$part.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
+  done
 }
 
 stage_not_exact() { # one bench.not_exact per ';'-separated argument list of NOT_EXACT_ARGS
@@ -397,7 +405,7 @@ PY
     cat "$OUT_H/summary.rows"
   } >"$OUT_H/summary.txt"
   rm -f "$OUT_H/summary.rows"
-  (cd "$OUT_H" && mapfile -t rest < <(ls -A | grep -vx -e summary.txt -e gpu_tests.log -e noflags.json -e e2e_summary.json -e ray_check.json -e server.json -e fusion_map.json -e details.tar.gz) \
+  (cd "$OUT_H" && mapfile -t rest < <(ls -A | grep -vx -e summary.txt -e gpu_tests.log -e noflags.json -e e2e_summary.json -e ray_check.json -e server.json -e fusion_map.json -e fusion_blocks.json -e details.tar.gz) \
     && if [ "${#rest[@]}" -gt 0 ]; then tar czf details.tar.gz "${rest[@]}" && rm -rf "${rest[@]}"; fi)
   return $status
 }

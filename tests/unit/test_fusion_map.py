@@ -76,3 +76,35 @@ def test_the_map_names_what_is_not_exact_and_sums_only_exact_savings():
     assert "| yes (20) |" in text and "no: 3/20 equal, max diff 0.0625 (20)" in text
     assert "flux: the exact fused forms save 0.38 ms" in text and fm.SMOKE_LINE not in text
     assert fm.format_map(rows, smoke=True).startswith(fm.SMOKE_LINE)
+
+
+def test_block_levels_leave_norms_then_linears_to_eager():
+    from bench import fusion_blocks as fb
+
+    block = torch.nn.Sequential(torch.nn.LayerNorm(8), torch.nn.Linear(8, 8), torch.nn.RMSNorm(8), torch.nn.GELU())
+    kinds = {level: sorted(type(m).__name__ for m in fb._opaque_for(block, level)) for level in fb.LEVELS}
+    assert kinds == {
+        "fused": [],
+        "norms eager": ["LayerNorm", "RMSNorm"],
+        "norms, linears eager": ["LayerNorm", "Linear", "RMSNorm"],
+    }
+
+
+def test_block_trials_scale_hidden_states_only_and_the_table_says_what_is_exact():
+    from bench import fusion_blocks as fb
+
+    hidden, vec = torch.ones(1, 100, 4), torch.ones(1, 4)
+    (h,), kw = fb._scaled((hidden,), {"vec": vec, "pe": torch.ones(1, 1, 100, 2)}, 10.0)
+    assert (
+        torch.equal(h, hidden * 10) and torch.equal(kw["vec"], vec) and torch.equal(kw["pe"], torch.ones(1, 1, 100, 2))
+    )
+    assert fb._equal((hidden, vec), (hidden.clone(), vec.clone())) == (True, 0.0)
+    assert fb._equal(hidden, hidden + 1) == (False, 1.0)
+    row = {"family": "flux", "weights": "default", "blocks": "single_blocks", "tokens": 4352, "per_forward": 38,
+           "eager_us": 1000.0, "fused": {"equal": 1, "trials": 3, "max_diff": 0.5, "us": 800.0},
+           "norms eager": {"equal": 3, "trials": 3, "max_diff": 0.0, "us": 900.0},
+           "norms, linears eager": {"error": "BackendCompilerFailed: x"}}  # fmt: skip
+    text = fb.format_blocks([row], smoke=False)
+    assert "not exact (1/3, max diff 0.5), 800.0 µs (+7.60 ms / forward)" in text
+    assert "exact, 900.0 µs (+3.80 ms / forward)" in text and "failed: BackendCompilerFailed: x" in text
+    assert fb.format_blocks([row], smoke=True).startswith(fb.SMOKE_LINE)
