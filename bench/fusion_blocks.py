@@ -106,17 +106,18 @@ def study_block(block: torch.nn.Module, args: tuple, kwargs: dict, levels=LEVELS
         a, k = _clone(a), _clone(k)  # blocks add into their inputs in place
         return fn(*a, **k)
 
-    trials = [(args, kwargs)] + [_scaled(args, kwargs, f) for f in (0.1, 10.0)]
+    trials = [_clone((args, kwargs))] + [_scaled(args, kwargs, f) for f in (0.1, 10.0)]
+    # Timing runs add into their inputs again and again: they get a copy of their own.
+    timing_args, timing_kwargs = _clone((args, kwargs))
+    probe = (_first_tensor(args, kwargs),)
     with torch.no_grad():
-        row = {
-            "eager_us": round(fusion_map.gpu_us(lambda _: block(*args, **kwargs), (_first_tensor(args, kwargs),)), 2)
-        }
         truth = [run(block, a, k) for a, k in trials]
+        row = {"eager_us": round(fusion_map.gpu_us(lambda _: block(*timing_args, **timing_kwargs), probe), 2)}
         for level in levels:
             try:
                 with compiled_at(block, level) as compiled:
                     results = [_equal(run(compiled, a, k), t) for (a, k), t in zip(trials, truth)]
-                    us = fusion_map.gpu_us(lambda _: compiled(*args, **kwargs), (_first_tensor(args, kwargs),))
+                    us = fusion_map.gpu_us(lambda _: compiled(*timing_args, **timing_kwargs), probe)
                 row[level] = {
                     "equal": sum(ok for ok, _ in results),
                     "trials": len(results),
