@@ -20,6 +20,9 @@
 #   batch    the batch benchmark (bench.batch): prompts of varied lengths over 3 sizes,
 #            no warm-up, BCG vs eager per job; BATCH_RUNS lists family:prompts[:seeds[:depth]]
 #            (default "zimage:100 qwen_image:100"; a depth reduces the model to fit the time);
+#   serverbatch the batch benchmark's job on a stock server, prompt by prompt (python -m bench.server_batch;
+#            SERVER_BATCH_ARGS, default "--model zimage --prompts 100"): server_batch.json, its line
+#            into the summary;
 #   server   the server benchmark (python -m bench.server): a stock `python main.py` (no flags) with
 #            synthetic full-size models, the example workflow eager, with BCG Apply, with the warm-up
 #            node and in mode fast, N prompts each: per-prompt wall / denoise / outside times,
@@ -90,7 +93,7 @@ case "$what" in
   *) stages=${what//,/ } ;;
 esac
 for s in $stages; do
-  case "$s" in tests | noflags | e2e | bench | batch | ray | server | compiler | not_exact | fusion) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch, ray, server, compiler, not_exact, fusion; all; full)" >&2; exit 2 ;; esac
+  case "$s" in tests | noflags | e2e | bench | batch | serverbatch | ray | server | compiler | not_exact | fusion) ;; *) echo "unknown stage '$s' (tests, noflags, e2e, bench, batch, serverbatch, ray, server, compiler, not_exact, fusion; all; full)" >&2; exit 2 ;; esac
 done
 
 # ------------------------------------------------------------------ packages every host shares
@@ -337,6 +340,14 @@ stage_compiler() {
   grep -E "^[a-z0-9_]+ depth=|^\|" "$OUT_H/compiler.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
 }
 
+stage_serverbatch() {
+  # shellcheck disable=SC2086  # SERVER_BATCH_ARGS is words
+  timed serverbatch "$OUT_H/server_batch.log" python3 -m bench.server_batch ${SERVER_BATCH_ARGS:---model zimage --prompts 100} \
+    --json "$OUT_H/server_batch.json"
+  case "$RC" in 0) row serverbatch "ok (server_batch.json)" "$SECS" ;; *) row serverbatch "FAILED (exit ${RC/124/timeout}, see server_batch.log)" "$SECS"; status=1 ;; esac
+  grep -E "server batch: " "$OUT_H/server_batch.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
+}
+
 stage_fusion() {
   local part
   for part in fusion_blocks fusion_map; do
@@ -405,7 +416,7 @@ PY
     cat "$OUT_H/summary.rows"
   } >"$OUT_H/summary.txt"
   rm -f "$OUT_H/summary.rows"
-  (cd "$OUT_H" && mapfile -t rest < <(ls -A | grep -vx -e summary.txt -e gpu_tests.log -e noflags.json -e e2e_summary.json -e ray_check.json -e server.json -e fusion_map.json -e fusion_blocks.json -e details.tar.gz) \
+  (cd "$OUT_H" && mapfile -t rest < <(ls -A | grep -vx -e summary.txt -e gpu_tests.log -e noflags.json -e e2e_summary.json -e ray_check.json -e server.json -e fusion_map.json -e fusion_blocks.json -e server_batch.json -e details.tar.gz) \
     && if [ "${#rest[@]}" -gt 0 ]; then tar czf details.tar.gz "${rest[@]}" && rm -rf "${rest[@]}"; fi)
   return $status
 }

@@ -1,0 +1,54 @@
+"""bench.server_batch's job and report: bench.batch's length draw and size rotation, totals from
+the jobs, and a CPU smoke test that prints no speed-up."""
+
+import pytest
+
+from bench import server_batch
+from bench.batch import prompt_lengths
+
+pytestmark = pytest.mark.unit
+
+
+def test_the_job_is_the_batch_benchmarks_draw_with_sizes_rotated():
+    args = server_batch.parse_args(["--prompts", "7", "--sizes", "512x512,768x512", "--seed", "3"])
+    jobs = server_batch.jobs_of(args)
+    assert [j["tokens"] for j in jobs] == prompt_lengths(7, 3)
+    assert [j["size"] for j in jobs] == [(512, 512), (768, 512)] * 3 + [(512, 512)]
+    assert [j["seed"] for j in jobs] == [30000 + i for i in range(7)]
+    smoke = server_batch.parse_args(["--cpu"])
+    assert (smoke.prompts, smoke.depth, smoke.steps, smoke.size_list) == (3, 1, 2, [(64, 64)])
+
+
+def test_bad_model_is_one_error_naming_the_field(capsys):
+    with pytest.raises(SystemExit):
+        server_batch.parse_args(["--model", "zimage:int4"])
+    assert "--model: 'zimage:int4' is not FAMILY[:WEIGHTS]" in capsys.readouterr().err
+
+
+def _record(cpu: bool) -> dict:
+    jobs = [
+        {"tokens": 40, "eager": {"wall_s": 2.0}, "bcg": {"wall_s": 4.0, "calls": 8, "replayed": 0}, "bit_equal": True},
+        {"tokens": 50, "eager": {"wall_s": 2.0}, "bcg": {"wall_s": 1.0, "calls": 8, "replayed": 8}, "bit_equal": True},
+        {"tokens": 50, "eager": {"wall_s": 2.0}, "bcg": {"wall_s": 1.0, "calls": 8, "replayed": 8}, "bit_equal": False},
+    ]
+    env = {
+        "model": "zimage",
+        "comfyui": "0.33.0",
+        "cpu_smoke": cpu,
+        "steps": 8,
+        "cfg": 1.0,
+        "sizes": "512x512",
+        "device": "H100",
+    }
+    return {"env": env, "summary": server_batch.summarize(jobs)}
+
+
+def test_totals_and_the_report():
+    record = _record(cpu=False)
+    s = record["summary"]
+    assert (s["eager_s"], s["bcg_s"], s["speedup"], s["distinct_lengths"]) == (6.0, 6.0, 1.0, 2)
+    assert (s["replayed"], s["dit_calls"], s["bit_equal"], s["first_bcg_s"]) == (16, 24, 2, 4.0)
+    text = server_batch.format_summary(record)
+    assert "1.0x end to end" in text and "replayed 16/24 DiT calls; bit-equal 2/3" in text
+    smoke = server_batch.format_summary(_record(cpu=True))
+    assert smoke.startswith("smoke test, not a benchmark") and "x end to end" not in smoke and "eager 6.0" not in smoke
