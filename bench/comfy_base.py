@@ -23,8 +23,13 @@ PACK_DIR = "ComfyUI-BCG"
 #: Weight formats of a server checkpoint file (:func:`write_unet`): bf16, or the blocks' Linear
 #: layers in per-tensor scaled float8_e4m3fn with ComfyUI's ``comfy_quant`` metadata (the format
 #: the in-process benchmark calls ``--weight-dtype comfy_quant_fp8``; the fp8 "scaled" releases
-#: load into the same mixed-precision model).
-WEIGHT_FORMATS = ("bf16", "fp8_scaled")
+#: load into the same mixed-precision model), or a GGUF file of :data:`GGUF_TYPES` that
+#: ComfyUI-GGUF's UnetLoaderGGUF loads (the pack linked in from ``$BCG_PACKS_PATH``: :func:`link_third_party`).
+WEIGHT_FORMATS = ("bf16", "fp8_scaled", "gguf_q8_0", "gguf_q4_k")
+#: GGUF weight format -> its ``GGMLQuantizationType`` name (``bench.gguf_file``).
+GGUF_TYPES = {"gguf_q8_0": "Q8_0", "gguf_q4_k": "Q4_K"}
+#: The third-party pack a weight format needs in the server's custom_nodes.
+GGUF_PACK = "ComfyUI-GGUF"
 #: Top-level entries of a ComfyUI tree that :func:`stock_copy` leaves out (user data, outputs, the
 #: user's other model folders).
 USER_FOLDERS = ("models", "custom_nodes", "output", "input", "temp", "user", ".git", "extra_model_paths.yaml")
@@ -75,6 +80,25 @@ def link_pack(custom_nodes: Path) -> Path:
     return target
 
 
+def unet_file(stem: str, weights: str) -> str:
+    """The model file's name for ``weights``: ``.gguf`` for a GGUF format, else ``.safetensors``."""
+    return f"{stem}.gguf" if weights in GGUF_TYPES else f"{stem}.safetensors"
+
+
+def link_third_party(custom_nodes: Path, name: str) -> Path:
+    """The third-party pack ``name`` from ``$BCG_PACKS_PATH`` (``bench.packs``) linked into a
+    server's ``custom_nodes``, so that ComfyUI's own loader imports it at start."""
+    from . import packs
+
+    source = packs.pack_dir(name)
+    if source is None:
+        raise SystemExit(f"{name} not found under {packs.packs_path()}: set BCG_PACKS_PATH (docs/testing.md)")
+    target = custom_nodes / name
+    if not target.exists():
+        target.symlink_to(source.resolve(), target_is_directory=True)
+    return target
+
+
 def write_unet(family: str, path: Path, depth=None, weights: str = "bf16", device=None) -> Path:
     """The synthetic ``family`` checkpoint (``bench.synthetic``, the family's real key layout) as
     the safetensors file UNETLoader reads, in ``weights`` (:data:`WEIGHT_FORMATS`); generated on
@@ -87,6 +111,11 @@ def write_unet(family: str, path: Path, depth=None, weights: str = "bf16", devic
         raise ValueError(f"weights {weights!r}: one of {', '.join(WEIGHT_FORMATS)}")
     path.parent.mkdir(parents=True, exist_ok=True)
     sd = synthetic.build_state_dict(family, depth=depth, device=device)
+    if weights in GGUF_TYPES:
+        from . import gguf_file
+
+        gguf_file.write({key: sd.pop(key).cpu() for key in list(sd)}, str(path), family, GGUF_TYPES[weights])
+        return path
     cpu = {}
     if weights == "fp8_scaled":
         # One layer at a time, each off the device as it is made: the device never holds the model

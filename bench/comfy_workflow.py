@@ -107,6 +107,15 @@ def api_workflow(
     return prompt
 
 
+def with_gguf_loader(prompt: dict) -> dict:
+    """``prompt`` (in place, returned) with its UNETLoader replaced by ComfyUI-GGUF's UnetLoaderGGUF
+    of the same file name (a ``.gguf`` file in ``diffusion_models``)."""
+    for node in prompt.values():
+        if node["class_type"] == "UNETLoader":
+            node["class_type"], node["inputs"] = "UnetLoaderGGUF", {"unet_name": node["inputs"]["unet_name"]}
+    return prompt
+
+
 def with_video_nodes(prompt: dict, family: str, size: tuple) -> dict:
     """``prompt`` (the API example, in place, returned) with ``family``'s shift and empty-latent
     nodes (:data:`VIDEO_NODES`) for a video of ``size`` = (width, height, frames)."""

@@ -285,14 +285,15 @@ def prepare_model(tree: Path, family: str, weights: str, depth, length: int, cud
     from . import synthetic
 
     name = f"bcg_server_{family}_{weights}" + ("" if depth is None else f"_depth{depth}")
-    comfy_base.write_unet(family, tree / "models" / "diffusion_models" / f"{name}.safetensors", depth=depth, weights=weights,
+    unet = comfy_base.unet_file(name, weights)
+    comfy_base.write_unet(family, tree / "models" / "diffusion_models" / unet, depth=depth, weights=weights,
                           device="cuda" if cuda else None)  # fmt: skip
     if cuda:
         torch.cuda.empty_cache()  # the server, not this process, should hold the device's memory
     folder = f"bcg_server_cond_{family}_txt{length}"
     latents = [{"samples": synthetic.empty_latent(family, 64, 64).cpu()}]
     comfy_base.save_training_dataset(tree, folder, latents, [synthetic.make_conditioning(family, length, seed=1)])
-    return f"{name}.safetensors", folder
+    return unet, folder
 
 
 def variant_prompt(base: dict, variant: str, prefix: str, seed: int | None = None) -> dict:
@@ -425,6 +426,8 @@ def run_job(
                 unet, cond, size, steps, args.seed, prefix="bcg_server/x", capture="on first call", family=family
             )
             comfy_workflow.set_sampler(base, cfg=cfg)
+            if weights in comfy_base.GGUF_TYPES:
+                comfy_workflow.with_gguf_loader(base)
             twins, differing = {}, []
             for variant in variants:
                 if job["prompts"] and not args.keep_cache:
@@ -558,6 +561,8 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(tree, ignore_errors=True)
     comfy_base.stock_copy(source, tree)
     comfy_base.link_pack(tree / "custom_nodes")
+    if any(weights in comfy_base.GGUF_TYPES for _, weights in args.model_list):
+        comfy_base.link_third_party(tree / "custom_nodes", comfy_base.GGUF_PACK)
     if args.profile:
         (tree / "custom_nodes" / server_profile.NODE_DIR.name).symlink_to(
             server_profile.NODE_DIR, target_is_directory=True

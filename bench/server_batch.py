@@ -121,13 +121,14 @@ def format_summary(record: dict) -> str:
 def prepare(tree: Path, args: argparse.Namespace, jobs: list[dict], cuda: bool) -> str:
     """The model file and one conditioning dataset per distinct length; the model's file name."""
     name = f"bcg_server_batch_{args.family}_{args.weights}" + ("" if args.depth is None else f"_depth{args.depth}")
-    comfy_base.write_unet(args.family, tree / "models" / "diffusion_models" / f"{name}.safetensors", depth=args.depth,
+    unet = comfy_base.unet_file(name, args.weights)
+    comfy_base.write_unet(args.family, tree / "models" / "diffusion_models" / unet, depth=args.depth,
                           weights=args.weights, device="cuda" if cuda else None)  # fmt: skip
     latents = [{"samples": synthetic.empty_latent(args.family, 64, 64).cpu()}]
     for length in sorted({j["tokens"] for j in jobs}):
         cond = [synthetic.make_conditioning(args.family, length, seed=length)]
         comfy_base.save_training_dataset(tree, f"bcg_batch_{args.family}_txt{length}", latents, cond)
-    return f"{name}.safetensors"
+    return unet
 
 
 def run_batch(server: ComfyServer, unet: str, jobs: list[dict], args: argparse.Namespace) -> None:
@@ -140,6 +141,8 @@ def run_batch(server: ComfyServer, unet: str, jobs: list[dict], args: argparse.N
                 prefix="bcg_server_batch/x", capture="on first call", family=args.family,
             )  # fmt: skip
             comfy_workflow.set_sampler(base, cfg=args.cfg)
+            if args.weights in comfy_base.GGUF_TYPES:
+                comfy_workflow.with_gguf_loader(base)
             prefix = f"bcg_server_batch/{variant}_{job['index']}"
             rec, latent = measure_prompt(server, variant_prompt(base, variant, prefix, job["seed"]), args.timeout)
             job[variant] = {
@@ -166,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     tree = work / "ComfyUI"
     comfy_base.stock_copy(comfyui_path(args.comfyui), tree)
     comfy_base.link_pack(tree / "custom_nodes")
+    if args.weights in comfy_base.GGUF_TYPES:
+        comfy_base.link_third_party(tree / "custom_nodes", comfy_base.GGUF_PACK)
     comfy_base.import_comfyui(tree, cpu=not cuda)
     jobs = jobs_of(args)
     record = {
