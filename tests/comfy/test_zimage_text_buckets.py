@@ -105,3 +105,27 @@ def test_the_batch_benchmark_times_bookkeeping_apart_from_the_forward(pack, mode
         sample(cold, 40, 1)
     assert times.summary()["eager_calls"] == 3 and all(0 < s < 0.05 for s in times.eager_overhead), times
     assert "_forward" not in vars(model.get_model_object("diffusion_model"))
+
+
+def test_an_input_the_rule_was_not_read_for_keeps_the_exact_length(pack, model, standin_graphs):
+    """An input the DiT call carries that the rule's source reading did not cover (here
+    ``direct_context``, which a newer ``embed_cap`` joins to the caption before padding, passed by
+    ComfyUI's own unet function wrapper; 0.33.0's ``_forward`` takes it in ``**kwargs``) turns the
+    bucket off: the call is keyed by its exact length."""
+    from bench import synthetic
+
+    def with_direct_context(apply_model, args):
+        c = dict(args["c"])
+        c["direct_context"] = torch.zeros(1, 4, 8)
+        return apply_model(args["input"], args["timestep"], **c)
+
+    (bcg_model,) = pack[1]["BCGApply"].execute(model, "auto").args
+    bcg_model = bcg_model.clone()
+    bcg_model.set_model_unet_function_wrapper(with_direct_context)
+    plain = model.clone()
+    plain.set_model_unet_function_wrapper(with_direct_context)
+    positive = synthetic.make_conditioning(FAMILY, 40, seed=1)
+    out = synthetic.sample(bcg_model, FAMILY, 64, 64, 2, 1.0, positive, positive, seed=1)
+    assert torch.equal(out, synthetic.sample(plain, FAMILY, 64, 64, 2, 1.0, positive, positive, seed=1))
+    eager = session_of(bcg_model).last_run["eager"]
+    assert eager == {f"{FIRST}: 64x64 txt40 b1": 1}, eager

@@ -18,6 +18,18 @@ import torch
 
 from .base import ModelAdapter, PaddedText, WarmupFacts
 
+#: The DiT inputs whose bearing on the caption path the rule above was read for (0.8.0 and 0.33.0);
+#: a call carrying any other input (a newer host's ``direct_context``, say, which newer
+#: ``embed_cap`` joins to the caption before padding) keeps its exact length.
+KNOWN_INPUTS = frozenset(
+    {"x", "timesteps", "context", "num_tokens", "attention_mask", "ref_latents", "ref_contexts", "siglip_feats",
+     "clip_text_pooled", "transformer_options", "control"}
+)  # fmt: skip
+
+
+def _given(value: Any) -> bool:
+    return value is not None and not (isinstance(value, (list, tuple, dict)) and not value)
+
 
 class ZImageAdapter(ModelAdapter):
     #: ``NextDiT.pad_tokens_multiple`` of the Z-Image config (the live model's own value decides).
@@ -35,6 +47,8 @@ class ZImageAdapter(ModelAdapter):
         if not isinstance(multiple, int) or not isinstance(embedder, torch.nn.Module) or pad_token is None:
             return None
         if not isinstance(context, torch.Tensor) or context.dim() != 3:
+            return None
+        if any(_given(value) for name, value in call.items() if name not in KNOWN_INPUTS):
             return None
         # The reference path (Z-Image Omni) embeds more captions through the same module, and a
         # caption mask (only one holding zeros reaches the DiT) is read by 0.8.0's context refiner.
