@@ -5,7 +5,7 @@ against the block as ComfyUI runs it (issue #57's map, block by block): ``python
 would act: on each repeated block of the real model (ComfyUI's own classes at full width, random
 weights in the checkpoint layout, loaded by ComfyUI's loader, one block per list), fed the inputs
 it receives during a real KSampler step. The block is compiled the way mode fast compiles it
-(:class:`bcg_runtime.comfy.fast.RegionalCompile`: comfy_quant layers opaque to dynamo), with
+(``bcg_runtime.comfy.fast.RegionalCompile``: comfy_quant layers opaque to dynamo), with
 inductor rounding every intermediate where eager does (``emulate_precision_casts``), in three
 levels of caution:
 
@@ -46,7 +46,7 @@ def _clone(value: Any) -> Any:
 
 def _opaque_for(block: torch.nn.Module, level: str) -> list[torch.nn.Module]:
     """The block's modules that run eagerly, opaque to dynamo, at ``level``."""
-    from bcg_runtime.comfy.fast import _is_quantized_layer
+    from bcg_runtime.comfy.api import is_quantized_layer
 
     def is_norm(m):
         return "Norm" in type(m).__name__
@@ -59,20 +59,20 @@ def _opaque_for(block: torch.nn.Module, level: str) -> list[torch.nn.Module]:
         "norms eager": is_norm,
         "norms, linears eager": lambda m: is_norm(m) or is_linear(m),
     }[level]
-    return [m for m in block.modules() if m is not block and (_is_quantized_layer(m) or keep(m))]
+    return [m for m in block.modules() if m is not block and (is_quantized_layer(m) or keep(m))]
 
 
 @contextlib.contextmanager
 def compiled_at(block: torch.nn.Module, level: str) -> Iterator[Any]:
     """``block`` compiled with eager's rounding points, the modules of ``level`` opaque for the duration."""
-    from bcg_runtime.comfy.fast import _opaque_to_dynamo, _skip_transformer_options
+    from bcg_runtime.comfy.api import opaque_to_dynamo, skip_transformer_options
 
     compiled = torch.compile(
         block,
         dynamic=False,
-        options={"emulate_precision_casts": True, "guard_filter_fn": _skip_transformer_options},
+        options={"emulate_precision_casts": True, "guard_filter_fn": skip_transformer_options},
     )
-    with _opaque_to_dynamo(_opaque_for(block, level)), torch._dynamo.config.patch(recompile_limit=64):
+    with opaque_to_dynamo(_opaque_for(block, level)), torch._dynamo.config.patch(recompile_limit=64):
         yield compiled
 
 
@@ -137,7 +137,7 @@ def _first_tensor(args, kwargs) -> torch.Tensor:
 def study_family(family: str, weight_dtype: str, size: int, steps: int = 1) -> list[dict]:
     """Each repeated block list's first block of ``family``, studied on the inputs it gets in the
     first step of a real KSampler run at ``size``²."""
-    from bcg_runtime.comfy.fast import repeated_block_lists
+    from bcg_runtime.comfy.api import repeated_block_lists
 
     from . import synthetic
     from .setup import load_bench_model

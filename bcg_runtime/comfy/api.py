@@ -23,6 +23,7 @@ from .compiler import POLICY_VAR as COMPILER_POLICY_VAR
 from .config import BCGConfig, CapturePolicy, Mode
 from .decision import bind_call
 from .events import publish_input_error
+from .fast import is_quantized_layer, opaque_to_dynamo, repeated_block_lists, skip_transformer_options
 from .guards import compile_refusal
 from .hooks import install, session_of
 from .models import SUPPORTED, UNSUPPORTED, adapter_for, config_class_name
@@ -38,6 +39,8 @@ __all__ = [
     "COMPILER_POLICY_VAR", "UNVERIFIED_OPT_IN", "CapturePolicy", "InputError", "Mode", "apply",
     "bind_call", "compile_refusal", "cudnn_first", "invalidations", "publish_input_error", "register_routes",
     "resolutions_error", "session_of", "warm_up",
+    # how mode fast compiles a DiT's blocks, for the tools that study compiling them otherwise
+    "is_quantized_layer", "opaque_to_dynamo", "repeated_block_lists", "skip_transformer_options",
 ]  # fmt: skip
 
 #: Environment variable that lets families not yet verified on a GPU use graphs.

@@ -68,7 +68,7 @@ MAX_RELATIVE_DIFFERENCE = 0.25
 RECOMPILE_LIMIT = 64
 
 
-def _skip_transformer_options(guard_entries) -> list[bool]:
+def skip_transformer_options(guard_entries) -> list[bool]:
     return ["transformer_options" not in entry.name for entry in guard_entries]
 
 
@@ -97,14 +97,14 @@ class Difference:
         return cls(max_abs, error / norm if norm else (0.0 if error == 0 else float("inf")), new_nonfinite)
 
 
-def _is_quantized_layer(module: torch.nn.Module) -> bool:
+def is_quantized_layer(module: torch.nn.Module) -> bool:
     """ComfyUI's mixed-precision ops mark a layer loaded from a comfy_quant checkpoint by its
     ``layout_type`` (``comfy/ops.py``); plain layers have none."""
     return getattr(module, "layout_type", None) is not None
 
 
 @contextlib.contextmanager
-def _opaque_to_dynamo(modules: list[torch.nn.Module]) -> Iterator[None]:
+def opaque_to_dynamo(modules: list[torch.nn.Module]) -> Iterator[None]:
     """Each module's forward wrapped in ``torch.compiler.disable`` for the duration (an instance
     attribute, put back as it was after: the class, and every other user of the model, are
     untouched)."""
@@ -145,9 +145,9 @@ class RegionalCompile:
                 "list of blocks; use 'auto'"
             )
         self._opaque = [
-            m for _, blocks in self.lists for block in blocks for m in block.modules() if _is_quantized_layer(m)
+            m for _, blocks in self.lists for block in blocks for m in block.modules() if is_quantized_layer(m)
         ]
-        options = {"guard_filter_fn": _skip_transformer_options}
+        options = {"guard_filter_fn": skip_transformer_options}
         self._compiled = [
             [torch.compile(block, dynamic=True, options=options) for block in blocks] for _, blocks in self.lists
         ]
@@ -167,7 +167,7 @@ class RegionalCompile:
             for (_, blocks), compiled in zip(self.lists, self._compiled):
                 for i, block in enumerate(compiled):
                     blocks[i] = block
-            with _opaque_to_dynamo(self._opaque):
+            with opaque_to_dynamo(self._opaque):
                 yield
         finally:
             for (_, blocks), kept in zip(self.lists, originals):
