@@ -311,7 +311,7 @@ stage_batch() {
     name=${family}_${prompts}x${seeds:-1}${depth:+_d$depth}
     timed "batch $name" "$OUT_H/batch_${name}.log" python3 -m bench.batch --family "$family" \
       --prompts "${prompts:-100}" --seeds "${seeds:-1}" ${depth:+--depth "$depth"} --json "$OUT_H/batch_${name}.json"
-    tail -7 "$OUT_H/batch_${name}.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
+    tail -8 "$OUT_H/batch_${name}.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
     case "$RC" in 0) row batch "$name: ok" "$SECS" ;; *) row batch "$name: FAILED (exit $RC, see batch_${name}.log)" "$SECS"; status=1 ;; esac
   done
 }
