@@ -31,7 +31,9 @@ def models():
     return get
 
 
-@pytest.fixture(params=[pytest.param("flux", marks=pytest.mark.smoke), "zimage", "qwen_image"])
+# The smoke set's family is Qwen-Image: its depth-1 model is the smallest of the three on the CPU
+# (the README's test command stays under 4 GB; FLUX's depth-1 model alone is 2.1 GB in fp32).
+@pytest.fixture(params=["flux", "zimage", pytest.param("qwen_image", marks=pytest.mark.smoke)])
 def family_model(request, models):
     return request.param, models(request.param)
 
@@ -60,7 +62,7 @@ def test_on_cpu_bcg_is_off_says_why_and_changes_nothing(pack, family_model):
 # Each family once, each mode once (CPU time is scarce; the gpu layer runs every pair at full size).
 @pytest.mark.parametrize(
     "family,mode",
-    [pytest.param("flux", "breakable", marks=pytest.mark.smoke), ("zimage", "auto"), ("qwen_image", "full")],
+    [("flux", "full"), ("zimage", "auto"), pytest.param("qwen_image", "breakable", marks=pytest.mark.smoke)],
 )
 def test_warmed_sampling_replays_every_call_and_equals_eager(pack, models, standin_graphs, family, mode, caplog):
     _, nodes = pack
