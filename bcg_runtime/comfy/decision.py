@@ -27,14 +27,15 @@ import enum
 import functools
 import inspect
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
 
 from ..core import Action, Decision, Dispatch, Pending, reasons
 from ..core.breaks import is_capturing
-from ..core.reasons import Reason
+from ..core.dispatch import key_call
+from ..core.reasons import Reason, one_line
 from .attention_break import BreakingAttention
 from .config import Mode
 from .fingerprint import qualname
@@ -134,17 +135,46 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
         state = session.fingerprint(run)
         if state.refusal is not None:
             return eager(state.refusal, received, warmup=True)
-        return CallPlan(Decision(Action.CAPTURE), call, dispatch, warmup=True, state=state, text=text)
+        decision, text = _with_caption(Decision(Action.CAPTURE), text, dispatch)
+        if decision.action is Action.EAGER:
+            return eager(decision.reason, received, warmup=True)
+        return CallPlan(decision, text.call if text else call, dispatch, warmup=True, state=state, text=text)
     found = runner.lookup((), call, dispatch, session.gate(run, dispatch.label))
     if isinstance(found, Pending):
         # Taken only here: it may drop graphs bound to another, or turn the runner off for the run
         # (a fingerprint holding something unclassified), which resolve then says.
         found = runner.resolve(found, session.fingerprint(run))
+    found, text = _with_caption(found, text, dispatch)
+    if found.action is Action.EAGER:
+        return CallPlan(found, received, dispatch)
     verify = Verify.NO
     if found.action is Action.SERVE and session.config.verify and dispatch.label not in session.verified:
         session.verified.add(dispatch.label)
         verify = Verify.MEASURE if session.config.mode is Mode.FAST else Verify.EXACT
-    return CallPlan(found, call, dispatch, verify=verify, text=text)
+    return CallPlan(found, text.call if text else call, dispatch, verify=verify, text=text)
+
+
+def _with_caption(
+    decision: Decision, text: PaddedText | None, dispatch: Dispatch
+) -> tuple[Decision, PaddedText | None]:
+    """A caption keyed by its embedding's shape, embedded now that the call captures or replays:
+    the decision over the embedded call's tensors, or eager where the embedding raised or came out
+    another shape than its key (never a replay over other inputs than the key's)."""
+    if text is None or text.embed is None or decision.action is Action.EAGER:
+        return decision, text
+    try:
+        text = text.embedded_call()
+    except Exception as e:
+        return Decision.eager(
+            Reason(reasons.UNCLASSIFIED, f"the model's caption embedding raised ({one_line(e)})"), decision.call
+        ), None
+    if decision.call is None:  # a warm-up's capture keys the call itself
+        return decision, text
+    embedded = key_call((), text.call, dispatch)
+    if embedded.key != decision.call.key:
+        why = "the model's caption embedding came out another shape than the call was keyed by"
+        return Decision.eager(Reason(reasons.UNCLASSIFIED, why), decision.call), None
+    return replace(decision, call=embedded), text
 
 
 @functools.lru_cache(maxsize=None)

@@ -129,3 +129,35 @@ def test_an_input_the_rule_was_not_read_for_keeps_the_exact_length(pack, model, 
     assert torch.equal(out, synthetic.sample(plain, FAMILY, 64, 64, 2, 1.0, positive, positive, seed=1))
     eager = session_of(bcg_model).last_run["eager"]
     assert eager == {f"{FIRST}: 64x64 txt40 b1": 1}, eager
+
+
+def test_an_eager_call_never_runs_the_caption_embedding_twice(pack, model, standin_graphs):
+    """Once a caption's embedding shape is known, a call is keyed by that shape and the model's
+    embedding runs only for a capture or a replay: a call answered eagerly embeds its caption once,
+    in the stock forward (the bookkeeping ``bench.batch`` measures per eager call)."""
+    dm = model.get_model_object("diffusion_model")
+    embedded = []
+    handle = dm.cap_embedder.register_forward_hook(lambda *_: embedded.append(1))
+    try:
+        (cold,) = pack[1]["BCGApply"].execute(model, "auto", capture="warm-up only").args
+        sample(cold, 40, 1)  # 3 DiT calls, all eager (nothing warmed)
+        embedded.clear()
+        sample(cold, 50, 2)
+        assert session_of(cold).last_run["eager"] and len(embedded) == 3, embedded
+    finally:
+        handle.remove()
+
+
+def test_a_caption_embedding_of_another_shape_than_its_key_never_replays(pack, model, standin_graphs):
+    """The key of a caption call is the shape its embedding had before; should the embedding come
+    out otherwise, the call runs eager with the reason instead of replaying over other inputs."""
+    from bcg_runtime.comfy.models import zimage
+
+    (bcg_model,) = pack[1]["BCGApply"].execute(model, "auto").args
+    both(bcg_model, model, 40, 1)  # captured: bucket 33-64
+    seen = zimage._EMBEDDINGS[model.get_model_object("diffusion_model")]
+    ((facts, (width, dtype)),) = seen.items()
+    seen[facts] = (width + 8, dtype)  # a stale prediction
+    run = both(bcg_model, model, 50, 2)
+    (reason,) = [r for r in run["eager"] if "another shape" in r]
+    assert run["eager"][reason] == 1 and run["replayed"] == 2, run  # that call only, then the right key again

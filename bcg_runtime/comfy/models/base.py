@@ -151,13 +151,14 @@ class ModelAdapter:
 
 
 class PaddedText(NamedTuple):
-    """A DiT call whose caption the model's own embedding and padding turned, eagerly, into what
+    """A DiT call whose caption the model's own embedding and padding turn, eagerly, into what
     the rest of its forward reads (:meth:`ModelAdapter.padded_text`): every caption length of one
     bucket gives the rest the same shapes, so they share a key, the real length as its variant."""
 
     #: The call as the model received it: eager answers and every proof's truth run it.
     received: dict
-    #: The call with the caption embedded and padded, as the rest of the forward takes it.
+    #: The call with the caption embedded and padded, as the rest of the forward takes it; where
+    #: ``embed`` is set its caption is an unwritten tensor of the embedding's shape, for the key only.
     call: dict
     #: The caption's real length and the range of real lengths its bucket holds.
     length: int
@@ -166,6 +167,13 @@ class PaddedText(NamedTuple):
     embedded: Callable[[], ContextManager]
     #: Arguments of ``call`` kept out of the key (the rest of the forward does not read them).
     unkeyed: tuple[str, ...] = ()
+    #: Runs the model's embedding and padding: the call with the real caption. None: ``call`` has it.
+    embed: Callable[[], dict] | None = None
+
+    def embedded_call(self) -> "PaddedText":
+        """This call with its caption really embedded and padded (what a capture or a replay runs;
+        an eager answer runs ``received`` and never needs it)."""
+        return self if self.embed is None else self._replace(call=self.embed(), embed=None)
 
     def forward(self, forward: Callable) -> Callable:
         """``forward`` (the DiT's ``_forward`` or its executor) taking ``call``."""
