@@ -4,4 +4,4 @@
 ``bcg_runtime.comfy`` is the ComfyUI glue and imports ComfyUI lazily.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
