@@ -109,15 +109,15 @@ def study_block(block: torch.nn.Module, args: tuple, kwargs: dict, levels=LEVELS
     trials = [_clone((args, kwargs))] + [_scaled(args, kwargs, f) for f in (0.1, 10.0)]
     # Timing runs add into their inputs again and again: they get a copy of their own.
     timing_args, timing_kwargs = _clone((args, kwargs))
-    probe = (_first_tensor(args, kwargs),)
+    cuda = _first_tensor(args, kwargs).is_cuda
     with torch.no_grad():
         truth = [run(block, a, k) for a, k in trials]
-        row = {"eager_us": round(fusion_map.gpu_us(lambda _: block(*timing_args, **timing_kwargs), probe), 2)}
+        row = {"eager_us": round(fusion_map.gpu_us(lambda: block(*timing_args, **timing_kwargs), cuda), 2)}
         for level in levels:
             try:
                 with compiled_at(block, level) as compiled:
                     results = [_equal(run(compiled, a, k), t) for (a, k), t in zip(trials, truth)]
-                    us = fusion_map.gpu_us(lambda _: compiled(*timing_args, **timing_kwargs), probe)
+                    us = fusion_map.gpu_us(lambda: compiled(*timing_args, **timing_kwargs), cuda)
                 row[level] = {
                     "equal": sum(ok for ok, _ in results),
                     "trials": len(results),

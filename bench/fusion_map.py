@@ -358,22 +358,22 @@ def compare(eager: Callable, candidate: Callable, make_inputs: Callable[[int], t
     return Verdict(equal, trials, first_diff)
 
 
-def gpu_us(fn: Callable, args: tuple, replays: int = 50) -> float:
-    """Median microseconds of GPU time per call: ``fn`` captured in a CUDA graph of ten calls,
-    replayed ``replays`` times between events (on the CPU: wall time per plain call)."""
-    if not args[0].is_cuda:
-        fn(*args)
+def gpu_us(run: Callable[[], object], cuda: bool, replays: int = 50) -> float:
+    """Median microseconds of GPU time per ``run()``: ten calls captured in a CUDA graph, replayed
+    ``replays`` times between events (``cuda`` False: wall time per plain call)."""
+    if not cuda:
+        run()
         start = time.perf_counter()
         for _ in range(3):
-            fn(*args)
+            run()
         return (time.perf_counter() - start) / 3 * 1e6
     for _ in range(3):
-        fn(*args)
+        run()
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         for _ in range(10):
-            fn(*args)
+            run()
     times = []
     for _ in range(replays):
         begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -404,7 +404,7 @@ def run_site(pattern: Pattern, site: Site, device: str, trials: int) -> dict:
         "where": site.where,
         "per_forward": site.per_forward,
         "tokens": site.shape.tokens,
-        "eager_us": round(gpu_us(pattern.eager, args), 2),
+        "eager_us": round(gpu_us(lambda: pattern.eager(*args), args[0].is_cuda), 2),
         "candidates": {},
     }
     for name, fn in pattern.candidates.items():
@@ -413,7 +413,7 @@ def run_site(pattern: Pattern, site: Site, device: str, trials: int) -> dict:
         else:
             try:
                 verdict = compare(pattern.eager, fn, make, trials)
-                us = round(gpu_us(fn, args), 2)
+                us = round(gpu_us(lambda run=fn: run(*args), args[0].is_cuda), 2)
             except Exception as error:  # a candidate that cannot run is a row, not a crash
                 verdict, us = Verdict(0, trials, 0.0, f"{type(error).__name__}: {str(error)[:160]}"), None
         saving = None if us is None else round((row["eager_us"] - us) * site.per_forward / 1000, 3)
