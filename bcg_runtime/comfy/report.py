@@ -95,7 +95,7 @@ def status(session: Any) -> dict:
         "memory_budget_bytes": runner.limits.memory_budget_bytes,
         "capture_seconds": round(stats.capture_seconds, 3),
         # what first-call captures are weighed with (medians of recent captures; None: none yet)
-        "capture_cost_ms": round(1000 * stats.costs.overhead_s, 1) if stats.costs.samples else None,
+        "capture_cost_ms": round(1000 * stats.costs.overhead_s, 1) if stats.costs.overheads else None,
         "replay_saving_ms": round(1000 * stats.costs.saving_s, 2) if stats.costs.samples else None,
         "pool_bytes": stats.pool_bytes,
         "graph_bytes": runner.memory_bytes,

@@ -36,7 +36,7 @@ from .host_copies import HostCopyStaging
 from .host_reads import HostReads
 from .outside_reads import HeldTensor, OutsideReads, storage_key, storage_keys
 from .reasons import Reason, one_line
-from .stats import CaptureCosts, EntryStats
+from .stats import EntryStats, ProofTimes
 from .trees import make_static_buffer, outputs_equal, tensor_bytes, unflatten_inputs
 
 
@@ -229,16 +229,15 @@ def record(
     return Entry(graph, static_leaves, output, stats, None, staging.buffers if staging else [], outside)
 
 
-def prove(
-    entry: Entry, call: Call, truth_of: Callable[[], Any], table: EntryTable, costs: CaptureCosts | None
-) -> CaptureResult:
+def prove(entry: Entry, call: Call, truth_of: Callable[[], Any], table: EntryTable) -> CaptureResult:
     """Eager on the live call (``truth_of()``), then a replay of the same inputs (module
-    docstring): CAPTURED with eager's output, or the key blocked in ``table`` with why. ``costs``:
-    where the capture's, eager's and the replay's times are sampled (None: not a sample)."""
+    docstring): CAPTURED with eager's output, or the key blocked in ``table`` with why. Both
+    are timed into ``entry.stats.proof`` once the replay ran."""
     sync = entry.graph.backend.synchronize
     sync(call.device)
     start = time.perf_counter()
     truth = truth_of()
+    host_s = time.perf_counter() - start
     sync(call.device)
     eager_s = time.perf_counter() - start
     try:
@@ -249,8 +248,7 @@ def prove(
     except Exception as e:
         reason = table.block(call, Reason(reasons.CAPTURE_FAILED, f"replay failed: {one_line(e)}"))
         return CaptureResult(CaptureStatus.FAILED, call.label, reason, output=truth)
-    if costs is not None:
-        costs.record(entry.stats.capture_seconds, eager_s, replay_s)
+    entry.stats.proof = ProofTimes(eager_s, host_s, replay_s)
     if not exact:
         reason = table.block(call, reasons.not_exact(diff))
         return CaptureResult(CaptureStatus.NOT_EXACT, call.label, reason, output=truth, exact=False, max_abs_diff=diff)
@@ -271,7 +269,6 @@ def settle(
     strategy: CaptureStrategy,
     binding: StateBinding,
     table: EntryTable,
-    costs: CaptureCosts | None,
 ) -> CaptureResult:
     """Prove a recorded entry (:func:`prove`; the truth is ``plain`` with its options watched, or
     the strategy's own forward on ``args`` and ``kwargs``) and let the strategy ``accept`` it: CAPTURED with the entry bound to
@@ -282,7 +279,7 @@ def settle(
             truth_of = functools.partial(plain, binding.watch)
         else:  # the proof holds replay to the strategy's forward; ``accept`` judges it against plain
             truth_of = functools.partial(capture_fn, *args, **kwargs)
-        result = prove(entry, call, truth_of, table, costs)
+        result = prove(entry, call, truth_of, table)
         if result.status is CaptureStatus.CAPTURED and strategy.accept is not None:
             result = accept(call, result, strategy.accept, plain.fn, plain.args, binding.watch(plain.kwargs), table)
         if result.status is CaptureStatus.CAPTURED:

@@ -311,10 +311,13 @@ class GraphRunner:
         except BaseException:
             self.table.forget_pool(call.device)
             raise
-        costs = None if first else self.stats.costs  # a device's first capture carries lazy init
-        result = capture.settle(
-            entry, call, fn, capture_fn, args, kwargs, plain, state, strategy, binding, self.table, costs
-        )
+        try:
+            result = capture.settle(
+                entry, call, fn, capture_fn, args, kwargs, plain, state, strategy, binding, self.table
+            )
+        finally:
+            if entry.stats.proof is not None:  # a device's first capture time carries its lazy init
+                self.stats.costs.record(None if first else entry.stats.capture_seconds, entry.stats.proof)
         if result.status is not CaptureStatus.CAPTURED:
             return result
         self.table.store(call.key, entry, captured=True)

@@ -5,7 +5,20 @@ from __future__ import annotations
 import statistics
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
+
+
+class ProofTimes(NamedTuple):
+    """One proof's timings in seconds, the device synchronised before each call and after it:
+    ``eager`` the live call's eager run, ``host`` the time until that call returned (the host's
+    share: at most ``eager``), ``replay`` the replay of the same inputs."""
+
+    eager: float
+    host: float
+    replay: float
+
+    def as_ms(self) -> dict[str, float]:
+        return {name: round(1000 * value, 2) for name, value in self._asdict().items()}
 
 
 @dataclass
@@ -19,6 +32,9 @@ class EntryStats:
     pool_bytes_after: int
     static_bytes: int
     hits: int = 0
+    #: The proof's timings (seconds, None before it): the eager call and the host's share of it
+    #: (until the call returned, before the device was synchronised), then the replay.
+    proof: ProofTimes | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -29,6 +45,7 @@ class EntryStats:
             "pool_bytes_after": self.pool_bytes_after,
             "static_bytes": self.static_bytes,
             "hits": self.hits,
+            "proof_ms": self.proof.as_ms() if self.proof else None,
         }
 
 
@@ -38,24 +55,31 @@ class CaptureCosts:
     the device synchronised around each): the numbers a first-call capture is weighed with.
 
     ``overhead_s``: capture time (warm-up run, capture, instantiation) plus the proof's replay,
-    i.e. what a first call costs beyond the eager call it answers with. ``saving_s``: eager time
-    minus replay time of one call (0 or less where the GPU, not the host, is the limit). Both are
-    medians of the last :attr:`WINDOW` captures: one slow capture (a new pool, a kernel's first
-    launch at a new size) must not stop every later one. The runner leaves out a device's first
-    capture, which carries the process's lazy initialisation (many times a later one's cost).
+    i.e. what a first call costs beyond the eager call it answers with. ``saving_s``: what one
+    replay saves in a run of calls, where the host queues a call's kernels while the device still
+    runs the last ones: an eager call then takes about max(host, device) and a replay about the
+    device's time (the proof's replay), so the saving is the host time past the device's, never
+    less than 0. Timed alone after a synchronisation, an eager call also waits for its own last
+    kernels, so eager minus replay would credit a device-bound call with a saving no run sees.
+    Both are medians of the last :attr:`WINDOW` captures: one slow capture (a new pool, a kernel's
+    first launch at a new size) must not stop every later one. A device's first capture carries
+    lazy initialisation (many times a later one's cost): its saving is a sample, its cost is not.
     """
 
     WINDOW = 16
     overheads: deque = field(default_factory=lambda: deque(maxlen=CaptureCosts.WINDOW))
     savings: deque = field(default_factory=lambda: deque(maxlen=CaptureCosts.WINDOW))
 
-    def record(self, capture_s: float, eager_s: float, replay_s: float) -> None:
-        self.overheads.append(capture_s + replay_s)
-        self.savings.append(eager_s - replay_s)
+    def record(self, capture_s: float | None, proof: ProofTimes) -> None:
+        """One proof's sample; ``capture_s`` None: its saving only (a first capture's cost)."""
+        if capture_s is not None:
+            self.overheads.append(capture_s + proof.replay)
+        self.savings.append(max(0.0, proof.host - proof.replay))
 
     @property
     def samples(self) -> int:
-        return len(self.overheads)
+        """Proofs sampled (each gave a saving; some a cost too)."""
+        return len(self.savings)
 
     @property
     def overhead_s(self) -> float:
@@ -66,7 +90,8 @@ class CaptureCosts:
         return statistics.median(self.savings) if self.savings else 0.0
 
     def repays(self, calls: int) -> bool:
-        """Would ``calls`` replays save more than one capture costs? True until something was measured."""
+        """Would ``calls`` replays save more than one capture costs? True until a saving was
+        measured; with no cost measured yet, whenever they save anything."""
         return not self.samples or calls * self.saving_s > self.overhead_s
 
 

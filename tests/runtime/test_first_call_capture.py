@@ -7,6 +7,7 @@ import torch
 
 from bcg_runtime.core import Action, Decision, Gate, Pending
 from bcg_runtime.core.dispatch import FIRST_CALL, NOT_CAPTURED, NOT_WORTH_IT, STALE
+from bcg_runtime.core.stats import ProofTimes
 from test_runner import inputs, model_on
 
 
@@ -117,10 +118,11 @@ def test_a_capture_waits_while_the_calls_left_cannot_repay_it(device, make_runne
     old, new = inputs(device, n_img=4), inputs(device, n_img=8)
     with torch.inference_mode():
         runner(model, old, capture_first_call=True, calls_left=7)  # nothing measured yet: captured
-        # the device's first capture carries lazy init: it is not a cost sample
-        assert runner.stats.captures == 1 and runner.stats.costs.samples == 0
+        # the device's first capture carries lazy init: its saving is a sample, its cost is not
+        costs = runner.stats.costs
+        assert runner.stats.captures == 1 and costs.samples == 1 and not costs.overheads
         runner.stats.costs = type(runner.stats.costs)()
-        runner.stats.costs.record(capture_s=0.045, eager_s=0.020, replay_s=0.005)  # 50 ms cost, 15 ms saved
+        runner.stats.costs.record(0.045, ProofTimes(eager=0.020, host=0.020, replay=0.005))  # 50 ms cost, 15 ms saved
         for left in (3, 2, 1, 0):  # one run: a count down
             assert torch.equal(runner(model, new, capture_first_call=True, calls_left=left), model(*new))
         assert runner.stats.captures == 1 and runner.stats.eager[NOT_WORTH_IT] == 4
@@ -131,7 +133,7 @@ def test_a_capture_waits_while_the_calls_left_cannot_repay_it(device, make_runne
         assert runner.stats.hits == 1
         # a dearer capture (100 ms) waits for a third run: 2 x 3 x 15 = 90 ms < 100, 3 x 3 x 15 > 100
         runner.stats.costs = type(runner.stats.costs)()
-        runner.stats.costs.record(capture_s=0.095, eager_s=0.020, replay_s=0.005)
+        runner.stats.costs.record(0.095, ProofTimes(eager=0.020, host=0.020, replay=0.005))
         rare = inputs(device, n_img=6)
         for run in range(3):
             for left in (3, 2, 1, 0):
@@ -143,7 +145,7 @@ def test_a_capture_waits_while_the_calls_left_cannot_repay_it(device, make_runne
         )  # `new`'s run, then 2 of `rare`'s
         # enough calls left repay a capture at once (4 x 15 ms > 50 ms)
         runner.stats.costs = type(runner.stats.costs)()
-        runner.stats.costs.record(capture_s=0.045, eager_s=0.020, replay_s=0.005)
+        runner.stats.costs.record(0.045, ProofTimes(eager=0.020, host=0.020, replay=0.005))
         wide = inputs(device, n_img=12)
         runner(model, wide, capture_first_call=True, calls_left=4)
         assert runner.stats.captures == 4
@@ -157,7 +159,7 @@ def test_a_caller_that_counts_the_runs_gets_calls_times_runs_not_its_square(devi
     (counting the runs again on top would make it 3 x 4 x 15 in the fourth)."""
     model = model_on(device, n_blocks=1)
     runner = make_runner()
-    runner.stats.costs.record(capture_s=0.095, eager_s=0.020, replay_s=0.005)
+    runner.stats.costs.record(0.095, ProofTimes(eager=0.020, host=0.020, replay=0.005))
     step = inputs(device, n_img=6)
     with torch.inference_mode():
         for earlier_runs in range(4):
