@@ -80,6 +80,16 @@ def link_pack(custom_nodes: Path) -> Path:
     return target
 
 
+def server_tree(src: str | os.PathLike, dst: Path, gguf: bool) -> Path:
+    """A stock copy of ``src`` at ``dst`` (:func:`stock_copy`) with this pack linked into its
+    ``custom_nodes``, and ComfyUI-GGUF beside it where ``gguf`` (a model in a GGUF format)."""
+    stock_copy(src, dst)
+    link_pack(dst / "custom_nodes")
+    if gguf:
+        link_third_party(dst / "custom_nodes", GGUF_PACK)
+    return dst
+
+
 def unet_file(stem: str, weights: str) -> str:
     """The model file's name for ``weights``: ``.gguf`` for a GGUF format, else ``.safetensors``."""
     return f"{stem}.gguf" if weights in GGUF_TYPES else f"{stem}.safetensors"

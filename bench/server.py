@@ -559,10 +559,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="bcg_server_bench_"))
     tree = work / "ComfyUI"
     shutil.rmtree(tree, ignore_errors=True)
-    comfy_base.stock_copy(source, tree)
-    comfy_base.link_pack(tree / "custom_nodes")
-    if any(weights in comfy_base.GGUF_TYPES for _, weights in args.model_list):
-        comfy_base.link_third_party(tree / "custom_nodes", comfy_base.GGUF_PACK)
+    comfy_base.server_tree(source, tree, gguf=any(w in comfy_base.GGUF_TYPES for _, w in args.model_list))
     if args.profile:
         (tree / "custom_nodes" / server_profile.NODE_DIR.name).symlink_to(
             server_profile.NODE_DIR, target_is_directory=True

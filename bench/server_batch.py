@@ -167,10 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     work = Path(tempfile.mkdtemp(prefix="bcg_server_batch_"))
     tree = work / "ComfyUI"
-    comfy_base.stock_copy(comfyui_path(args.comfyui), tree)
-    comfy_base.link_pack(tree / "custom_nodes")
-    if args.weights in comfy_base.GGUF_TYPES:
-        comfy_base.link_third_party(tree / "custom_nodes", comfy_base.GGUF_PACK)
+    comfy_base.server_tree(comfyui_path(args.comfyui), tree, gguf=args.weights in comfy_base.GGUF_TYPES)
     comfy_base.import_comfyui(tree, cpu=not cuda)
     jobs = jobs_of(args)
     record = {
