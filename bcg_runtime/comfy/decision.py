@@ -28,7 +28,7 @@ import functools
 import inspect
 import threading
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -177,20 +177,57 @@ def _with_caption(
     return replace(decision, call=embedded), text
 
 
+class _Binder(NamedTuple):
+    """How a DiT class's ``_forward`` names its arguments, read once per class: the parameters a
+    positional argument fills (``this``, the instance's own, dropped), those a keyword may name, the ``**kwargs``
+    parameter and those without a default. ``simple`` False (``*args`` or positional-only
+    parameters): every call goes through :meth:`inspect.Signature.bind`."""
+
+    signature: inspect.Signature
+    this: str
+    positional: tuple[str, ...]
+    named: frozenset[str]
+    varkw: str | None
+    required: frozenset[str]
+    simple: bool
+
+
 @functools.lru_cache(maxsize=None)
-def _forward_signature(cls: type) -> tuple[inspect.Signature, str | None]:
+def _binder(cls: type) -> _Binder:
     # ``forward`` where the class has no ``_forward``: its calls reach BCG through _ForwardThroughBCG.
     sig = inspect.signature(getattr(cls, "_forward", None) or cls.forward)
-    varkw = next((p.name for p in sig.parameters.values() if p.kind is p.VAR_KEYWORD), None)
-    return sig, varkw
+    this, *params = sig.parameters.values()
+    kind = inspect.Parameter
+    varkw = next((p.name for p in params if p.kind is kind.VAR_KEYWORD), None)
+    simple = not any(p.kind in (kind.VAR_POSITIONAL, kind.POSITIONAL_ONLY) for p in params)
+    named = [p.name for p in params if p.kind in (kind.POSITIONAL_OR_KEYWORD, kind.KEYWORD_ONLY)]
+    positional = tuple(p.name for p in params if p.kind is kind.POSITIONAL_OR_KEYWORD)
+    required = frozenset(p.name for p in params if p.name in named and p.default is kind.empty)
+    return _Binder(sig, this.name, positional, frozenset(named), varkw, required, simple)
 
 
 def bind_call(diffusion_model: Any, args: tuple, kwargs: dict) -> dict:
-    """Name every argument of a DiT ``_forward`` call (models pass them positionally)."""
-    sig, varkw = _forward_signature(type(diffusion_model))
-    bound = sig.bind(diffusion_model, *args, **kwargs).arguments
-    call = {k: v for k, v in bound.items() if k != "self" and k != varkw}
-    call.update(bound.get(varkw, {}) if varkw else {})
+    """Name every argument of a DiT ``_forward`` call (models pass them positionally): the
+    parameters in the signature's order, then what ``**kwargs`` took in the call's order, as
+    :meth:`inspect.Signature.bind` names them (which also raises for a call the forward would
+    refuse; the common call forms are named without it, on the DiT's hot path)."""
+    b = _binder(type(diffusion_model))
+    if b.simple and len(args) <= len(b.positional):
+        call = dict(zip(b.positional, args))
+        extra = {}
+        for name, value in kwargs.items():
+            if name in call or name == b.this or (name not in b.named and b.varkw is None):
+                break  # a duplicate or an unknown name: bind raises the forward's own error
+            (call if name in b.named else extra)[name] = value
+        else:
+            if b.required <= call.keys():
+                if kwargs:  # the signature's order, as bind gives it
+                    call = {n: call[n] for n in b.signature.parameters if n in call}
+                call.update(extra)
+                return call
+    bound = b.signature.bind(diffusion_model, *args, **kwargs).arguments
+    call = {k: v for k, v in bound.items() if k != b.this and k != b.varkw}
+    call.update(bound.get(b.varkw, {}) if b.varkw else {})
     return call
 
 

@@ -184,10 +184,9 @@ class GraphRunner:
             return plain()
         if decision.action is Action.CAPTURE:
             result = self._capture(call, fn, args, kwargs, decision.state, strategy or capture.EXACT, binding, plain)
-            if result.status is CaptureStatus.CAPTURED:
-                reason = Reason(reasons.FIRST_CALL, f"{FIRST_CALL}: {call.label}")
-            else:
-                reason = result.reason or not_captured(call)
+            captured = result.status is CaptureStatus.CAPTURED
+            reason = Reason(reasons.FIRST_CALL, f"{FIRST_CALL}: {call.label}") if captured else None
+            reason = reason or result.reason or not_captured(call)
             if result.output is None:  # the capture was skipped before anything ran
                 self.count_eager(reason)
                 return plain()
@@ -334,8 +333,7 @@ class GraphRunner:
     def _capture_refusal(self, call: Call) -> Reason | None:
         if self._disabled is not None:
             return self._off()
-        refused = self.table.refusal(call.key)
-        if refused is not None:
+        if (refused := self.table.refusal(call.key)) is not None:
             return refused
         if self._capture_stopped is not None:
             return Reason(reasons.LIMIT, f"capturing stopped: {self._capture_stopped}")
@@ -395,9 +393,6 @@ class GraphRunner:
     def _backend(self, device: torch.device) -> GraphBackend | None:
         if self._fixed_backend is not None:
             return self._fixed_backend if self._fixed_backend.device_type == device.type else None
-        if device.type not in self._backends:
-            backend = backend_for(device)
-            if backend is None:
-                return None
+        if device.type not in self._backends and (backend := backend_for(device)) is not None:
             self._backends[device.type] = backend
-        return self._backends[device.type]
+        return self._backends.get(device.type)

@@ -74,14 +74,21 @@ def flatten_inputs(tree: Any, path: str = "") -> tuple[list[torch.Tensor], Hasha
 
     ``structure`` is hashable and equal for two trees exactly when they have the same containers,
     the same constants and tensors with the same :class:`TensorSpec` in the same places.
-    Raises :class:`UnkeyableArgument` for any other object.
+    Raises :class:`UnkeyableArgument` for any other object, naming where it sits.
     """
     leaves: list[torch.Tensor] = []
-    structure = _flatten(tree, path or "args", leaves)
+    try:
+        structure = _flatten(tree, leaves)
+    except _Unkeyable:  # the walk names no paths (it runs on every DiT call): find it again
+        _raise_unkeyable(tree, path or "args")
     return leaves, structure
 
 
-def _flatten(obj: Any, path: str, leaves: list[torch.Tensor]) -> Hashable:
+class _Unkeyable(Exception):
+    pass
+
+
+def _flatten(obj: Any, leaves: list[torch.Tensor]) -> Hashable:
     if isinstance(obj, torch.Tensor):
         leaves.append(obj)
         return ("T", TensorSpec.of(obj))
@@ -89,17 +96,30 @@ def _flatten(obj: Any, path: str, leaves: list[torch.Tensor]) -> Hashable:
         # float('nan') != itself, which would make a key miss forever; repr is stable.
         return ("C", type(obj).__name__, repr(obj) if isinstance(obj, float) else obj)
     if isinstance(obj, tuple):
-        items = tuple(_flatten(v, f"{path}[{i}]", leaves) for i, v in enumerate(obj))
-        return ("tuple", type(obj).__qualname__, items)
+        return ("tuple", type(obj).__qualname__, tuple(_flatten(v, leaves) for v in obj))
     if isinstance(obj, list):
-        return ("list", tuple(_flatten(v, f"{path}[{i}]", leaves) for i, v in enumerate(obj)))
+        return ("list", tuple(_flatten(v, leaves) for v in obj))
     if isinstance(obj, dict):
-        items = []
+        if not all(isinstance(k, CONSTANT_TYPES) for k in obj):
+            raise _Unkeyable
+        return ("dict", tuple((k, _flatten(v, leaves)) for k, v in obj.items()))
+    raise _Unkeyable
+
+
+def _raise_unkeyable(obj: Any, path: str) -> None:
+    """Raise :class:`UnkeyableArgument` for the first object of ``obj`` that :func:`_flatten` refuses."""
+    if isinstance(obj, (torch.Tensor, *CONSTANT_TYPES)):
+        return
+    if isinstance(obj, (tuple, list)):
+        for i, v in enumerate(obj):
+            _raise_unkeyable(v, f"{path}[{i}]")
+        return
+    if isinstance(obj, dict):
         for k, v in obj.items():
             if not isinstance(k, CONSTANT_TYPES):
                 raise UnkeyableArgument(f"{path} key {k!r}", k)
-            items.append((k, _flatten(v, f"{path}[{k!r}]", leaves)))
-        return ("dict", tuple(items))
+            _raise_unkeyable(v, f"{path}[{k!r}]")
+        return
     raise UnkeyableArgument(path, obj)
 
 

@@ -14,6 +14,7 @@ from bcg_runtime.core.stats import summarize_run
 from bcg_runtime.core.graph import borrowed_view
 from bcg_runtime.core.trees import (
     ReplayDivergence,
+    UnkeyableArgument,
     clone_tree,
     copy_tree_into,
     flatten_inputs,
@@ -52,6 +53,20 @@ def test_keys_differ_for_anything_a_kernel_sees(other):
 
 def test_nan_constants_key_stably():
     assert flatten_inputs(float("nan"))[1] == flatten_inputs(float("nan"))[1]
+
+
+@pytest.mark.parametrize(
+    ("tree", "path"),
+    [
+        (((torch.ones(1), [2, object()]), {}), "args[0][1][1]"),
+        (((), {"x": torch.ones(1), "opts": {"inner": (1, object())}}), "args[1]['opts']['inner'][1]"),
+        (((), {"opts": {1: 3, (1, object()): 4}}), "args[1]['opts'] key (1, <object"),
+    ],
+)
+def test_an_unkeyable_argument_is_named_by_where_it_sits(tree, path):
+    with pytest.raises(UnkeyableArgument) as raised:
+        flatten_inputs(tree)
+    assert raised.value.path.startswith(path), raised.value.path
 
 
 def test_copy_tree_into_refuses_divergent_structure():
@@ -201,6 +216,14 @@ def test_the_product_never_imports_the_tools():
         if level == 0 and module.split(".")[0] in TOOLS
     ]
     assert not offending, offending
+
+
+def test_no_product_module_is_over_400_lines():
+    """House v2: a module the next engineer can hold in mind has one job and fits 400 lines."""
+    long = {
+        str(p.relative_to(ROOT)): n for p in _python_files(*PRODUCT) if (n := len(p.read_text().splitlines())) > 400
+    }
+    assert not long, long
 
 
 def test_the_runtime_has_one_import_name():
