@@ -8,7 +8,8 @@ is meant to show:
 2. each template opens as its graph (every node known, not an empty canvas), and the Missing
    Models panel offers a download for each of its loaders' models;
 3. the node-docs panel ("Node Info" of the selection toolbox) shows ``web/docs/<node id>.md`` for
-   both nodes, fetched from the pack's web folder;
+   both nodes, fetched from the pack's web folder; the node search finds both by "speed"; on a
+   server without CUDA a template's BCG nodes say "BCG off: no CUDA" before any run;
 4. a run of the e2e workflow (queued from the page) puts the status badge on both BCG nodes on the
    classic LiteGraph canvas ...
 5. ... and "BCG details" in a node's context menu opens the details dialog, in sections;
@@ -284,6 +285,48 @@ def test_node_docs_panel_shows_the_pack_page(tour, node_type):
         assert name in panel_text, f"input {name} not in the docs panel"
     tour.shot(f"docs_{node_type}", f"the node-docs panel (Node Info) showing web/docs/{node_type}.md")
     tour.close_panels()
+
+
+def test_node_search_finds_both_nodes_by_speed(tour):
+    """A user looking for a speed-up types "speed" in the node search (the search box a double
+    click on the empty canvas opens): both BCG nodes are offered, from ``nodes/schema.py``'s
+    ``SEARCH_ALIASES``."""
+    tour.close_panels()
+    tour.load("ui", json.loads(TEMPLATES[0].read_text()))
+    tour.command("Workspace.SearchBox.Toggle")
+    tour.page.wait_for_timeout(800)
+    tour.page.keyboard.type("speed", delay=50)
+    dialog = tour.page.locator("[role=dialog]").filter(has=tour.page.locator("input")).last
+    for title in ("BCG Apply", "BCG Warmup Capture"):
+        dialog.get_by_text(title, exact=True).first.wait_for(timeout=15_000)
+    results = [t.split("\n", 1)[0] for t in dialog.get_by_role("option").all_inner_texts()]
+    assert {"BCG Apply", "BCG Warmup Capture"} <= set(results[:5]), results[:10]  # among the first five
+    tour.shot("search_speed", "the node search for 'speed' offers BCG Apply and BCG Warmup Capture")
+    tour.command("Workspace.SearchBox.Toggle")  # closed as opened (Escape only clears its text)
+    dialog.wait_for(state="hidden", timeout=10_000)
+
+
+def test_the_badge_says_off_before_any_run(tour):
+    """Where no model can get graphs (here a server without CUDA), a BCG node shows "BCG off" from
+    the moment its workflow is loaded, before any run (the status the server publishes at start-up)."""
+    if tour.server.cuda:
+        pytest.skip("this server has CUDA, so BCG is on: the off badge is what a server without CUDA shows")
+    (template,) = [p for p in TEMPLATES if "Z-Image-Turbo" in p.name]
+    graph = json.loads(template.read_text())
+    tour.close_panels()
+    tour.set("Comfy.VueNodes.Enabled", False)
+    tour.load("ui", graph)
+    ids = [str(n["id"]) for n in graph["nodes"] if n["type"] in ("BCGApply", "BCGWarmupCapture")]
+    tour.frame(ids, scale=1.0, dy=60)
+    tour.page.evaluate("() => app.canvas.setDirty(true, true)")
+    tour.page.wait_for_timeout(800)
+    badges = tour.page.evaluate("ids => ids.map(id => app.graph.getNodeById(Number(id)).bcgBadge)", ids)
+    for node_id, badge in zip(ids, badges):
+        assert badge and badge["text"] == "BCG off: no CUDA", (node_id, badge)
+        assert tour.badge_pixels(node_id, COLOURS["off"]) > 200, f"no off badge drawn above node {node_id}"
+    tour.shot(
+        "badge_off_before_run", "a template just opened on a server without CUDA: 'BCG off: no CUDA' before any run"
+    )
 
 
 # ------------------------------------------------------------------------------------ a run
