@@ -178,10 +178,10 @@ def _with_caption(
 
 
 class _Binder(NamedTuple):
-    """How a DiT class's ``_forward`` names its arguments, read once per class: the parameters a
-    positional argument fills (``this``, the instance's own, dropped), those a keyword may name, the ``**kwargs``
-    parameter and those without a default. ``simple`` False (``*args`` or positional-only
-    parameters): every call goes through :meth:`inspect.Signature.bind`."""
+    """How a DiT class's ``_forward`` names its arguments, read once per class: the instance's own
+    parameter (``this``), those a positional argument fills, those a keyword may name, the
+    ``**kwargs`` parameter and those without a default. ``simple`` False (``*args`` or
+    positional-only parameters): every call goes through :meth:`inspect.Signature.bind`."""
 
     signature: inspect.Signature
     this: str
