@@ -49,7 +49,7 @@ def _cell(text: str) -> str:
 
 
 def table() -> str:
-    from bcg_runtime.comfy.models import ADAPTERS, FAMILY_MODULES, OUT_OF_SCOPE, UNSUPPORTED
+    from bcg_runtime.comfy.models import ADAPTERS, FAMILY_MODULES, NOT_IN_COMFYUI, OUT_OF_SCOPE, UNSUPPORTED
     from bench.recipes import RECIPES
 
     rows = [
@@ -86,6 +86,8 @@ def table() -> str:
         )  # fmt: skip
     unsupported = ["", "## Not supported", "", "These classes are recognised and run unchanged, with the reason:", ""]
     unsupported += [f"- `{name}`: {_cell(reason)}" for name, reason in sorted(UNSUPPORTED.items())]
+    unsupported += ["", "## Not in ComfyUI", "", "Models of SGLang's diffusion BCG that BCG cannot serve yet:", ""]
+    unsupported += [f"- **{name}**: {_cell(why)}" for name, why in sorted(NOT_IN_COMFYUI.items())]
     unsupported += ["", "## Out of scope", "", "Not diffusion transformers of images or video; they run unchanged:", ""]
     unsupported += [f"- `{name}`: {_cell(what)}" for name, what in sorted(OUT_OF_SCOPE.items())]
     return HEADER + "\n" + "\n".join(rows) + "\n" + "\n".join(unsupported) + "\n"

@@ -38,3 +38,13 @@ def test_every_class_not_served_is_named_with_its_reason():
     text = _tool().table()
     for name in {**UNSUPPORTED, **OUT_OF_SCOPE}:
         assert f"- `{name}`: " in text, name
+
+
+@pytest.mark.parametrize(
+    "model", ["Qwen-Image", "Qwen-Image-2512", "Z-Image", "Z-Image-Turbo", "GLM-Image", "Ideogram 4"]
+)
+def test_every_model_of_sglangs_diffusion_bcg_keeps_a_row(model):
+    """The pack's origin: each model SGLang's diffusion BCG serves is in the table, served or with
+    why not (GLM-Image: no ComfyUI class)."""
+    rows = [line for line in _tool().table().splitlines() if line.startswith(("| **", "- **"))]
+    assert any(model in line for line in rows), model

@@ -43,6 +43,10 @@ UNSUPPORTED: dict[str, str] = {
 OUT_OF_SCOPE: dict[str, str] = {
     name: what for module in _MODULES for name, what in getattr(module, "OUT_OF_SCOPE", {}).items()
 }
+#: Models of SGLang's diffusion BCG with no ComfyUI class (``not_in_comfyui``), and why they are not served.
+NOT_IN_COMFYUI: dict[str, str] = {
+    name: why for module in _MODULES for name, why in getattr(module, "NOT_IN_COMFYUI", {}).items()
+}
 #: Each adapter once: a family may have more than one module (FLUX.2 klein and dev), each naming
 #: the same adapter with its own warm-up facts.
 ADAPTERS: tuple[ModelAdapter, ...] = tuple(dict.fromkeys(m.ADAPTER for m in FAMILY_MODULES))
