@@ -320,8 +320,12 @@ def test_the_badge_says_off_before_any_run(tour):
     tour.frame(ids, scale=1.0, dy=60)
     tour.page.evaluate("() => app.canvas.setDirty(true, true)")
     tour.page.wait_for_timeout(800)
-    badges = tour.page.evaluate("ids => ids.map(id => app.graph.getNodeById(Number(id)).bcgBadge)", ids)
-    for node_id, badge in zip(ids, badges):
+    nodes = tour.page.evaluate(
+        "ids => ids.map(id => { const n = app.graph.getNodeById(Number(id)); return [n.bcgBadge, !!n.bcgStatus]; })",
+        ids,
+    )
+    for node_id, (badge, has_run_status) in zip(ids, nodes):
+        assert not has_run_status, f"node {node_id} already has a run's status"  # the badge is the process's
         assert badge and badge["text"] == "BCG off: no CUDA", (node_id, badge)
         assert tour.badge_pixels(node_id, COLOURS["off"]) > 200, f"no off badge drawn above node {node_id}"
     tour.shot(
