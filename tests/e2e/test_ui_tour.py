@@ -304,6 +304,7 @@ def test_node_search_finds_both_nodes_by_speed(tour):
     tour.shot("search_speed", "the node search for 'speed' offers BCG Apply and BCG Warmup Capture")
     tour.command("Workspace.SearchBox.Toggle")  # closed as opened (Escape only clears its text)
     dialog.wait_for(state="hidden", timeout=10_000)
+    tour.close_panels()
 
 
 def test_the_badge_says_off_before_any_run(tour):
@@ -331,6 +332,7 @@ def test_the_badge_says_off_before_any_run(tour):
     tour.shot(
         "badge_off_before_run", "a template just opened on a server without CUDA: 'BCG off: no CUDA' before any run"
     )
+    tour.close_panels()
 
 
 # ------------------------------------------------------------------------------------ a run
