@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 import enum
-from typing import Any, Callable, Hashable, NamedTuple
+from typing import Any, Callable, Hashable, Iterable, NamedTuple
 
 import torch
 from torch.utils._pytree import tree_flatten
@@ -78,14 +78,18 @@ def flatten_inputs(tree: Any, path: str = "") -> tuple[list[torch.Tensor], Hasha
     """
     leaves: list[torch.Tensor] = []
     try:
-        structure = _flatten(tree, leaves)
-    except _Unkeyable:  # the walk names no paths (it runs on every DiT call): find it again
-        _raise_unkeyable(tree, path or "args")
-    return leaves, structure
+        return leaves, _flatten(tree, leaves)
+    except _Unkeyable as e:
+        where = (path or "args") + "".join(reversed(e.steps))
+        raise UnkeyableArgument(f"{where} key {e.obj!r}" if e.is_key else where, e.obj) from None
 
 
 class _Unkeyable(Exception):
-    pass
+    """What :func:`_flatten` refuses; the containers it sits in add their steps on the way out, so
+    the walk formats no path unless one is needed (it runs on every DiT call)."""
+
+    def __init__(self, obj: Any, is_key: bool = False):
+        self.obj, self.is_key, self.steps = obj, is_key, []
 
 
 def _flatten(obj: Any, leaves: list[torch.Tensor]) -> Hashable:
@@ -96,31 +100,28 @@ def _flatten(obj: Any, leaves: list[torch.Tensor]) -> Hashable:
         # float('nan') != itself, which would make a key miss forever; repr is stable.
         return ("C", type(obj).__name__, repr(obj) if isinstance(obj, float) else obj)
     if isinstance(obj, tuple):
-        return ("tuple", type(obj).__qualname__, tuple(_flatten(v, leaves) for v in obj))
+        return ("tuple", type(obj).__qualname__, _flatten_items(enumerate(obj), leaves, named=False))
     if isinstance(obj, list):
-        return ("list", tuple(_flatten(v, leaves) for v in obj))
+        return ("list", _flatten_items(enumerate(obj), leaves, named=False))
     if isinstance(obj, dict):
-        if not all(isinstance(k, CONSTANT_TYPES) for k in obj):
-            raise _Unkeyable
-        return ("dict", tuple((k, _flatten(v, leaves)) for k, v in obj.items()))
-    raise _Unkeyable
-
-
-def _raise_unkeyable(obj: Any, path: str) -> None:
-    """Raise :class:`UnkeyableArgument` for the first object of ``obj`` that :func:`_flatten` refuses."""
-    if isinstance(obj, (torch.Tensor, *CONSTANT_TYPES)):
-        return
-    if isinstance(obj, (tuple, list)):
-        for i, v in enumerate(obj):
-            _raise_unkeyable(v, f"{path}[{i}]")
-        return
-    if isinstance(obj, dict):
-        for k, v in obj.items():
+        for k in obj:
             if not isinstance(k, CONSTANT_TYPES):
-                raise UnkeyableArgument(f"{path} key {k!r}", k)
-            _raise_unkeyable(v, f"{path}[{k!r}]")
-        return
-    raise UnkeyableArgument(path, obj)
+                raise _Unkeyable(k, is_key=True)
+        return ("dict", _flatten_items(obj.items(), leaves, named=True))
+    raise _Unkeyable(obj)
+
+
+def _flatten_items(pairs: Iterable[tuple[Any, Any]], leaves: list[torch.Tensor], named: bool) -> tuple:
+    """A container's ``(index or key, item)`` pairs flattened; ``named``: each kept with its key."""
+    items = []
+    for k, v in pairs:
+        try:
+            flat = _flatten(v, leaves)
+        except _Unkeyable as e:
+            e.steps.append(f"[{k!r}]")
+            raise
+        items.append((k, flat) if named else flat)
+    return tuple(items)
 
 
 def unflatten_inputs(tree: Any, leaves: list[torch.Tensor]) -> Any:
