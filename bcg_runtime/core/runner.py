@@ -184,8 +184,10 @@ class GraphRunner:
             return plain()
         if decision.action is Action.CAPTURE:
             result = self._capture(call, fn, args, kwargs, decision.state, strategy or capture.EXACT, binding, plain)
-            first = Reason(reasons.FIRST_CALL, f"{FIRST_CALL}: {call.label}")
-            reason = first if result.status is CaptureStatus.CAPTURED else result.reason or not_captured(call)
+            if result.status is CaptureStatus.CAPTURED:
+                reason = Reason(reasons.FIRST_CALL, f"{FIRST_CALL}: {call.label}")
+            else:
+                reason = result.reason or not_captured(call)
             if result.output is None:  # the capture was skipped before anything ran
                 self.count_eager(reason)
                 return plain()
