@@ -2,13 +2,17 @@
 ``bcg.input_error`` event when a BCG node stops on an input it cannot use.
 
 The frontend extension (``web/bcg.js``) listens with ``api.addEventListener(...)`` and finds the
-nodes by id. Without a running server (tests, scripts) this is a no-op.
+nodes by id. Without a running server (tests, scripts, a headless batch) this is a no-op, and it
+never imports ComfyUI's ``server`` module to find out: a process that serves has imported it, and
+importing it where none serves costs seconds (its database and frontend modules) on a run's first
+report.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import sys
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -42,11 +46,8 @@ def publish_input_error(node_id: str | None, message: str, field: str | None) ->
 
 def send(event: str, payload) -> None:
     """Send ``payload()`` (called only where a server listens) as ``event``, JSON-safe."""
-    try:
-        from server import PromptServer
-    except Exception:  # no ComfyUI server in this process
-        return
-    instance = getattr(PromptServer, "instance", None)
+    server = sys.modules.get("server")  # a serving process has: ComfyUI's main.py imports it
+    instance = getattr(getattr(server, "PromptServer", None), "instance", None)
     if instance is None:
         return
     try:
