@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 import torch
 from torch.utils._pytree import tree_flatten
@@ -124,19 +124,52 @@ def storage_keys(value: Any) -> set[int]:
     return {k for k in map(storage_key, plain_tensors(value)) if k is not None}
 
 
-def _written_arguments(func: Any, args: tuple, kwargs: dict) -> Iterator[Any]:
-    """The arguments an op's schema marks as written (in-place and ``out=`` arguments)."""
-    schema = getattr(func, "_schema", None)
-    if schema is None:
-        return
-    for index, argument in enumerate(schema.arguments):
-        alias = argument.alias_info
-        if alias is None or not alias.is_write:
-            continue
-        if argument.name in kwargs:
-            yield kwargs[argument.name]
-        elif index < len(args) and not argument.kwarg_only:
-            yield args[index]
+def _op_tensors(value: Any, into: list[torch.Tensor]) -> list[torch.Tensor]:
+    """:func:`plain_tensors` for what an aten op takes and returns (tensors, scalars and lists or
+    tuples of them; its keyword arguments as a dict), appended to ``into``. An audited run calls
+    it for every op: pytree's generic walk is most of what the audit would cost, and no other
+    container reaches the dispatcher."""
+    if isinstance(value, torch.Tensor):
+        flatten = getattr(value, "__tensor_flatten__", None) if type(value) is not torch.Tensor else None
+        if callable(flatten):
+            for name in flatten()[0]:
+                _op_tensors(getattr(value, name), into)
+        else:
+            into.append(value)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _op_tensors(item, into)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _op_tensors(item, into)
+    return into
+
+
+class _Op(NamedTuple):
+    """What the audit needs of one op, read once from its schema: its name, where its written
+    arguments sit (in-place and ``out=`` arguments: (position or None, name)), whether its output
+    is a tensor Python made inside the forward (:data:`_FRESH`)."""
+
+    name: str
+    written: tuple[tuple[int | None, str], ...]
+    fresh: bool
+
+    @classmethod
+    def of(cls, func: Any) -> "_Op":
+        schema = getattr(func, "_schema", None)
+        written = tuple(
+            (None if argument.kwarg_only else index, argument.name)
+            for index, argument in enumerate(schema.arguments if schema is not None else ())
+            if argument.alias_info is not None and argument.alias_info.is_write
+        )
+        return cls(str(func), written, func in _FRESH)
+
+    def written_arguments(self, args: tuple, kwargs: dict) -> list[Any]:
+        return [
+            kwargs[name] if name in kwargs else args[index]
+            for index, name in self.written
+            if name in kwargs or (index is not None and index < len(args))
+        ]
 
 
 class OutsideReads(TypePreservingDispatchMode):
@@ -149,29 +182,34 @@ class OutsideReads(TypePreservingDispatchMode):
         self.found: dict[int, OutsideRead] = {}
         self._own: set[int] = set()
         self._breaks = 0  # depth of breaks running now: their ops' reads are the live call's
+        self._ops: dict[Any, _Op] = {}
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func in _FRESH:
+        op = self._ops.get(func)
+        if op is None:
+            op = self._ops[func] = _Op.of(func)
+        if op.fresh:
             out = func(*args, **kwargs)
-            self._own.update(k for k in map(self._key, plain_tensors(out)) if k is not None)
+            self._own.update(k for k in map(self._key, _op_tensors(out, [])) if k is not None)
             return out
-        inputs: set[int] = set()
-        tensors = list(plain_tensors((args, kwargs)))
+        tensors = _op_tensors(kwargs, _op_tensors(args, []))
         self.meet(tensors)
+        inputs: set[int] = set()
         for t in tensors:
             key = self._key(t)
             if key is None:
                 continue
             inputs.add(key)
             if not self._breaks:
-                self._note(t, key, str(func))
-        for t in plain_tensors(list(_written_arguments(func, args, kwargs))):
-            read = self.found.get(self._key(t))
-            if read is not None:
-                read.written = True
+                self._note(t, key, op.name)
+        if op.written:
+            for t in _op_tensors(op.written_arguments(args, kwargs), []):
+                read = self.found.get(self._key(t))
+                if read is not None:
+                    read.written = True
         out = func(*args, **kwargs)
-        for t in plain_tensors(out):
+        for t in _op_tensors(out, []):
             key = self._key(t)
             if key is not None and key not in inputs:  # new memory (a view or in-place result shares an input's)
                 self._own.add(key)
