@@ -90,6 +90,26 @@ def test_the_recorder_tells_outside_memory_from_the_forwards_own():
     assert not any(r.written for r in reads.found.values() if r is not outside[0])
 
 
+def test_the_audit_walks_an_ops_arguments_as_pytree_does():
+    """The audit's own walk of what an op takes and returns (it skips pytree on the hot path)
+    finds the tensors :func:`plain_tensors` finds, a subclass's inner tensors in its place."""
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    from bcg_runtime.core.outside_reads import _op_tensors, plain_tensors
+
+    a, b, c = torch.randn(2), torch.randn(3), torch.randn(4)
+    pair = TwoTensor(torch.randn(5), torch.randn(5))
+    trees = [
+        ((a, 1.0, [b, None, c], (pair,), torch.Size([2])), {"out": a, "alpha": 2}),
+        [],
+        (torch.nn.Parameter(b),),
+        pair,
+    ]
+    for tree in trees:
+        assert [id(t) for t in _op_tensors(tree, [])] == [id(t) for t in plain_tensors(tree)]
+    assert [id(t) for t in _op_tensors(pair, [])] == [id(pair.a), id(pair.b)]
+
+
 def test_a_cached_table_the_cache_drops_stays_alive_under_the_graph(device):
     model = CachedTable(device)
     x = torch.randn(2, 16, device=device)
