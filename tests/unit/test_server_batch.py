@@ -30,7 +30,10 @@ def _record(cpu: bool) -> dict:
         {"tokens": 40, "eager": {"wall_s": 2.0}, "bcg": {"wall_s": 4.0, "calls": 8, "replayed": 0}, "bit_equal": True},
         {"tokens": 50, "eager": {"wall_s": 2.0}, "bcg": {"wall_s": 1.0, "calls": 8, "replayed": 8}, "bit_equal": True},
         {"tokens": 50, "eager": {"wall_s": 2.0}, "bcg": {"wall_s": 1.0, "calls": 8, "replayed": 8}, "bit_equal": False},
-    ]
+        # the first eager run was the odd one: run again, eager equals BCG's latent and not itself
+        {"tokens": 60, "eager": {"wall_s": 2.0}, "bcg": {"wall_s": 1.0, "calls": 8, "replayed": 8}, "bit_equal": False,
+         "eager_again_equal": False, "bit_equal_to_eager_again": True},
+    ]  # fmt: skip
     env = {
         "model": "zimage",
         "comfyui": "0.33.0",
@@ -46,9 +49,22 @@ def _record(cpu: bool) -> dict:
 def test_totals_and_the_report():
     record = _record(cpu=False)
     s = record["summary"]
-    assert (s["eager_s"], s["bcg_s"], s["speedup"], s["distinct_lengths"]) == (6.0, 6.0, 1.0, 2)
-    assert (s["replayed"], s["dit_calls"], s["bit_equal"], s["first_bcg_s"]) == (16, 24, 2, 4.0)
+    assert (s["eager_s"], s["bcg_s"], s["speedup"], s["distinct_lengths"]) == (8.0, 7.0, 1.143, 3)
+    # without each pass's first prompt (the model's load, BCG's first capture)
+    assert (s["eager_rest_s"], s["bcg_rest_s"], s["speedup_rest"]) == (6.0, 3.0, 2.0)
+    assert (s["first_eager_s"], s["first_bcg_s"]) == (2.0, 4.0)
+    assert (s["replayed"], s["dit_calls"], s["bit_equal"], s["exact"], s["eager_not_reproduced"]) == (24, 32, 2, 3, 1)
     text = server_batch.format_summary(record)
-    assert "1.0x end to end" in text and "replayed 16/24 DiT calls; bit-equal 2/3" in text
+    assert "1.143x end to end" in text and "BCG 3.0 s, 2.0x;" in text
+    assert "replayed 24/32 DiT calls; bit-equal 2/4 (3 counting the 1 whose first eager run" in text
     smoke = server_batch.format_summary(_record(cpu=True))
-    assert smoke.startswith("smoke test, not a benchmark") and "x end to end" not in smoke and "eager 6.0" not in smoke
+    assert smoke.startswith("smoke test, not a benchmark") and "x end to end" not in smoke and "eager 8.0" not in smoke
+
+
+def test_a_latent_is_exact_when_equal_or_when_its_eager_twin_was_the_odd_one():
+    assert server_batch.exact({"bit_equal": True})
+    assert not server_batch.exact({"bit_equal": False})
+    # the repeat equals the first eager run: BCG differed from a reproducible eager
+    assert not server_batch.exact({"bit_equal": False, "eager_again_equal": True, "bit_equal_to_eager_again": False})
+    assert not server_batch.exact({"bit_equal": False, "eager_again_equal": False, "bit_equal_to_eager_again": False})
+    assert server_batch.exact({"bit_equal": False, "eager_again_equal": False, "bit_equal_to_eager_again": True})
