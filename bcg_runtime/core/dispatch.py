@@ -19,7 +19,7 @@ import torch
 
 from . import reasons
 from .reasons import Reason
-from .stats import RunnerStats
+from .stats import RunnerStats, size_class
 from .trees import MixedDevices, TensorSpec, flatten_inputs
 
 log = logging.getLogger(__name__)
@@ -97,6 +97,11 @@ class Call:
     label: str
     device: torch.device | None
     variant: Hashable = None
+
+    @property
+    def size(self) -> int:
+        """The :func:`~.stats.size_class` of the first tensor (a DiT call's latent)."""
+        return size_class(self.leaves[0] if self.leaves else None)
 
 
 class Action(enum.Enum):
@@ -196,12 +201,12 @@ class CaptureGate:
             runs += 1
         expected = gate.calls_left * runs
         costs = self.stats.costs
-        if costs.repays(expected):
+        if costs.repays(expected, call.size):
             self.deferred.pop(call.key, None)
             return False
         if before is None:
             log.info("[BCG] %s: %s: first call left eager: %d calls to come would save about %.0f ms, a capture costs %.0f ms",
-                     self.name, call.label, expected, 1000 * expected * costs.saving_s, 1000 * costs.overhead_s)  # fmt: skip
+                     self.name, call.label, expected, 1000 * expected * (costs.saving_of(call.size) or 0.0), 1000 * costs.overhead_s)  # fmt: skip
             if len(self.deferred) >= MAX_DEFERRED:
                 del self.deferred[next(iter(self.deferred))]
         self.deferred[call.key] = (gate.calls_left, runs)

@@ -317,7 +317,7 @@ class GraphRunner:
             )
         finally:
             if entry.stats.proof is not None:  # a device's first capture time carries its lazy init
-                self.stats.costs.record(None if first else entry.stats.capture_seconds, entry.stats.proof)
+                self.stats.costs.record(None if first else entry.stats.capture_seconds, entry.stats.proof, call.size)
         if result.status is not CaptureStatus.CAPTURED:
             return result
         self.table.store(call.key, entry, captured=True)

@@ -49,37 +49,49 @@ class EntryStats:
         }
 
 
+def size_class(tensor: Any) -> int:
+    """The bit length of ``tensor``'s element count (0 for no tensor): a DiT call's latent, whose
+    size sets how the call's host and device times compare. One class spans a factor of two."""
+    return tensor.numel().bit_length() if tensor is not None else 0
+
+
 @dataclass
 class CaptureCosts:
     """What captures cost and what replays save, measured at each proof (both timed there, with
     the device synchronised around each): the numbers a first-call capture is weighed with.
 
     ``overhead_s``: capture time (warm-up run, capture, instantiation) plus the proof's replay,
-    i.e. what a first call costs beyond the eager call it answers with. ``saving_s``: what one
-    replay saves in a run of calls, where the host queues a call's kernels while the device still
-    runs the last ones: an eager call then takes about max(host, device) and a replay about the
+    i.e. what a first call costs beyond the eager call it answers with. A replay's saving: what it
+    saves in a run of calls, where the host queues a call's kernels while the device still runs
+    the last ones: an eager call then takes about max(host, device) and a replay about the
     device's time (the proof's replay), so the saving is the host time past the device's, never
     less than 0. Timed alone after a synchronisation, an eager call also waits for its own last
     kernels, so eager minus replay would credit a device-bound call with a saving no run sees.
-    Both are medians of the last :attr:`WINDOW` captures: one slow capture (a new pool, a kernel's
-    first launch at a new size) must not stop every later one. A device's first capture carries
-    lazy initialisation (many times a later one's cost): its saving is a sample, its cost is not.
+    Savings are kept per :func:`size_class`: the same model is host-bound at 512² and
+    device-bound at 1024² on one machine, so a size with no proof of its own is captured to
+    measure it, never judged by another size's saving. Both are medians of the last
+    :attr:`WINDOW` proofs: one slow capture (a new pool, a kernel's first launch at a new size)
+    must not stop every later one. A device's first capture runs two warm-up forwards where a
+    later one runs one and carries the device's first use: its saving is a sample, its cost is not.
     """
 
     WINDOW = 16
     overheads: deque = field(default_factory=lambda: deque(maxlen=CaptureCosts.WINDOW))
-    savings: deque = field(default_factory=lambda: deque(maxlen=CaptureCosts.WINDOW))
+    #: Savings by size class, each a window of the last proofs of that class.
+    savings: dict[int, deque] = field(default_factory=dict)
 
-    def record(self, capture_s: float | None, proof: ProofTimes) -> None:
-        """One proof's sample; ``capture_s`` None: its saving only (a first capture's cost)."""
+    def record(self, capture_s: float | None, proof: ProofTimes, size: int) -> None:
+        """One proof's sample for calls of ``size`` (:func:`size_class`); ``capture_s`` None: its
+        saving only (a first capture's cost)."""
         if capture_s is not None:
             self.overheads.append(capture_s + proof.replay)
-        self.savings.append(max(0.0, proof.host - proof.replay))
+        window = self.savings.setdefault(size, deque(maxlen=self.WINDOW))
+        window.append(max(0.0, proof.host - proof.replay))
 
     @property
     def samples(self) -> int:
-        """Proofs sampled (each gave a saving; some a cost too)."""
-        return len(self.savings)
+        """Proofs sampled, of every size (each gave a saving; some a cost too)."""
+        return sum(map(len, self.savings.values()))
 
     @property
     def overhead_s(self) -> float:
@@ -87,12 +99,20 @@ class CaptureCosts:
 
     @property
     def saving_s(self) -> float:
-        return statistics.median(self.savings) if self.savings else 0.0
+        """The median saving over every size's window (what a report shows)."""
+        every = [s for window in self.savings.values() for s in window]
+        return statistics.median(every) if every else 0.0
 
-    def repays(self, calls: int) -> bool:
-        """Would ``calls`` replays save more than one capture costs? True until a saving was
-        measured; with no cost measured yet, whenever they save anything."""
-        return not self.samples or calls * self.saving_s > self.overhead_s
+    def saving_of(self, size: int) -> float | None:
+        """The median saving of calls of ``size``; None where no proof of that size was timed."""
+        window = self.savings.get(size)
+        return statistics.median(window) if window else None
+
+    def repays(self, calls: int, size: int) -> bool:
+        """Would ``calls`` replays of ``size`` save more than one capture costs? True until a
+        saving of that size was measured; with no cost measured yet, whenever they save anything."""
+        saving = self.saving_of(size)
+        return saving is None or calls * saving > self.overhead_s
 
 
 @dataclass

@@ -172,7 +172,7 @@ def check_gpu_verification_state(nodes, model, family, monkeypatch, sample=None)
     if adapter.keys_per_step:
         from bcg_runtime.core import stats
 
-        monkeypatch.setattr(stats.CaptureCosts, "repays", lambda self, calls: calls > 0)
+        monkeypatch.setattr(stats.CaptureCosts, "repays", lambda self, calls, size: calls > 0)
     for _ in range(runs):
         assert torch.equal(sample(bcg_model), eager)
     run = session_of(bcg_model).last_run

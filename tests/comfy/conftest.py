@@ -145,7 +145,7 @@ def _first_calls_always_repay(request, monkeypatch):
         return
     from bcg_runtime.core.stats import CaptureCosts
 
-    monkeypatch.setattr(CaptureCosts, "repays", lambda self, calls: True)
+    monkeypatch.setattr(CaptureCosts, "repays", lambda self, calls, size: True)
     yield
 
 

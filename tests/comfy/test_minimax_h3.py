@@ -172,7 +172,7 @@ def test_each_step_is_its_own_graph_and_a_schedule_replays_from_a_later_run(pack
 
     # The gate's judgement (capture cost against replay savings) made plain: a capture repays
     # once a key is expected back at all. What is under test is what the session counts.
-    monkeypatch.setattr(stats.CaptureCosts, "repays", lambda self, calls: calls > 0)
+    monkeypatch.setattr(stats.CaptureCosts, "repays", lambda self, calls, size: calls > 0)
     _, nodes = pack
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
     session = session_of(bcg_model)
@@ -216,11 +216,11 @@ def test_the_gate_expects_a_steps_calls_per_run_times_the_runs_it_was_met_in(pac
     from bcg_runtime.core import stats
 
     monkeypatch.setattr(stats.CaptureCosts, "record", lambda self, *measured: None)  # the costs stay as set
+    monkeypatch.setattr(stats.CaptureCosts, "saving_of", lambda self, size: 0.1)  # for every size
     _, nodes = pack
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
     session = session_of(bcg_model)
     session.runner.stats.costs.overheads.append(0.5)
-    session.runner.stats.costs.savings.append(0.1)
     positive, negative = conds(lengths=(12, 12))
 
     def run(m):
@@ -245,7 +245,7 @@ def test_its_shift_node_is_served_and_each_audio_shift_is_its_own_graph(pack, mo
 
     from bcg_runtime.core import stats
 
-    monkeypatch.setattr(stats.CaptureCosts, "repays", lambda self, calls: calls > 0)  # as above
+    monkeypatch.setattr(stats.CaptureCosts, "repays", lambda self, calls, size: calls > 0)  # as above
     _, nodes = pack
     (bcg_model,) = nodes["BCGApply"].execute(model, "auto").args
     session = session_of(bcg_model)
@@ -385,7 +385,7 @@ def schedules_replay_bit_exact(pack, depth, size, steps, cfg, monkeypatch):
 
     from bcg_runtime.core import stats
 
-    monkeypatch.setattr(stats.CaptureCosts, "repays", lambda self, calls: calls > 0)  # as in the CPU test
+    monkeypatch.setattr(stats.CaptureCosts, "repays", lambda self, calls, size: calls > 0)  # as in the CPU test
     skip_unless_host_builds(FAMILY)
     model = synthetic.load_model(FAMILY, depth=depth, seed=0, device="cuda")
     depth = depth or "full"

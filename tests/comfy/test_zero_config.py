@@ -9,7 +9,7 @@ import torch
 from bcg_testing import conds, first_weight_moved, session_of
 from test_bcg_nodes import QWEN, models  # noqa: F401  (fixture)
 
-from bcg_runtime.core.stats import ProofTimes
+from bcg_runtime.core.stats import ProofTimes, size_class
 from bench import synthetic
 
 pytestmark = pytest.mark.comfy
@@ -57,9 +57,8 @@ def test_a_first_call_capture_that_would_not_repay_waits_for_the_shape_to_come_b
     session = session_of(bcg_model)
     assert session.status()["mode_from_auto"] is False  # chosen, not resolved
     costs = session.runner.stats.costs
-    costs.record(
-        0.04, ProofTimes(eager=0.02, host=0.02, replay=0.01)
-    )  # as measured: 50 ms to capture, 10 ms saved a call
+    latent = synthetic.empty_latent(QWEN, 64, 64)  # the DiT's input: cfg 1 runs the positive alone
+    costs.record(0.04, ProofTimes(eager=0.02, host=0.02, replay=0.01), size_class(latent))  # 50 ms, 10 ms saved
     status = session.status()  # what /bcg/status shows of the weighing
     assert (status["capture_cost_ms"], status["replay_saving_ms"]) == (50.0, 10.0), status
     for run_number in (1, 2):

@@ -7,7 +7,7 @@ import torch
 
 from bcg_runtime.core import Action, Decision, Gate, Pending
 from bcg_runtime.core.dispatch import FIRST_CALL, NOT_CAPTURED, NOT_WORTH_IT, STALE
-from bcg_runtime.core.stats import ProofTimes
+from bcg_runtime.core.stats import ProofTimes, size_class
 from test_runner import inputs, model_on
 
 
@@ -122,7 +122,8 @@ def test_a_capture_waits_while_the_calls_left_cannot_repay_it(device, make_runne
         costs = runner.stats.costs
         assert runner.stats.captures == 1 and costs.samples == 1 and not costs.overheads
         runner.stats.costs = type(runner.stats.costs)()
-        runner.stats.costs.record(0.045, ProofTimes(eager=0.020, host=0.020, replay=0.005))  # 50 ms cost, 15 ms saved
+        saved_15 = ProofTimes(eager=0.020, host=0.020, replay=0.005)
+        runner.stats.costs.record(0.045, saved_15, size_class(new[0]))  # 50 ms cost, 15 ms saved
         for left in (3, 2, 1, 0):  # one run: a count down
             assert torch.equal(runner(model, new, capture_first_call=True, calls_left=left), model(*new))
         assert runner.stats.captures == 1 and runner.stats.eager[NOT_WORTH_IT] == 4
@@ -133,8 +134,8 @@ def test_a_capture_waits_while_the_calls_left_cannot_repay_it(device, make_runne
         assert runner.stats.hits == 1
         # a dearer capture (100 ms) waits for a third run: 2 x 3 x 15 = 90 ms < 100, 3 x 3 x 15 > 100
         runner.stats.costs = type(runner.stats.costs)()
-        runner.stats.costs.record(0.095, ProofTimes(eager=0.020, host=0.020, replay=0.005))
         rare = inputs(device, n_img=6)
+        runner.stats.costs.record(0.095, saved_15, size_class(rare[0]))
         for run in range(3):
             for left in (3, 2, 1, 0):
                 assert torch.equal(runner(model, rare, capture_first_call=True, calls_left=left), model(*rare))
@@ -145,8 +146,8 @@ def test_a_capture_waits_while_the_calls_left_cannot_repay_it(device, make_runne
         )  # `new`'s run, then 2 of `rare`'s
         # enough calls left repay a capture at once (4 x 15 ms > 50 ms)
         runner.stats.costs = type(runner.stats.costs)()
-        runner.stats.costs.record(0.045, ProofTimes(eager=0.020, host=0.020, replay=0.005))
         wide = inputs(device, n_img=12)
+        runner.stats.costs.record(0.045, saved_15, size_class(wide[0]))
         runner(model, wide, capture_first_call=True, calls_left=4)
         assert runner.stats.captures == 4
 
@@ -159,8 +160,8 @@ def test_a_caller_that_counts_the_runs_gets_calls_times_runs_not_its_square(devi
     (counting the runs again on top would make it 3 x 4 x 15 in the fourth)."""
     model = model_on(device, n_blocks=1)
     runner = make_runner()
-    runner.stats.costs.record(0.095, ProofTimes(eager=0.020, host=0.020, replay=0.005))
     step = inputs(device, n_img=6)
+    runner.stats.costs.record(0.095, ProofTimes(eager=0.020, host=0.020, replay=0.005), size_class(step[0]))
     with torch.inference_mode():
         for earlier_runs in range(4):
             for _ in range(2):  # cond and uncond: the same key twice a run

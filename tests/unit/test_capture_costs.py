@@ -2,21 +2,24 @@
 
 import pytest
 
+import torch
+
 from bcg_runtime.core.stats import CaptureCosts, ProofTimes
 
 pytestmark = pytest.mark.unit
+SIZE = 17  # one size class: a 512² latent (1 x 16 x 64 x 64)
 
 
 def test_capture_costs_are_medians_of_a_recent_window():
     costs = CaptureCosts()
-    assert costs.repays(0), "nothing measured: capture (and measure)"
-    costs.record(5.0, ProofTimes(eager=0.5, host=0.5, replay=0.0))  # one outlier
+    assert costs.repays(0, SIZE), "nothing measured: capture (and measure)"
+    costs.record(5.0, ProofTimes(eager=0.5, host=0.5, replay=0.0), SIZE)  # one outlier
     for _ in range(4):
-        costs.record(0.09, ProofTimes(eager=0.05, host=0.05, replay=0.01))
+        costs.record(0.09, ProofTimes(eager=0.05, host=0.05, replay=0.01), SIZE)
     assert abs(costs.overhead_s - 0.10) < 1e-9 and abs(costs.saving_s - 0.04) < 1e-9
-    assert not costs.repays(2) and costs.repays(3)
+    assert not costs.repays(2, SIZE) and costs.repays(3, SIZE)
     for _ in range(CaptureCosts.WINDOW):
-        costs.record(0.19, ProofTimes(eager=0.05, host=0.05, replay=0.01))
+        costs.record(0.19, ProofTimes(eager=0.05, host=0.05, replay=0.01), SIZE)
     assert costs.samples == CaptureCosts.WINDOW and abs(costs.overhead_s - 0.20) < 1e-9
 
 
@@ -26,21 +29,39 @@ def test_a_device_bound_call_saves_only_the_host_time_past_the_device():
     queues the next call while the device works, so eager already takes the device's 41 ms. The
     saving is the host time past the replay's: none here, and no capture ever repays."""
     device_bound = CaptureCosts()
-    device_bound.record(0.3, ProofTimes(eager=0.055, host=0.020, replay=0.041))
-    assert device_bound.saving_s == 0.0 and not device_bound.repays(10**6)
+    device_bound.record(0.3, ProofTimes(eager=0.055, host=0.020, replay=0.041), SIZE)
+    assert device_bound.saving_s == 0.0 and not device_bound.repays(10**6, SIZE)
     host_bound = CaptureCosts()  # 60 ms of host work for 30 ms of kernels: a replay saves the 29 ms past 31
-    host_bound.record(0.3, ProofTimes(eager=0.061, host=0.060, replay=0.031))
+    host_bound.record(0.3, ProofTimes(eager=0.061, host=0.060, replay=0.031), SIZE)
     assert abs(host_bound.saving_s - 0.029) < 1e-9
-    assert not host_bound.repays(11) and host_bound.repays(12)  # 11 x 29 < 300 + 31 < 12 x 29
+    assert not host_bound.repays(11, SIZE) and host_bound.repays(12, SIZE)  # 11 x 29 < 300 + 31 < 12 x 29
 
 
 def test_a_first_capture_gives_its_saving_and_keeps_its_cost_out():
-    """A device's first capture carries lazy initialisation: its saving counts, its cost does not.
+    """A device's first capture carries its first use: its saving counts, its cost does not.
     With a saving and no cost known, any call that saves something repays; one that saves
     nothing never does."""
     saves = CaptureCosts()
-    saves.record(None, ProofTimes(eager=0.061, host=0.060, replay=0.031))
-    assert saves.samples == 1 and saves.overhead_s == 0.0 and saves.repays(1) and not saves.repays(0)
+    saves.record(None, ProofTimes(eager=0.061, host=0.060, replay=0.031), SIZE)
+    assert saves.samples == 1 and saves.overhead_s == 0.0 and saves.repays(1, SIZE) and not saves.repays(0, SIZE)
     saves_nothing = CaptureCosts()
-    saves_nothing.record(None, ProofTimes(eager=0.055, host=0.020, replay=0.041))
-    assert not saves_nothing.repays(10**6)
+    saves_nothing.record(None, ProofTimes(eager=0.055, host=0.020, replay=0.041), SIZE)
+    assert not saves_nothing.repays(10**6, SIZE)
+
+
+def test_a_size_is_judged_by_its_own_proofs():
+    """One machine runs a model device-bound at 1024² and host-bound at 512²: a 1024² proof that
+    saved nothing must not keep every 512² shape eager for the process's life. A size with no
+    proof of its own captures (and so measures); each is weighed by its own savings after."""
+    from bcg_runtime.core.stats import size_class
+
+    large, small = torch.empty(1, 16, 128, 128), torch.empty(1, 16, 64, 64)
+    assert size_class(large) != size_class(small) == size_class(torch.empty(1, 16, 64, 96)) == 17
+    assert size_class(torch.empty(2, 16, 64, 64)) == 18 and size_class(None) == 0
+    costs = CaptureCosts()
+    costs.record(0.3, ProofTimes(eager=0.055, host=0.020, replay=0.041), size_class(large))
+    assert not costs.repays(10**6, size_class(large))
+    assert costs.repays(1, size_class(small)) and costs.saving_of(size_class(small)) is None
+    costs.record(0.3, ProofTimes(eager=0.061, host=0.060, replay=0.031), size_class(small))
+    assert not costs.repays(11, size_class(small)) and costs.repays(12, size_class(small))
+    assert not costs.repays(10**6, size_class(large)) and costs.samples == 2
