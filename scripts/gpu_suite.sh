@@ -169,6 +169,8 @@ host_comfy() { # host_comfy <host dir or ""> <name>: prints the ComfyUI tree to 
       elif [ -f "$d/comfyui.tar.xz" ]; then
         rm -rf "/tmp/bcg_hosts/$name" && unpack "$d/comfyui.tar.xz" "/tmp/bcg_hosts/$name" || return 1
         path=/tmp/bcg_hosts/$name/ComfyUI
+        # a tree packed from inside its folder (main.py at the top) is used where it lies
+        [ -f "$path/main.py" ] || [ ! -f "/tmp/bcg_hosts/$name/main.py" ] || path=/tmp/bcg_hosts/$name
       fi
       [ -n "$path" ] && break
     done
