@@ -158,7 +158,9 @@ def run_batch(server: ComfyServer, unet: str, jobs: list[dict], args: argparse.N
                 job["_twin"] = latent
             else:
                 job["bit_equal"], job["max_abs_diff"] = compare(latent, job["_twin"])
-                if not job["bit_equal"]:
+                if job["bit_equal"]:
+                    del job["_twin"]  # only a differing job's twin is needed again
+                else:
                     job["_bcg"] = latent
             log.info("[BCG] %s prompt %d %s txt%d: %.3f s%s", variant, job["index"], "x".join(map(str, job["size"])),
                      job["tokens"], job[variant]["wall_s"],
@@ -166,7 +168,7 @@ def run_batch(server: ComfyServer, unet: str, jobs: list[dict], args: argparse.N
     for job in jobs:
         if "_bcg" in job:
             rec, latent = measure_prompt(server, job_prompt(unet, job, "eager", "eager_again", args), args.timeout)
-            job["eager_again_equal"] = compare(latent, job["_twin"])[0]
+            job["eager_again_equal"] = compare(latent, job.pop("_twin"))[0]
             job["bit_equal_to_eager_again"] = compare(job.pop("_bcg"), latent)[0]
             log.info("[BCG] eager again, prompt %d: %s the first eager run; BCG's latent %s it",
                      job["index"], "equal to" if job["eager_again_equal"] else "DIFFERS from",
