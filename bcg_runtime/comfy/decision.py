@@ -26,6 +26,7 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
+import sys
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
@@ -190,6 +191,8 @@ class _Binder(NamedTuple):
     varkw: str | None
     required: frozenset[str]
     simple: bool
+    #: The parameters a name may fill, in the signature's order.
+    ordered: tuple[str, ...]
 
 
 @functools.lru_cache(maxsize=None)
@@ -203,7 +206,7 @@ def _binder(cls: type) -> _Binder:
     named = [p.name for p in params if p.kind in (kind.POSITIONAL_OR_KEYWORD, kind.KEYWORD_ONLY)]
     positional = tuple(p.name for p in params if p.kind is kind.POSITIONAL_OR_KEYWORD)
     required = frozenset(p.name for p in params if p.name in named and p.default is kind.empty)
-    return _Binder(sig, this.name, positional, frozenset(named), varkw, required, simple)
+    return _Binder(sig, this.name, positional, frozenset(named), varkw, required, simple, tuple(named))
 
 
 def bind_call(diffusion_model: Any, args: tuple, kwargs: dict) -> dict:
@@ -222,7 +225,7 @@ def bind_call(diffusion_model: Any, args: tuple, kwargs: dict) -> dict:
         else:
             if b.required <= call.keys():
                 if kwargs:  # the signature's order, as bind gives it
-                    call = {n: call[n] for n in b.signature.parameters if n in call}
+                    call = {n: call[n] for n in b.ordered if n in call}
                 call.update(extra)
                 return call
     bound = b.signature.bind(diffusion_model, *args, **kwargs).arguments
@@ -238,6 +241,8 @@ def foreign_capture() -> bool:
 
 
 def _attention_backend() -> str:
-    import comfy.ldm.modules.attention as attention
+    attention = sys.modules.get("comfy.ldm.modules.attention")  # on every call: no import statement
+    if attention is None:
+        import comfy.ldm.modules.attention as attention
 
     return getattr(attention.optimized_attention, "__name__", "unknown")

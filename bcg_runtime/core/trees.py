@@ -29,6 +29,10 @@ from torch.utils._pytree import tree_flatten
 CONSTANT_TYPES = (type(None), bool, int, float, str, bytes, torch.dtype, torch.device, enum.Enum)
 
 
+#: ``str(device)`` by device: a spec is made for every tensor of every DiT call.
+_DEVICE_NAMES: dict[torch.device, str] = {}
+
+
 class TensorSpec(NamedTuple):
     """What a kernel sees of a tensor besides its values: shape, strides, dtype, device."""
 
@@ -39,7 +43,11 @@ class TensorSpec(NamedTuple):
 
     @classmethod
     def of(cls, t: torch.Tensor) -> "TensorSpec":
-        return cls(tuple(t.shape), tuple(t.stride()), t.dtype, str(t.device))
+        device = t.device
+        name = _DEVICE_NAMES.get(device)
+        if name is None:
+            name = _DEVICE_NAMES[device] = str(device)
+        return cls(tuple(t.shape), tuple(t.stride()), t.dtype, name)
 
     def describe(self) -> str:
         dtype = str(self.dtype).replace("torch.", "")
@@ -115,11 +123,15 @@ def _flatten_items(pairs: Iterable[tuple[Any, Any]], leaves: list[torch.Tensor],
     """A container's ``(index or key, item)`` pairs flattened; ``named``: each kept with its key."""
     items = []
     for k, v in pairs:
-        try:
-            flat = _flatten(v, leaves)
-        except _Unkeyable as e:
-            e.steps.append(f"[{k!r}]")
-            raise
+        if isinstance(v, torch.Tensor):  # the common leaf, without a call (the DiT's hot path)
+            leaves.append(v)
+            flat = ("T", TensorSpec.of(v))
+        else:
+            try:
+                flat = _flatten(v, leaves)
+            except _Unkeyable as e:
+                e.steps.append(f"[{k!r}]")
+                raise
         items.append((k, flat) if named else flat)
     return tuple(items)
 

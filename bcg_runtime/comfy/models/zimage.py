@@ -46,25 +46,28 @@ class ZImageAdapter(ModelAdapter):
         return top - self.CAPTION_MULTIPLE + 1, top
 
     def padded_text(self, diffusion_model: Any, call: dict[str, Any]) -> PaddedText | None:
-        multiple = getattr(diffusion_model, "pad_tokens_multiple", None)
-        embedder = getattr(diffusion_model, "cap_embedder", None)
-        pad_token = getattr(diffusion_model, "cap_pad_token", None)
         context = call.get("context")
-        if not isinstance(multiple, int) or not isinstance(embedder, torch.nn.Module) or pad_token is None:
-            return None
         if not isinstance(context, torch.Tensor) or context.dim() != 3:
             return None
-        if any(_given(value) for name, value in call.items() if name not in KNOWN_INPUTS):
-            return None
+        for name, value in call.items():
+            if name not in KNOWN_INPUTS and _given(value):
+                return None
         # The reference path (Z-Image Omni) embeds more captions through the same module, and a
         # caption mask (only one holding zeros reaches the DiT) is read by 0.8.0's context refiner.
-        if any(call.get(name) for name in ("ref_latents", "ref_contexts", "siglip_feats")):
+        if call.get("ref_latents") or call.get("ref_contexts") or call.get("siglip_feats"):
             return None
         if call.get("attention_mask") is not None or call.get("clip_text_pooled") is not None:
             return None
+        multiple = getattr(diffusion_model, "pad_tokens_multiple", None)
+        embedder = getattr(diffusion_model, "cap_embedder", None)
+        pad_token = getattr(diffusion_model, "cap_pad_token", None)
+        if not isinstance(multiple, int) or not isinstance(embedder, torch.nn.Module) or pad_token is None:
+            return None
         padded = -(-context.shape[1] // multiple) * multiple
         facts = (context.dtype, context.device, context.shape[-1])
-        seen = _EMBEDDINGS.setdefault(diffusion_model, {})
+        seen = _EMBEDDINGS.get(diffusion_model)
+        if seen is None:
+            seen = _EMBEDDINGS[diffusion_model] = {}
 
         def embed() -> dict:
             embedded = embedder(context)
@@ -73,22 +76,25 @@ class ZImageAdapter(ModelAdapter):
             seen[facts] = (embedded.shape[-1], embedded.dtype)
             return {**call, "context": embedded}
 
-        text = PaddedText(
+        shape = seen.get(facts)
+        if shape is None:
+            try:
+                keyed, later = embed(), None
+            except Exception:  # a caption the model cannot take: the stock forward raises its own error
+                return None
+        else:  # keyed by the embedding's shape; embedded only for a capture or a replay
+            width, dtype = shape
+            shaped = torch.empty((context.shape[0], padded, width), dtype=dtype, device=context.device)
+            keyed, later = {**call, "context": shaped}, embed
+        return PaddedText(
             received=call,
-            call={},
+            call=keyed,
             length=context.shape[1],
             lengths=(padded - multiple + 1, padded),
             embedded=lambda: _caption_embedded(diffusion_model),
             unkeyed=("num_tokens",),
+            embed=later,
         )
-        if facts in seen:  # keyed by the embedding's shape; embedded only for a capture or a replay
-            width, dtype = seen[facts]
-            shaped = torch.empty((context.shape[0], padded, width), dtype=dtype, device=context.device)
-            return text._replace(call={**call, "context": shaped}, embed=embed)
-        try:
-            return text._replace(call=embed())
-        except Exception:  # a caption the model cannot take: the stock forward raises its own error
-            return None
 
 
 @contextlib.contextmanager
