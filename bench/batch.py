@@ -3,6 +3,11 @@
     python -m bench.batch --family qwen_image --prompts 100 \\
         --sizes 512x512,768x512,512x768 --json batch.json
 
+A batch longer than one process may run (Qwen-Image's 100 jobs on a device with a 10-minute
+limit per command) runs in parts: ``--jobs 0-50`` and ``--jobs 50-100`` run those jobs of the same
+batch (prompts, sizes and seeds as the whole one draws them), each in a fresh process, so BCG
+captures again in each part; ``python -m bench.batch --merge a.json b.json`` adds the parts up.
+
 What a headless batch job meets: every prompt has its own length (drawn from a realistic spread,
 10 to 200 tokens, seeded), sizes rotate, and BCG Apply runs with its defaults (capture on first
 call, graph memory budget = half the VRAM free after load). Each job is sampled with BCG and
@@ -88,7 +93,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="profile the first BCG job (the process's first capture) with cProfile and write the "
         "functions by cumulative time to PATH",
     )
-    return p.parse_args(argv)
+    p.add_argument(
+        "--jobs",
+        default=None,
+        metavar="START-STOP",
+        help="run jobs START to STOP-1 of the batch only (a part of a batch: see the module docstring)",
+    )
+    p.add_argument(
+        "--merge", nargs="+", default=None, metavar="JSON", help="add up parts written with --json and print the totals"
+    )
+    args = p.parse_args(argv)
+    if args.jobs is not None:
+        try:
+            start, stop = (int(v) for v in args.jobs.split("-"))
+        except ValueError:
+            p.error(f"--jobs {args.jobs!r}: give START-STOP, e.g. 0-50")
+        if not 0 <= start < stop:
+            p.error(f"--jobs {args.jobs!r}: START must be at least 0 and below STOP")
+        args.jobs = (start, stop)
+    return args
 
 
 def run(args: argparse.Namespace) -> tuple[list[Job], dict]:
@@ -119,6 +142,10 @@ def run(args: argparse.Namespace) -> tuple[list[Job], dict]:
         for p, n in enumerate(prompt_lengths(args.prompts, args.seed))
         for k in range(args.seeds)
     ]
+    if args.jobs is not None:
+        jobs = jobs[slice(*args.jobs)]
+        if not jobs:
+            raise SystemExit(f"--jobs {args.jobs[0]}-{args.jobs[1]}: the batch has {args.prompts * args.seeds} jobs")
 
     def timed(m, job, positive):
         return timed_sample(m, args.family, (job.width, job.height), steps, cfg, positive, negative, seed=job.seed)
@@ -180,7 +207,7 @@ def _summary(jobs, session, hook, args, steps, cfg, comfy_version) -> dict:
     calls = sum(j.calls for j in jobs)
     summary = {
         "family": args.family, "depth": args.depth or "full", "steps": steps, "cfg": cfg, "sizes": args.sizes,
-        "prompts": args.prompts, "seeds": args.seeds, "jobs": len(jobs), "token_range": [min(j.tokens for j in jobs), max(j.tokens for j in jobs)],
+        "prompts": args.prompts, "seeds": args.seeds, "jobs": len(jobs), "job_range": [jobs[0].index, jobs[-1].index + 1], "token_range": [min(j.tokens for j in jobs), max(j.tokens for j in jobs)],
         "distinct_lengths": len({j.tokens for j in jobs}),
         "dit_calls": calls, "replayed": sum(j.replayed for j in jobs),
         "replayed_share": round(sum(j.replayed for j in jobs) / max(calls, 1), 4),
@@ -218,9 +245,58 @@ def format_summary(jobs: list[Job], s: dict) -> str:
     ])  # fmt: skip
 
 
+#: What every part of one batch has in common (``merge``).
+SAME_BATCH = ("family", "depth", "steps", "cfg", "sizes", "prompts", "seeds", "gpu", "torch", "comfyui")
+
+
+def merge(parts: list[dict]) -> dict:
+    """The totals of a batch run in parts (each ``{"summary", "jobs"}`` as ``--json`` writes it):
+    raises ValueError for parts of different batches or parts that overlap."""
+    first = parts[0]["summary"]
+    for part in parts[1:]:
+        differ = [k for k in SAME_BATCH if part["summary"].get(k) != first.get(k)]
+        if differ:
+            raise ValueError(f"parts of different batches: {', '.join(differ)} differ")
+    jobs = sorted((j for part in parts for j in part["jobs"]), key=lambda j: j["index"])
+    indexes = [j["index"] for j in jobs]
+    if len(set(indexes)) != len(indexes):
+        raise ValueError("parts overlap: a job was run twice")
+    eager_s, bcg_s = sum(j["eager_s"] for j in jobs), sum(j["bcg_s"] for j in jobs)
+    return {
+        **{k: first.get(k) for k in SAME_BATCH},
+        "parts": len(parts), "jobs": len(jobs), "of_jobs": first["prompts"] * first["seeds"],
+        "dit_calls": sum(j["calls"] for j in jobs), "replayed": sum(j["replayed"] for j in jobs),
+        "eager_s": round(eager_s, 2), "bcg_s": round(bcg_s, 2), "speedup": round(eager_s / max(bcg_s, 1e-9), 3),
+        "captures": sum(part["summary"]["captures"] for part in parts),
+        "exact": sum(bool(j["exact"]) for j in jobs),
+    }  # fmt: skip
+
+
+def format_merged(m: dict) -> str:
+    return "\n".join([
+        f"{m['family']} depth={m['depth']} steps={m['steps']} cfg={m['cfg']} sizes={m['sizes']} on {m['gpu']}, "
+        f"torch {m['torch']}, ComfyUI {m['comfyui']}: {m['jobs']} of {m['of_jobs']} jobs in {m['parts']} parts "
+        "(each a fresh process)",
+        f"DiT calls replayed: {m['replayed']}/{m['dit_calls']}; captures {m['captures']}",
+        f"end to end: eager {m['eager_s']:.1f}s, BCG {m['bcg_s']:.1f}s, speedup {m['speedup']:.2f}x",
+        f"bit-equal to eager: {m['exact']}/{m['jobs']} images",
+    ])  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     args = parse_args(argv)
+    if args.merge:
+        parts = []
+        for path in args.merge:
+            with open(path) as f:
+                parts.append(json.load(f))
+        try:
+            merged = merge(parts)
+        except ValueError as e:
+            raise SystemExit(f"--merge: {e}") from None
+        print(format_merged(merged))
+        return 0 if merged["exact"] == merged["jobs"] else 1
     jobs, summary = run(args)
     if args.json:
         with open(args.json, "w") as f:

@@ -18,8 +18,10 @@
 #            RAY_STEPS steps (8), the eager twin then BCG, per-prompt times (scripts/ray_gpu_check.py;
 #            ray_check.json); needs ray: carry .carryray from scripts/prepare_device_ray.sh;
 #   batch    the batch benchmark (bench.batch): prompts of varied lengths over 3 sizes,
-#            no warm-up, BCG vs eager per job; BATCH_RUNS lists family:prompts[:seeds[:depth]]
-#            (default "zimage:100 qwen_image:100"; a depth reduces the model to fit the time);
+#            no warm-up, BCG vs eager per job; BATCH_RUNS lists family:prompts[:seeds[:depth[:jobs]]]
+#            (default "zimage:100 qwen_image:100"; a depth reduces the model to fit the time; jobs
+#            START-STOP runs that part of the batch, e.g. "qwen_image:100:1::0-50" then
+#            "qwen_image:100:1::50-100" in the next call, added up by `python -m bench.batch --merge`);
 #            BATCH_PROFILE=1: a cProfile of the first BCG job (batch_<run>_first.prof.txt);
 #   serverbatch the batch benchmark's job on a stock server, prompt by prompt (python -m bench.server_batch;
 #            SERVER_BATCH_ARGS, default "--model zimage --prompts 100"): server_batch.json, its line
@@ -308,12 +310,13 @@ stage_bench() {
 }
 
 stage_batch() {
-  local spec family prompts seeds depth name
+  local spec family prompts seeds depth jobs name
   for spec in ${BATCH_RUNS:-zimage:100 qwen_image:100}; do
-    IFS=: read -r family prompts seeds depth <<<"$spec"
-    name=${family}_${prompts}x${seeds:-1}${depth:+_d$depth}
+    IFS=: read -r family prompts seeds depth jobs <<<"$spec"
+    name=${family}_${prompts}x${seeds:-1}${depth:+_d$depth}${jobs:+_j$jobs}
     timed "batch $name" "$OUT_H/batch_${name}.log" python3 -m bench.batch --family "$family" \
-      --prompts "${prompts:-100}" --seeds "${seeds:-1}" ${depth:+--depth "$depth"} --json "$OUT_H/batch_${name}.json" \
+      --prompts "${prompts:-100}" --seeds "${seeds:-1}" ${depth:+--depth "$depth"} ${jobs:+--jobs "$jobs"} \
+      --json "$OUT_H/batch_${name}.json" \
       ${BATCH_PROFILE:+--profile-first "$OUT_H/batch_${name}_first.prof.txt"}
     tail -8 "$OUT_H/batch_${name}.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
     case "$RC" in 0) row batch "$name: ok" "$SECS" ;; *) row batch "$name: FAILED (exit $RC, see batch_${name}.log)" "$SECS"; status=1 ;; esac

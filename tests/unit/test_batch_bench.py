@@ -36,3 +36,30 @@ def test_the_summary_says_when_bcgs_host_time_could_not_be_measured():
     assert "0.3 ms mean (0.3 median) per eager call (2); 1.0 ms median per replay" in text
     untimed = HookTimes(measured=False)
     assert "BCG's host time beyond the forward: not measured" in format_summary(jobs, {**base, **untimed.summary()})
+
+
+def _part(indexes, eager_s, bcg_s, exact=True, **summary):
+    same = {"family": "qwen_image", "depth": "full", "steps": 20, "cfg": 2.5, "sizes": "512x512", "prompts": 4,
+            "seeds": 1, "gpu": "H100", "torch": "2.11", "comfyui": "0.33.0", "captures": len(indexes)}  # fmt: skip
+    jobs = [
+        {"index": i, "eager_s": eager_s, "bcg_s": bcg_s, "calls": 40, "replayed": 39, "exact": exact} for i in indexes
+    ]
+    return {"summary": {**same, **summary}, "jobs": jobs}
+
+
+def test_a_batch_run_in_parts_adds_up_to_the_whole():
+    from bench.batch import format_merged, merge, parse_args
+
+    assert parse_args(["--jobs", "50-100"]).jobs == (50, 100)
+    for bad in ("50", "5-2", "a-b"):
+        with pytest.raises(SystemExit):
+            parse_args(["--jobs", bad])
+    merged = merge([_part([0, 1], eager_s=6.0, bcg_s=3.0), _part([2, 3], eager_s=4.0, bcg_s=4.0, exact=False)])
+    assert (merged["jobs"], merged["of_jobs"], merged["parts"]) == (4, 4, 2)
+    assert (merged["eager_s"], merged["bcg_s"], merged["speedup"]) == (20.0, 14.0, round(20 / 14, 3))
+    assert (merged["replayed"], merged["dit_calls"], merged["captures"], merged["exact"]) == (156, 160, 4, 2)
+    assert "4 of 4 jobs in 2 parts" in format_merged(merged) and "bit-equal to eager: 2/4" in format_merged(merged)
+    with pytest.raises(ValueError, match="overlap"):
+        merge([_part([0, 1], 1.0, 1.0), _part([1, 2], 1.0, 1.0)])
+    with pytest.raises(ValueError, match="steps"):
+        merge([_part([0], 1.0, 1.0), _part([1], 1.0, 1.0, steps=8)])
