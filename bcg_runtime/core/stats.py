@@ -71,11 +71,14 @@ class CaptureCosts:
     device-bound at 1024² on one machine, so a size with no proof of its own is captured to
     measure it, never judged by another size's saving. Both are medians of the last
     :attr:`WINDOW` proofs: one slow capture (a new pool, a kernel's first launch at a new size)
-    must not stop every later one. A device's first capture runs two warm-up forwards where a
-    later one runs one and carries the device's first use: its saving is a sample, its cost is not.
+    must not stop every later one; a size's saving is its largest until it has :attr:`SETTLED`.
+    A device's first capture runs two warm-up forwards where a later one runs one and carries the
+    device's first use: its saving is a sample, its cost is not.
     """
 
     WINDOW = 16
+    #: Proofs a size class holds before its median judges it (:meth:`saving_of`).
+    SETTLED = WINDOW // 2
     overheads: deque = field(default_factory=lambda: deque(maxlen=CaptureCosts.WINDOW))
     #: Savings by size class, each a window of the last proofs of that class.
     savings: dict[int, deque] = field(default_factory=dict)
@@ -104,9 +107,14 @@ class CaptureCosts:
         return statistics.median(every) if every else 0.0
 
     def saving_of(self, size: int) -> float | None:
-        """The median saving of calls of ``size``; None where no proof of that size was timed."""
+        """The saving of calls of ``size``: the median of its window once that holds
+        :attr:`SETTLED` proofs, the largest before; None where no proof of that size was timed. Only
+        a capture's proof adds a sample, so a median of two or three early proofs that a busy host
+        made low would keep the captures that correct it from happening for many runs."""
         window = self.savings.get(size)
-        return statistics.median(window) if window else None
+        if not window:
+            return None
+        return statistics.median(window) if len(window) >= self.SETTLED else max(window)
 
     def repays(self, calls: int, size: int) -> bool:
         """Would ``calls`` replays of ``size`` save more than one capture costs? True until a
