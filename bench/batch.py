@@ -236,8 +236,9 @@ def format_summary(jobs: list[Job], s: dict) -> str:
         f"end to end: eager {s['eager_s']:.1f}s, BCG {s['bcg_s']:.1f}s, speedup {s['speedup']:.2f}x",
         f"captures {s['captures']} (mean {s['mean_capture_s']:.2f}s each; a plain eager DiT call "
         f"{1000 * s['mean_eager_call_s']:.0f} ms), evictions {s['evictions']}",
-        f"BCG's host time beyond the forward: {s['bookkeeping_ms_mean']} ms mean ({s['bookkeeping_ms_median']} median) "
-        f"per eager call ({s['eager_calls']}); {s['replay_host_ms_median']} ms median per replay"
+        f"BCG's host time beyond the forward: {s['bookkeeping_ms_mean']} ms mean ({s['bookkeeping_ms_median']} median, "
+        f"{s['bookkeeping_ms_p99']} p99, {s['bookkeeping_gc_ms_mean']} ms mean of garbage collection) per eager call "
+        f"({s['eager_calls']}); {s['replay_host_ms_median']} ms median per replay"
         if s["bookkeeping_measured"]
         else "BCG's host time beyond the forward: not measured (this DiT has no _forward: no wrapper can time it)",
         f"graph memory MiB after job n (budget {s['memory_budget_mib']:.0f}): {curve}; peak {s['peak_graph_mib']:.0f}",

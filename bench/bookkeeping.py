@@ -7,12 +7,15 @@ innermost for every run, so this one runs around it) and times, inside it, every
 model only). A call that ran the forward once was answered eagerly: the time beyond that forward is
 BCG's bookkeeping (deciding, keying, a text prologue, counting). A call that ran no forward
 replayed: its time is the replay's host cost. Calls that ran it more often captured or proved a
-graph and are counted apart.
+graph and are counted apart. Python's garbage collector may pause any call: the pauses that fell
+in an eager call's bookkeeping (outside its forward) are summed apart (``gc.callbacks``), so a slow
+tail can be told from BCG's own work.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -27,6 +30,8 @@ class HookTimes:
     replay: list[float] = field(default_factory=list)
     #: Calls that captured or proved a graph (the forward ran more than once).
     captures: int = 0
+    #: Seconds of garbage collection within ``eager_overhead``, per call answered eagerly.
+    eager_gc: list[float] = field(default_factory=list)
     #: False for a DiT without ``_forward`` (SD3's MMDiT): its forward runs no DIFFUSION_MODEL
     #: wrapper but BCG's own, so nothing here can time it.
     measured: bool = True
@@ -40,6 +45,8 @@ class HookTimes:
             "eager_calls": len(self.eager_overhead),
             "bookkeeping_ms_mean": ms(self.eager_overhead, statistics.fmean),
             "bookkeeping_ms_median": ms(self.eager_overhead, statistics.median),
+            "bookkeeping_ms_p99": ms(self.eager_overhead, lambda v: sorted(v)[int(0.99 * (len(v) - 1))]),
+            "bookkeeping_gc_ms_mean": ms(self.eager_gc, statistics.fmean),
             "replayed_calls": len(self.replay),
             "replay_host_ms_median": ms(self.replay, statistics.median),
             "capture_calls": self.captures,
@@ -58,24 +65,36 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
         times.measured = False
         yield times
         return
-    inside = {"seconds": 0.0, "runs": 0}
+    inside = {"seconds": 0.0, "runs": 0, "in_forward": False, "hooked": False, "gc": 0.0, "gc_start": 0.0}
     plain_forward = type(diffusion_model)._forward.__get__(diffusion_model)
 
     def forward(*args, **kwargs):
         start = time.perf_counter()
+        inside["in_forward"] = True
         try:
             return plain_forward(*args, **kwargs)
         finally:
+            inside["in_forward"] = False
             inside["seconds"] += time.perf_counter() - start
             inside["runs"] += 1
 
+    def collecting(phase: str, info: dict) -> None:
+        if phase == "start":
+            inside["gc_start"] = time.perf_counter()
+        elif inside["hooked"] and not inside["in_forward"]:
+            inside["gc"] += time.perf_counter() - inside["gc_start"]
+
     def around_bcg(executor, *args, **kwargs):
-        inside["seconds"], inside["runs"] = 0.0, 0
+        inside["seconds"], inside["runs"], inside["gc"], inside["hooked"] = 0.0, 0, 0.0, True
         start = time.perf_counter()
-        out = executor(*args, **kwargs)
+        try:
+            out = executor(*args, **kwargs)
+        finally:
+            inside["hooked"] = False
         total = time.perf_counter() - start
         if inside["runs"] == 1:
             times.eager_overhead.append(total - inside["seconds"])
+            times.eager_gc.append(inside["gc"])
         elif inside["runs"] == 0:
             times.replay.append(total)
         else:
@@ -84,9 +103,11 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
 
     diffusion_model._forward = forward
     bcg_model.add_wrapper_with_key(WrappersMP.DIFFUSION_MODEL, KEY, around_bcg)
+    gc.callbacks.append(collecting)
     try:
         yield times
     finally:
+        gc.callbacks.remove(collecting)
         bcg_model.remove_wrappers_with_key(WrappersMP.DIFFUSION_MODEL, KEY)
         del diffusion_model._forward
 

@@ -10,6 +10,7 @@ is passed along unread. The tests below prove it the way the pack does at run ti
 ``torch.equal`` against the stock forward for lengths the graph was not captured for.
 """
 
+import gc
 import inspect
 import re
 
@@ -89,11 +90,12 @@ def test_a_caption_mask_keeps_the_exact_length(pack, model, standin_graphs):
     assert eager == {f"{FIRST}: 64x64 txt64 b1": 1}, eager
 
 
-def test_the_batch_benchmark_times_bookkeeping_apart_from_the_forward(pack, model, standin_graphs):
+def test_the_batch_benchmark_times_bookkeeping_apart_from_the_forward(pack, model, standin_graphs, monkeypatch):
     """``bench.bookkeeping.hook_times``: a call answered eagerly gives one bookkeeping sample (the
     hook's time beyond the DiT's forward), a replay one replay sample, a capture neither."""
     from bench.bookkeeping import hook_times
 
+    collecting_callbacks = len(gc.callbacks)
     (bcg_model,) = pack[1]["BCGApply"].execute(model, "auto").args
     with hook_times(bcg_model) as times:
         sample(bcg_model, 40, 1)  # 3 calls: captured on the first, then 2 replays
@@ -105,6 +107,14 @@ def test_the_batch_benchmark_times_bookkeeping_apart_from_the_forward(pack, mode
         sample(cold, 40, 1)
     assert times.summary()["eager_calls"] == 3 and all(0 < s < 0.05 for s in times.eager_overhead), times
     assert "_forward" not in vars(model.get_model_object("diffusion_model"))
+    # a garbage collection during the bookkeeping (here: while the hook labels the call) is counted apart
+    adapter = session_of(cold).adapter
+    label = adapter.label
+    monkeypatch.setattr(adapter, "label", lambda *a, **k: (gc.collect(), label(*a, **k))[1])
+    with hook_times(cold) as times:
+        sample(cold, 40, 1)
+    assert len(times.eager_gc) == 3 and all(0 < g <= s for g, s in zip(times.eager_gc, times.eager_overhead)), times
+    assert collecting_callbacks == len(gc.callbacks)
 
 
 def test_an_input_the_rule_was_not_read_for_keeps_the_exact_length(pack, model, standin_graphs):

@@ -31,9 +31,10 @@ def test_the_summary_says_when_bcgs_host_time_could_not_be_measured():
         "peak_graph_mib": 1.0, "exact": 1,
     }  # fmt: skip
     jobs = [Job(0, 64, 64, 10, 0)]
-    timed = HookTimes(eager_overhead=[0.0002, 0.0004], replay=[0.001])
+    timed = HookTimes(eager_overhead=[0.0002, 0.0004], replay=[0.001], eager_gc=[0.0, 0.0002])
     text = format_summary(jobs, {**base, **timed.summary()})
-    assert "0.3 ms mean (0.3 median) per eager call (2); 1.0 ms median per replay" in text
+    assert "0.3 ms mean (0.3 median, 0.2 p99, 0.1 ms mean of garbage collection) per eager call (2);" in text
+    assert "1.0 ms median per replay" in text
     untimed = HookTimes(measured=False)
     assert "BCG's host time beyond the forward: not measured" in format_summary(jobs, {**base, **untimed.summary()})
 
