@@ -122,3 +122,20 @@ def test_an_entry_of_sys_modules_that_is_no_module_is_passed_by(monkeypatch):
     monkeypatch.setitem(sys.modules, "comfy.ldm.bcg_unit_slots", 3)
     state = code_state.CodeState.take([])
     assert "comfy.ldm.bcg_unit_none" not in state.modules and "comfy.ldm.bcg_unit_slots" not in state.modules
+
+
+def test_a_namespace_that_grew_between_its_keys_and_values_is_read_in_one_pass():
+    """A dictionary is read as its keys, then its values; another thread that adds a name in
+    between (an import setting a package's submodule attribute) makes them disagree, and the
+    dictionary is read again as items, keys and values of one moment."""
+    from bcg_runtime.comfy.code_state import _Namespace
+
+    class Growing(dict):
+        def values(self):
+            self["late"] = 2  # what another thread does between the two passes
+            return super().values()
+
+    ns = _Namespace(None, Growing(early=1))
+    assert (ns.keys, ns.values) == (("early", "late"), (1, 2))
+    plain = _Namespace(None, {"early": 1})
+    assert (plain.keys, plain.values) == (("early",), (1,))
