@@ -8,7 +8,9 @@ The job :mod:`bench.batch` samples in one process, submitted to a stock ``python
 batch client submits it: the same prompt-length draw (:func:`bench.batch.prompt_lengths`, 10 to
 200 tokens, seeded), the sizes rotated over the prompts, no warm-up node. The whole batch runs once
 eagerly (BCG Apply bypassed: each prompt's twin), then, after ``POST /free``, once through BCG
-Apply (auto, capture on first call), and every BCG latent is compared bit for bit with its twin's.
+Apply (auto, capture on first call), and every BCG latent is compared bit for bit with its twin's;
+then, freed again, once more eagerly (``--no-eager-after`` leaves it out), so eager is timed on both
+sides of BCG's pass: what the first pass pays that a later one does not shows as their difference.
 Conditioning comes from LoadTrainingDataset, one dataset per distinct length (no text encoder).
 
 Reported (and written to ``--json`` with every prompt's record): the end-to-end speed-up (the sum
@@ -56,6 +58,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=900, help="seconds one prompt may take")
     p.add_argument("--json", default="bench_out/server_batch.json", help="write everything here")
     p.add_argument("--cpu", action="store_true", help="smoke test without CUDA: tiny model, few prompts")
+    p.add_argument(
+        "--no-eager-after",
+        dest="eager_after",
+        action="store_false",
+        help="leave out the eager pass after BCG's (by default eager runs before and after BCG)",
+    )
     args = p.parse_args(argv)
     args.family, _, args.weights = args.model.partition(":")
     args.weights = args.weights or "bf16"
@@ -96,6 +104,10 @@ def summarize(jobs: list[dict]) -> dict:
     replayed = sum(j["bcg"].get("replayed") or 0 for j in jobs)
     rest = {"eager_rest_s": round(sum(eager[1:]), 3), "bcg_rest_s": round(sum(bcg[1:]), 3)}
     rest["speedup_rest"] = round(sum(eager[1:]) / sum(bcg[1:]), 3) if len(jobs) > 1 else None
+    after = [j["eager_after"]["wall_s"] for j in jobs if "eager_after" in j]
+    if len(after) == len(jobs):  # the eager pass after BCG's
+        rest.update(eager_after_s=round(sum(after), 3), eager_after_rest_s=round(sum(after[1:]), 3),
+                    speedup_after=round(sum(after) / sum(bcg), 3), median_eager_after_s=round(statistics.median(after), 3))  # fmt: skip
     return {
         "prompts": len(jobs), "distinct_lengths": len({j["tokens"] for j in jobs}),
         "eager_s": round(sum(eager), 3), "bcg_s": round(sum(bcg), 3), "speedup": round(sum(eager) / sum(bcg), 3),
@@ -121,11 +133,17 @@ def format_summary(record: dict) -> str:
         )
     if env["cpu_smoke"]:
         return f"smoke test, not a benchmark (no CUDA: every call eager, no speed to measure). {what}: {checks}"
+    after = (
+        f"; eager again after BCG's pass {s['eager_after_s']} s ({s['speedup_after']}x; without its first prompt "
+        f"{s['eager_after_rest_s']} s, per prompt median {s['median_eager_after_s']} s)"
+        if "eager_after_s" in s
+        else ""
+    )
     return (
         f"{what}: eager {s['eager_s']} s, BCG {s['bcg_s']} s, {s['speedup']}x end to end; without each pass's "
         f"first prompt (the model's load) eager {s['eager_rest_s']} s, BCG {s['bcg_rest_s']} s, {s['speedup_rest']}x; "
         f"per prompt median eager {s['median_eager_s']} s, BCG {s['median_bcg_s']} s (first prompt eager "
-        f"{s['first_eager_s']} s, BCG {s['first_bcg_s']} s); {checks}"
+        f"{s['first_eager_s']} s, BCG {s['first_bcg_s']} s){after}; {checks}"
     )
 
 
@@ -146,17 +164,19 @@ def run_batch(server: ComfyServer, unet: str, jobs: list[dict], args: argparse.N
     """Every job eagerly, then (models and node cache freed) every job through BCG Apply; then each
     job whose BCG latent differs from its eager twin runs eagerly once more (the model warm):
     stock ComfyUI does not always reproduce a server's first eager prompt, and the repeat says
-    which of the two was the odd one (``bench.server.repeat_eager``)."""
-    for variant in ("eager", "bcg"):
+    which of the two was the odd one (``bench.server.repeat_eager``). With ``args.eager_after`` an
+    eager pass follows BCG's, timed only."""
+    for variant in ("eager", "bcg") + (("eager_after",) if args.eager_after else ()):
         free_server(server)
         for job in jobs:
-            rec, latent = measure_prompt(server, job_prompt(unet, job, variant, variant, args), args.timeout)
+            kind = "eager" if variant == "eager_after" else variant
+            rec, latent = measure_prompt(server, job_prompt(unet, job, kind, variant, args), args.timeout)
             job[variant] = {
                 k: rec.get(k) for k in ("wall_s", "execution_s", "calls", "replayed", "eager", "reserved_mib")
             }
             if variant == "eager":
                 job["_twin"] = latent
-            else:
+            elif variant == "bcg":
                 job["bit_equal"], job["max_abs_diff"] = compare(latent, job["_twin"])
                 if job["bit_equal"]:
                     del job["_twin"]  # only a differing job's twin is needed again
@@ -164,7 +184,7 @@ def run_batch(server: ComfyServer, unet: str, jobs: list[dict], args: argparse.N
                     job["_bcg"] = latent
             log.info("[BCG] %s prompt %d %s txt%d: %.3f s%s", variant, job["index"], "x".join(map(str, job["size"])),
                      job["tokens"], job[variant]["wall_s"],
-                     "" if variant == "eager" else f", replayed {job[variant]['replayed']}/{job[variant]['calls']}, bit-equal {job['bit_equal']}")  # fmt: skip
+                     "" if kind == "eager" else f", replayed {job[variant]['replayed']}/{job[variant]['calls']}, bit-equal {job['bit_equal']}")  # fmt: skip
     for job in jobs:
         if "_bcg" in job:
             rec, latent = measure_prompt(server, job_prompt(unet, job, "eager", "eager_again", args), args.timeout)
