@@ -31,10 +31,11 @@ import logging
 import math
 import pstats
 import random
+import statistics
 import sys
 from dataclasses import asdict, dataclass
 
-from .bookkeeping import hook_times
+from .bookkeeping import hook_times, sampling_split
 from .measure import timed_sample
 from .setup import DEFAULTS, setup_comfyui
 
@@ -66,6 +67,12 @@ class Job:
     graph_mib: float = 0.0
     reserved_mib: float = 0.0
     exact: bool | None = None
+    #: Host seconds of each side's sampling in ComfyUI's model load and in DiT calls (the rest of
+    #: ``*_s`` is the sampler, conditioning and BCG's per-run hooks).
+    eager_load_s: float = 0.0
+    eager_dit_s: float = 0.0
+    bcg_load_s: float = 0.0
+    bcg_dit_s: float = 0.0
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -148,12 +155,18 @@ def run(args: argparse.Namespace) -> tuple[list[Job], dict]:
             raise SystemExit(f"--jobs {args.jobs[0]}-{args.jobs[1]}: the batch has {args.prompts * args.seeds} jobs")
 
     def timed(m, job, positive):
-        return timed_sample(m, args.family, (job.width, job.height), steps, cfg, positive, negative, seed=job.seed)
+        out = timed_sample(m, args.family, (job.width, job.height), steps, cfg, positive, negative, seed=job.seed)
+        side = "bcg" if m is bcg else "eager"
+        load_s, dit_s, _ = split.take()
+        setattr(job, f"{side}_load_s", load_s)
+        setattr(job, f"{side}_dit_s", dit_s)
+        return out
 
-    # Load the model before the clock starts (the first sampling of either model would pay it).
-    timed(model, Job(-1, *sizes[0], tokens=NEGATIVE_LENGTH, seed=0), negative)
-    with hook_times(bcg) as hook:
-        sample_all(jobs, timed, bcg, model, session, args)
+    with sampling_split(model) as split:
+        # Load the model before the clock starts (the first sampling of either model would pay it).
+        timed(model, Job(-1, *sizes[0], tokens=NEGATIVE_LENGTH, seed=0), negative)
+        with hook_times(bcg) as hook:
+            sample_all(jobs, timed, bcg, model, session, args)
     return jobs, _summary(jobs, session, hook, args, steps, cfg, comfy_version)
 
 
@@ -200,6 +213,28 @@ def profiled(path: str):
             pstats.Stats(profile, stream=f).sort_stats("cumulative").print_stats(60)
 
 
+def left_eager_split(jobs: list[Job]) -> dict:
+    """Over the jobs where BCG replayed nothing: how many, and the median of BCG's minus eager's
+    host milliseconds per job, in all, in ComfyUI's model load, in DiT calls (BCG's hook included)
+    and in the rest (sampler, conditioning, BCG's per-run hooks)."""
+    left = [j for j in jobs if j.calls and not j.replayed]
+    if not left:
+        return {"left_eager_jobs": 0}
+
+    def median_ms(bcg, eager) -> float:
+        return round(1000 * statistics.median(bcg(j) - eager(j) for j in left), 2)
+
+    return {
+        "left_eager_jobs": len(left),
+        "left_eager_extra_ms": median_ms(lambda j: j.bcg_s, lambda j: j.eager_s),
+        "left_eager_extra_load_ms": median_ms(lambda j: j.bcg_load_s, lambda j: j.eager_load_s),
+        "left_eager_extra_dit_ms": median_ms(lambda j: j.bcg_dit_s, lambda j: j.eager_dit_s),
+        "left_eager_extra_rest_ms": median_ms(
+            lambda j: j.bcg_s - j.bcg_load_s - j.bcg_dit_s, lambda j: j.eager_s - j.eager_load_s - j.eager_dit_s
+        ),
+    }
+
+
 def _summary(jobs, session, hook, args, steps, cfg, comfy_version) -> dict:
     import torch
 
@@ -220,6 +255,7 @@ def _summary(jobs, session, hook, args, steps, cfg, comfy_version) -> dict:
         "exact": sum(bool(j.exact) for j in jobs),
         "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "comfyui": comfy_version,
         **hook.summary(),
+        **left_eager_split(jobs),
     }  # fmt: skip
     summary["speedup"] = round(summary["eager_s"] / max(summary["bcg_s"], 1e-9), 3)
     return summary
@@ -241,6 +277,10 @@ def format_summary(jobs: list[Job], s: dict) -> str:
         f"({s['eager_calls']}); {s['replay_host_ms_median']} ms median per replay"
         if s["bookkeeping_measured"]
         else "BCG's host time beyond the forward: not measured (this DiT has no _forward: no wrapper can time it)",
+        f"jobs BCG left eager: {s['left_eager_jobs']}"
+        + (f", BCG minus eager per job (median ms): {s['left_eager_extra_ms']} in all, "
+           f"{s['left_eager_extra_load_ms']} model load, {s['left_eager_extra_dit_ms']} DiT calls, "
+           f"{s['left_eager_extra_rest_ms']} the rest" if s["left_eager_jobs"] else ""),
         f"graph memory MiB after job n (budget {s['memory_budget_mib']:.0f}): {curve}; peak {s['peak_graph_mib']:.0f}",
         f"bit-equal to eager: {s['exact']}/{s['jobs']} images",
     ])  # fmt: skip

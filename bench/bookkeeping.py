@@ -113,3 +113,57 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
 
 
 KEY = "bench_hook_times"
+
+
+@dataclass
+class SamplingSplit:
+    """Host seconds of the sampling runs inside :func:`sampling_split`, summed since the last
+    :meth:`take`: in ComfyUI's model load (``load_models_gpu``), in DiT calls (the model's
+    ``apply_model``, BCG's hook included) and in all."""
+
+    load: float = 0.0
+    dit: float = 0.0
+    dit_calls: int = 0
+
+    def take(self) -> tuple[float, float, int]:
+        out = (self.load, self.dit, self.dit_calls)
+        self.load, self.dit, self.dit_calls = 0.0, 0.0, 0
+        return out
+
+
+@contextlib.contextmanager
+def sampling_split(model: Any) -> Iterator[SamplingSplit]:
+    """Time ComfyUI's model load and the DiT calls of every sampling run of ``model`` and of every
+    clone sharing its ``BaseModel`` (BCG Apply's included), so a job's wall time can be told apart
+    into load, DiT calls and the rest (sampler, conditioning, BCG's per-run hooks) on both sides."""
+    import comfy.model_management as mm
+
+    split = SamplingSplit()
+    base = model.model
+    plain_load, plain_apply = mm.load_models_gpu, base.apply_model
+    own = base.__dict__.get("apply_model")  # an instance attribute someone set before, kept
+
+    def load_models_gpu(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return plain_load(*args, **kwargs)
+        finally:
+            split.load += time.perf_counter() - start
+
+    def apply_model(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return plain_apply(*args, **kwargs)
+        finally:
+            split.dit += time.perf_counter() - start
+            split.dit_calls += 1
+
+    mm.load_models_gpu, base.apply_model = load_models_gpu, apply_model
+    try:
+        yield split
+    finally:
+        mm.load_models_gpu = plain_load
+        if own is None:
+            del base.apply_model
+        else:
+            base.apply_model = own

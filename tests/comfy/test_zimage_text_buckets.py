@@ -117,6 +117,27 @@ def test_the_batch_benchmark_times_bookkeeping_apart_from_the_forward(pack, mode
     assert collecting_callbacks == len(gc.callbacks)
 
 
+def test_the_batch_benchmark_splits_a_job_into_load_dit_calls_and_the_rest(pack, model):
+    """``bench.bookkeeping.sampling_split``: the DiT calls of the plain model and of BCG Apply's
+    clone are both counted (they share one ``BaseModel``), ComfyUI's model load is timed, and the
+    patches are gone afterwards."""
+    import comfy.model_management as mm
+
+    from bench.bookkeeping import sampling_split
+
+    plain_load = mm.load_models_gpu
+    (bcg_model,) = pack[1]["BCGApply"].execute(model, "auto", capture="warm-up only").args
+    with sampling_split(model) as split:
+        sample(model, 40, 1)
+        plain = split.take()
+        sample(bcg_model, 40, 1)
+        bcg = split.take()
+    for load, dit, calls in (plain, bcg):
+        assert calls == 3 and 0 < load and 0 < dit, (plain, bcg)
+    assert split.take() == (0.0, 0.0, 0)
+    assert mm.load_models_gpu is plain_load and "apply_model" not in vars(model.model)
+
+
 def test_an_input_the_rule_was_not_read_for_keeps_the_exact_length(pack, model, standin_graphs):
     """An input the DiT call carries that the rule's source reading did not cover (here
     ``direct_context``, which a newer ``embed_cap`` joins to the caption before padding, passed by

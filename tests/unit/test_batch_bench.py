@@ -28,13 +28,18 @@ def test_the_summary_says_when_bcgs_host_time_could_not_be_measured():
         "comfyui": "0.33.0", "jobs": 1, "prompts": 1, "seeds": 1, "token_range": [10, 10], "distinct_lengths": 1,
         "replayed": 1, "dit_calls": 2, "replayed_share": 0.5, "eager_s": 1.0, "bcg_s": 0.5, "speedup": 2.0,
         "captures": 1, "mean_capture_s": 0.1, "mean_eager_call_s": 0.01, "evictions": 0, "memory_budget_mib": 0,
-        "peak_graph_mib": 1.0, "exact": 1,
+        "peak_graph_mib": 1.0, "exact": 1, "left_eager_jobs": 0,
     }  # fmt: skip
     jobs = [Job(0, 64, 64, 10, 0)]
     timed = HookTimes(eager_overhead=[0.0002, 0.0004], replay=[0.001], eager_gc=[0.0, 0.0002])
     text = format_summary(jobs, {**base, **timed.summary()})
     assert "0.3 ms mean (0.3 median, 0.2 p99, 0.1 ms mean of garbage collection) per eager call (2);" in text
-    assert "1.0 ms median per replay" in text
+    assert "1.0 ms median per replay" in text and "jobs BCG left eager: 0\n" in text
+    split = {"left_eager_jobs": 3, "left_eager_extra_ms": 30.0, "left_eager_extra_load_ms": 2.0,
+             "left_eager_extra_dit_ms": 2.0, "left_eager_extra_rest_ms": 26.0}  # fmt: skip
+    assert "3, BCG minus eager per job (median ms): 30.0 in all, 2.0 model load, 2.0 DiT calls, 26.0 the rest" in (
+        format_summary(jobs, {**base, **timed.summary(), **split})
+    )
     untimed = HookTimes(measured=False)
     assert "BCG's host time beyond the forward: not measured" in format_summary(jobs, {**base, **untimed.summary()})
 
@@ -64,3 +69,26 @@ def test_a_batch_run_in_parts_adds_up_to_the_whole():
         merge([_part([0, 1], 1.0, 1.0), _part([1, 2], 1.0, 1.0)])
     with pytest.raises(ValueError, match="steps"):
         merge([_part([0], 1.0, 1.0), _part([1], 1.0, 1.0, steps=8)])
+
+
+def test_jobs_bcg_left_eager_are_told_apart_by_where_their_time_went():
+    from bench.batch import Job, left_eager_split
+
+    def job(i, replayed, bcg, eager):  # (total, load, dit) seconds per side
+        j = Job(i, 64, 64, 10, 0, calls=8, replayed=replayed)
+        j.bcg_s, j.bcg_load_s, j.bcg_dit_s = bcg
+        j.eager_s, j.eager_load_s, j.eager_dit_s = eager
+        return j
+
+    jobs = [
+        job(0, 0, (0.520, 0.010, 0.400), (0.500, 0.010, 0.398)),
+        job(1, 0, (0.530, 0.012, 0.401), (0.500, 0.010, 0.399)),
+        job(2, 8, (0.100, 0.010, 0.050), (0.500, 0.010, 0.400)),  # replayed: not counted
+        job(3, 0, (0.540, 0.014, 0.402), (0.500, 0.010, 0.400)),
+    ]
+    split = left_eager_split(jobs)
+    assert split == {
+        "left_eager_jobs": 3, "left_eager_extra_ms": 30.0, "left_eager_extra_load_ms": 2.0,
+        "left_eager_extra_dit_ms": 2.0, "left_eager_extra_rest_ms": 26.0,
+    }, split  # fmt: skip
+    assert left_eager_split(jobs[2:3]) == {"left_eager_jobs": 0}
