@@ -71,10 +71,12 @@ class ModelAdapter:
     opaque_args: tuple[str, ...] = ()
     #: The tensors the family's captured forward reads that are neither its arguments nor the
     #: weights the fingerprint binds (the runner finds and holds them at every capture:
-    #: ``bcg_runtime.core.outside_reads``), by ``(first op, dtype)``, each with what it is and why
-    #: holding it keeps a replay eager's. tests/comfy/test_family_outside_reads.py derives them per family
-    #: from ComfyUI's model classes and fails on one not named here. Most families: none.
-    outside_reads: tuple[tuple[tuple[str, str], str], ...] = ()
+    #: ``bcg_runtime.core.outside_reads``), by ``(first op, dtype)``, or ``(first op, dtype, device
+    #: type)`` for one read only where the model runs on that device type (a host table that CUDA
+    #: stages, a table in the model's dtype), each with what it is and why holding it keeps a replay
+    #: eager's. tests/comfy/test_family_outside_reads.py derives them per family from ComfyUI's model
+    #: classes and fails on one not named here. Most families: none.
+    outside_reads: tuple[tuple[tuple[str, ...], str], ...] = ()
     #: :meth:`call_key` holds the sampling step, so a key comes back once per sampling run (a
     #: schedule's next run), not once per step: the capture gate counts runs, not steps.
     keys_per_step: bool = False

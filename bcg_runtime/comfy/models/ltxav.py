@@ -88,7 +88,7 @@ ADAPTER = LTXAVAdapter(
     # memory is read outside.
     outside_reads=(
         (
-            ("aten.to.dtype_layout", "float32"),
+            ("aten.to.dtype_layout", "float32", "cpu"),
             "generate_freq_grid_np's lru-cached host table of RoPE frequencies: values from the config alone; "
             "read in place only where the model runs on the host (on CUDA its copy to the device is staged)",
         ),

@@ -179,9 +179,9 @@ ADAPTER = MiniMaxH3Adapter(
     # text tags): the captured call's are held and read in place where the model runs on the host
     # (the CPU stand-in); on CUDA each is copied to the device and the copy staged (host copies).
     outside_reads=(
-        (("aten.to.dtype", "float64"), "the layout's position_ids [S, 3], made from its signature and segments"),
-        (("aten.to.dtype_layout", "bool"), "the layout's img_update / audio_update masks, from its segments"),
-        (("aten.view.default", "int64"), "the payload's text_token_tags, in the key by value"),
+        (("aten.to.dtype", "float64", "cpu"), "the layout's position_ids [S, 3], made from its signature and segments"),
+        (("aten.to.dtype_layout", "bool", "cpu"), "the layout's img_update / audio_update masks, from its segments"),
+        (("aten.view.default", "int64", "cpu"), "the payload's text_token_tags, in the key by value"),
     ),
     text_dim=5120,
 )

@@ -24,7 +24,11 @@ ADAPTER = zimage.ZImageAdapter(
     max_text_length=1024,
     text_policy=zimage.ADAPTER.text_policy,
     latent_scale=1,
-    outside_reads=(NERF_TABLE,),
+    # The decoder's DCT table is in the DiT's dtype here (its NerfEmbedder gets the model's).
+    outside_reads=(
+        (NERF_TABLE[0] + ("cpu",), NERF_TABLE[1]),
+        (("aten.repeat.default", "bfloat16", "cuda"), NERF_TABLE[1]),
+    ),
 )
 
 
