@@ -275,6 +275,7 @@ def format_summary(jobs: list[Job], s: dict) -> str:
         f"BCG's host time beyond the forward: {s['bookkeeping_ms_mean']} ms mean ({s['bookkeeping_ms_median']} median, "
         f"{s['bookkeeping_ms_p99']} p99, {s['bookkeeping_gc_ms_mean']} ms mean of garbage collection) per eager call "
         f"({s['eager_calls']}); {s['replay_host_ms_median']} ms median per replay"
+        + "".join(f"\n    {c['ms']} ms ({c['gc_ms']} gc): {c['reason']}" for c in s.get("bookkeeping_slowest", [])[:3])
         if s["bookkeeping_measured"]
         else "BCG's host time beyond the forward: not measured (this DiT has no _forward: no wrapper can time it)",
         f"jobs BCG left eager: {s['left_eager_jobs']}"

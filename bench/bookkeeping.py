@@ -5,10 +5,12 @@ DiT's own forward.
 innermost for every run, so this one runs around it) and times, inside it, every run of the DiT's
 ``_forward`` (an instance attribute over the class's method for the duration; the benchmark's own
 model only). A call that ran the forward once was answered eagerly: the time beyond that forward is
-BCG's bookkeeping (deciding, keying, a text prologue, counting). A call that ran no forward
-replayed: its time is the replay's host cost. Calls that ran it more often captured or proved a
-graph and are counted apart. Python's garbage collector may pause any call: the pauses that fell
-in an eager call's bookkeeping (outside its forward) are summed apart (``gc.callbacks``), so a slow
+BCG's bookkeeping (deciding, keying, a text prologue, counting), kept with the reason BCG counted
+(a graph's proof on another variant of its key also runs the forward once, beside a replay: its
+reason reads "served"). A call that ran no forward replayed: its time is the replay's host cost.
+Calls that ran it more often captured a graph and are counted apart. Python's garbage collector
+may pause any call: the pauses that fell in an eager call's bookkeeping (outside its forward) are
+summed apart (``gc.callbacks``), and the slowest calls are listed with their reasons, so a slow
 tail can be told from BCG's own work.
 """
 
@@ -32,6 +34,8 @@ class HookTimes:
     captures: int = 0
     #: Seconds of garbage collection within ``eager_overhead``, per call answered eagerly.
     eager_gc: list[float] = field(default_factory=list)
+    #: The reason BCG counted, per call answered eagerly (``"served"`` for a proof that replayed).
+    eager_reason: list[str] = field(default_factory=list)
     #: False for a DiT without ``_forward`` (SD3's MMDiT): its forward runs no DIFFUSION_MODEL
     #: wrapper but BCG's own, so nothing here can time it.
     measured: bool = True
@@ -50,7 +54,14 @@ class HookTimes:
             "replayed_calls": len(self.replay),
             "replay_host_ms_median": ms(self.replay, statistics.median),
             "capture_calls": self.captures,
+            "bookkeeping_slowest": self.slowest(),
         }
+
+    def slowest(self, n: int = 5) -> list[dict]:
+        """The ``n`` eager calls whose bookkeeping took longest: milliseconds, of them garbage
+        collection, and the reason the call ran eager (what a slow tail is made of)."""
+        calls = sorted(zip(self.eager_overhead, self.eager_gc, self.eager_reason), reverse=True)[:n]
+        return [{"ms": round(1000 * s, 3), "gc_ms": round(1000 * g, 3), "reason": r} for s, g, r in calls]
 
 
 @contextlib.contextmanager
@@ -59,7 +70,10 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
     inside it (module docstring)."""
     from comfy.patcher_extension import WrappersMP
 
+    from bcg_runtime.comfy import api
+
     diffusion_model = bcg_model.get_model_object("diffusion_model")
+    stats = api.session_of(bcg_model).runner.stats
     times = HookTimes()
     if getattr(type(diffusion_model), "_forward", None) is None:
         times.measured = False
@@ -86,6 +100,7 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
 
     def around_bcg(executor, *args, **kwargs):
         inside["seconds"], inside["runs"], inside["gc"], inside["hooked"] = 0.0, 0, 0.0, True
+        counted = stats.eager.copy()
         start = time.perf_counter()
         try:
             out = executor(*args, **kwargs)
@@ -95,6 +110,7 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
         if inside["runs"] == 1:
             times.eager_overhead.append(total - inside["seconds"])
             times.eager_gc.append(inside["gc"])
+            times.eager_reason.append(next(iter(stats.eager - counted), "served"))
         elif inside["runs"] == 0:
             times.replay.append(total)
         else:

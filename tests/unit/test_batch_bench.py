@@ -31,9 +31,12 @@ def test_the_summary_says_when_bcgs_host_time_could_not_be_measured():
         "peak_graph_mib": 1.0, "exact": 1, "left_eager_jobs": 0,
     }  # fmt: skip
     jobs = [Job(0, 64, 64, 10, 0)]
-    timed = HookTimes(eager_overhead=[0.0002, 0.0004], replay=[0.001], eager_gc=[0.0, 0.0002])
+    timed = HookTimes(
+        eager_overhead=[0.0002, 0.0004], replay=[0.001], eager_gc=[0.0, 0.0002], eager_reason=["not captured", "served"]
+    )
     text = format_summary(jobs, {**base, **timed.summary()})
     assert "0.3 ms mean (0.3 median, 0.2 p99, 0.1 ms mean of garbage collection) per eager call (2);" in text
+    assert "\n    0.4 ms (0.2 gc): served\n    0.2 ms (0.0 gc): not captured\n" in text, text
     assert "1.0 ms median per replay" in text and "jobs BCG left eager: 0\n" in text
     split = {"left_eager_jobs": 3, "left_eager_extra_ms": 30.0, "left_eager_extra_load_ms": 2.0,
              "left_eager_extra_dit_ms": 2.0, "left_eager_extra_rest_ms": 26.0}  # fmt: skip
