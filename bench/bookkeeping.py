@@ -146,6 +146,26 @@ class SamplingSplit:
         self.load, self.dit, self.dit_calls = 0.0, 0.0, 0
         return out
 
+    def add_load(self, seconds: float) -> None:
+        self.load += seconds
+
+    def add_dit(self, seconds: float) -> None:
+        self.dit += seconds
+        self.dit_calls += 1
+
+
+def _timed(fn, add):
+    """``fn``, handing the seconds each call took to ``add``."""
+
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            add(time.perf_counter() - start)
+
+    return timed
+
 
 @contextlib.contextmanager
 def sampling_split(model: Any) -> Iterator[SamplingSplit]:
@@ -156,24 +176,9 @@ def sampling_split(model: Any) -> Iterator[SamplingSplit]:
 
     split = SamplingSplit()
     base = model.model
-    plain_load, plain_apply = mm.load_models_gpu, base.apply_model
+    plain_load = mm.load_models_gpu
     own = base.__dict__.get("apply_model")  # an instance attribute someone set before, kept
-
-    def load_models_gpu(*args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return plain_load(*args, **kwargs)
-        finally:
-            split.load += time.perf_counter() - start
-
-    def apply_model(*args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return plain_apply(*args, **kwargs)
-        finally:
-            split.dit += time.perf_counter() - start
-            split.dit_calls += 1
-
+    load_models_gpu, apply_model = _timed(plain_load, split.add_load), _timed(base.apply_model, split.add_dit)
     mm.load_models_gpu, base.apply_model = load_models_gpu, apply_model
     try:
         yield split
