@@ -68,7 +68,8 @@ class Job:
     reserved_mib: float = 0.0
     exact: bool | None = None
     #: Host seconds of each side's sampling in ComfyUI's model load and in DiT calls (the rest of
-    #: ``*_s`` is the sampler, conditioning and BCG's per-run hooks).
+    #: ``*_s`` is the sampler, conditioning and BCG's per-run hooks, and where calls replay, the
+    #: wait for the device they queued).
     eager_load_s: float = 0.0
     eager_dit_s: float = 0.0
     bcg_load_s: float = 0.0

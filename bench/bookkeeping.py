@@ -134,8 +134,9 @@ KEY = "bench_hook_times"
 @dataclass
 class SamplingSplit:
     """Host seconds of the sampling runs inside :func:`sampling_split`, summed since the last
-    :meth:`take`: in ComfyUI's model load (``load_models_gpu``), in DiT calls (the model's
-    ``apply_model``, BCG's hook included) and in all."""
+    :meth:`take`: in ComfyUI's model load (``load_models_gpu``) and in DiT calls (the model's
+    ``apply_model``, BCG's hook included), and how many DiT calls. A replay returns once its
+    kernels are queued, so where calls replay the device's time shows after them, not in them."""
 
     load: float = 0.0
     dit: float = 0.0
