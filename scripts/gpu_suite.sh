@@ -222,12 +222,17 @@ stage_tests() {
 # Device time is the scarce thing and one process leaves the GPU idle while it builds models and
 # captures, so lanes overlap that work; each process still compares BCG with its own eager, so
 # exactness does not depend on what the others run. Lanes suit tests that build their models on the
-# GPU directly (test_full_size_cuda.py); a test that loads through ComfyUI's model management sees
-# the other lanes' memory as taken, loads partly (lowvram) and BCG turns itself off, so run those in
-# one process. One log (gpu_tests.log, lane by lane) and one table row per lane.
+# GPU directly (test_full_size_cuda.py) and the comfy files' small models; a test that loads through
+# ComfyUI's model management sees the other lanes' memory as taken, so beside full-size lanes it
+# loads partly (lowvram) and BCG turns itself off: keep those apart. One log (gpu_tests.log, lane by lane) and one table row per lane. TEST_ALONE: test
+# paths run in one process once every lane has ended (a test that reads the device's free memory,
+# test_memory_cuda.py), its own row; the lanes leave it TEST_ALONE_S seconds (150).
 stage_test_lanes() {
   local budget t0=$SECONDS i=0 n spec lanes pids=()
   budget=$(left)
+  if [ -n "${TEST_ALONE:-}" ]; then  # the lanes leave TEST_ALONE its seconds, at most half the budget
+    budget=$((budget - ${TEST_ALONE_S:-150})) && [ "$budget" -lt "$(($(left) / 2))" ] && budget=$(($(left) / 2))
+  fi
   IFS=';' read -ra lanes <<<"$TEST_LANES"
   for spec in "${lanes[@]}"; do
     i=$((i + 1))
@@ -246,6 +251,14 @@ stage_test_lanes() {
     rm -f "$OUT_H/gpu_tests.lane$n.log"
     [ "$RC" = 0 ] || status=1
   done
+  [ -n "${TEST_ALONE:-}" ] || return
+  # shellcheck disable=SC2086  # TEST_ALONE is paths
+  timed tests_alone "$OUT_H/gpu_tests.alone.log" python3 -m pytest $TEST_ALONE "${GPU_PYTEST_ARGS[@]}"
+  { echo "######## alone: $TEST_ALONE"; cat "$OUT_H/gpu_tests.alone.log"; } >>"$OUT_H/gpu_tests.log"
+  show_failures "$OUT_H/gpu_tests.alone.log"
+  row alone "$(pytest_result "$OUT_H/gpu_tests.alone.log")" "$SECS"
+  rm -f "$OUT_H/gpu_tests.alone.log"
+  [ "$RC" = 0 ] || status=1
 }
 
 stage_e2e() {
