@@ -73,7 +73,8 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
     from bcg_runtime.comfy import api
 
     diffusion_model = bcg_model.get_model_object("diffusion_model")
-    stats = api.session_of(bcg_model).runner.stats
+    session = api.session_of(bcg_model)  # None on a model without BCG: the plain hook's cost, no reasons
+    stats = session.runner.stats if session is not None else None
     times = HookTimes()
     if getattr(type(diffusion_model), "_forward", None) is None:
         times.measured = False
@@ -100,7 +101,7 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
 
     def around_bcg(executor, *args, **kwargs):
         inside["seconds"], inside["runs"], inside["gc"], inside["hooked"] = 0.0, 0, 0.0, True
-        counted = stats.eager.copy()
+        counted = stats.eager.copy() if stats is not None else None
         start = time.perf_counter()
         try:
             out = executor(*args, **kwargs)
@@ -110,7 +111,7 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
         if inside["runs"] == 1:
             times.eager_overhead.append(total - inside["seconds"])
             times.eager_gc.append(inside["gc"])
-            times.eager_reason.append(next(iter(stats.eager - counted), "served"))
+            times.eager_reason.append(next(iter(stats.eager - counted), "served") if stats is not None else "no BCG")
         elif inside["runs"] == 0:
             times.replay.append(total)
         else:
