@@ -49,7 +49,8 @@
 #   bash scripts/gpu_suite.sh                 # = all: tests + quick benchmark
 #   bash scripts/gpu_suite.sh full            # tests, noflags, e2e, bench (each within the time budget)
 #   bash scripts/gpu_suite.sh tests           # tests only (TESTS="paths" to pick some; BCG_GPU_FAMILIES="sd3 wan"
-#                                             # limits the full-size test to those families; TEST_LANES runs
+#                                             # limits the full-size test to those families, BCG_GPU_FAMILY_PART=k/n
+#                                             # to lane k of n's share; TEST_LANES runs
 #                                             # several pytest processes on the GPU at once: see stage_test_lanes)
 #   bash scripts/gpu_suite.sh tests,noflags   # any comma list of stages
 #   bash scripts/gpu_suite.sh bench 1024x1024 # benchmark only, at the given resolutions

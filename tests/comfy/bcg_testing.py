@@ -93,6 +93,25 @@ def first_weight_moved(model, scale=1.5):
         comfy.utils.set_attr_param(dm, name, original)
 
 
+def gpu_families(environ=None) -> list[str]:
+    """The families a family-parametrised GPU test runs: ``BCG_GPU_FAMILIES`` (names, space
+    separated) or every recipe, then ``BCG_GPU_FAMILY_PART=k/n``: every n-th of them from the k-th,
+    so n lanes of the GPU suite (``TEST_LANES``) share one file's families without listing them."""
+    import os
+
+    from bench import synthetic
+
+    environ = os.environ if environ is None else environ
+    families = environ.get("BCG_GPU_FAMILIES", "").split() or list(synthetic.FAMILIES)
+    part = environ.get("BCG_GPU_FAMILY_PART", "")
+    if not part:
+        return families
+    k, _, n = part.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise ValueError(f"BCG_GPU_FAMILY_PART={part!r}: give k/n with 1 <= k <= n (e.g. 2/3)")
+    return families[int(k) - 1 :: int(n)]
+
+
 def skip_unless_host_builds(family):
     """Skip when this ComfyUI's detection builds ``family``'s test model (at the recipe's
     ``smallest_depth``) otherwise than its recipe says (read from the layout, the released one

@@ -17,7 +17,7 @@ import os
 
 import pytest
 import torch
-from bcg_testing import release_cuda_memory, skip_unless_host_builds
+from bcg_testing import gpu_families, release_cuda_memory, skip_unless_host_builds
 
 from bench import not_exact, sdpa_probe, synthetic
 
@@ -29,7 +29,7 @@ pytestmark = [
     ),
 ]
 
-FAMILIES = os.environ.get("BCG_GPU_FAMILIES", "").split() or list(synthetic.FAMILIES)
+FAMILIES = gpu_families()
 #: How many more eager samples the repeat test compares with the first (``BCG_EAGER_REPEATS=20``
 #: to catch a kernel that parts only now and then: the first repeat that parts is the one named).
 EAGER_REPEATS = int(os.environ.get("BCG_EAGER_REPEATS", "1"))

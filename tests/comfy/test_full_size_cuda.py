@@ -6,11 +6,9 @@ Each family at its real width and depth (random bf16 weights in the real key lay
 unwarmed resolution falls back naming itself, and allocator churn between warm-up and sampling.
 """
 
-import os
-
 import pytest
 import torch
-from bcg_testing import WARMUP_ONLY, conds, release_cuda_memory, skip_unless_host_builds
+from bcg_testing import WARMUP_ONLY, conds, gpu_families, release_cuda_memory, skip_unless_host_builds
 
 from bcg_runtime.comfy import api
 from bench import not_exact, synthetic
@@ -27,8 +25,8 @@ STEPS = 3
 
 
 #: Families to sample (every recipe by default; ``BCG_GPU_FAMILIES="sd3 wan"`` picks some, to spend
-#: GPU time on the ones a change touched).
-FAMILIES = os.environ.get("BCG_GPU_FAMILIES", "").split() or list(synthetic.FAMILIES)
+#: GPU time on the ones a change touched; ``BCG_GPU_FAMILY_PART=k/n`` a lane's share).
+FAMILIES = gpu_families()
 
 
 @pytest.fixture(scope="module", params=FAMILIES)
