@@ -1,10 +1,17 @@
 """The GPU suite's family selection: ``BCG_GPU_FAMILIES`` picks families, ``BCG_GPU_FAMILY_PART``
 gives one lane its share, and the lanes' shares are the whole list once each."""
 
+import pathlib
+import sys
+
 import pytest
 
 from bench import synthetic
-from tests.comfy.bcg_testing import gpu_families
+
+COMFY_TESTS = str(pathlib.Path(__file__).resolve().parents[1] / "comfy")
+if COMFY_TESTS not in sys.path:  # the comfy layer's helpers, the module its tests import
+    sys.path.insert(0, COMFY_TESTS)
+from bcg_testing import gpu_families  # noqa: E402
 
 pytestmark = pytest.mark.unit
 
