@@ -38,11 +38,13 @@ def test_the_summary_says_when_bcgs_host_time_could_not_be_measured():
     assert "0.3 ms mean (0.3 median, 0.2 p99, 0.1 ms mean of garbage collection) per eager call (2);" in text
     assert "\n    0.4 ms (0.2 gc): served\n    0.2 ms (0.0 gc): not captured\n" in text, text
     assert "1.0 ms median per replay" in text and "jobs BCG left eager: 0\n" in text
-    split = {"left_eager_jobs": 3, "left_eager_extra_ms": 30.0, "left_eager_extra_load_ms": 2.0,
-             "left_eager_extra_dit_ms": 2.0, "left_eager_extra_rest_ms": 26.0}  # fmt: skip
-    assert "3, BCG minus eager per job (median ms): 30.0 in all, 2.0 model load, 2.0 DiT calls, 26.0 the rest" in (
-        format_summary(jobs, {**base, **timed.summary(), **split})
-    )
+    split = {"left_eager_jobs": 3, "left_eager_capturing_jobs": 1, "left_eager_extra_ms": 30.0,
+             "left_eager_extra_load_ms": 2.0, "left_eager_extra_dit_ms": 2.0, "left_eager_extra_rest_ms": 26.0,
+             "left_eager_plain_extra_ms": 25.0}  # fmt: skip
+    assert (
+        "3 (1 captured a graph), BCG minus eager per job (median ms): 30.0 in all, 2.0 model load, 2.0 DiT calls, "
+        "26.0 the rest; 25.0 in the jobs that captured nothing"
+    ) in format_summary(jobs, {**base, **timed.summary(), **split})
     untimed = HookTimes(measured=False)
     assert "BCG's host time beyond the forward: not measured" in format_summary(jobs, {**base, **untimed.summary()})
 
@@ -77,8 +79,8 @@ def test_a_batch_run_in_parts_adds_up_to_the_whole():
 def test_jobs_bcg_left_eager_are_told_apart_by_where_their_time_went():
     from bench.batch import Job, left_eager_split
 
-    def job(i, replayed, bcg, eager):  # (total, load, dit) seconds per side
-        j = Job(i, 64, 64, 10, 0, calls=8, replayed=replayed)
+    def job(i, replayed, bcg, eager, captures_total=0):  # (total, load, dit) seconds per side
+        j = Job(i, 64, 64, 10, 0, calls=8, replayed=replayed, captures_total=captures_total)
         j.bcg_s, j.bcg_load_s, j.bcg_dit_s = bcg
         j.eager_s, j.eager_load_s, j.eager_dit_s = eager
         return j
@@ -87,11 +89,12 @@ def test_jobs_bcg_left_eager_are_told_apart_by_where_their_time_went():
         job(0, 0, (0.520, 0.010, 0.400), (0.500, 0.010, 0.398)),
         job(1, 0, (0.530, 0.012, 0.401), (0.500, 0.010, 0.399)),
         job(2, 8, (0.100, 0.010, 0.050), (0.500, 0.010, 0.400)),  # replayed: not counted
-        job(3, 0, (0.540, 0.014, 0.402), (0.500, 0.010, 0.400)),
+        job(3, 0, (0.540, 0.014, 0.402), (0.500, 0.010, 0.400), captures_total=1),  # captured in this job
     ]
     split = left_eager_split(jobs)
     assert split == {
-        "left_eager_jobs": 3, "left_eager_extra_ms": 30.0, "left_eager_extra_load_ms": 2.0,
-        "left_eager_extra_dit_ms": 2.0, "left_eager_extra_rest_ms": 26.0,
+        "left_eager_jobs": 3, "left_eager_capturing_jobs": 1, "left_eager_extra_ms": 30.0,
+        "left_eager_extra_load_ms": 2.0, "left_eager_extra_dit_ms": 2.0, "left_eager_extra_rest_ms": 26.0,
+        "left_eager_plain_extra_ms": 25.0,
     }, split  # fmt: skip
     assert left_eager_split(jobs[2:3]) == {"left_eager_jobs": 0}
