@@ -80,7 +80,7 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
         times.measured = False
         yield times
         return
-    inside = {"seconds": 0.0, "runs": 0, "in_forward": False, "hooked": False, "gc": 0.0, "gc_start": 0.0}
+    inside = {"seconds": 0.0, "runs": 0, "in_forward": False, "hooked": False, "gc": 0.0, "gc_start": 0.0, "reason": ""}
     plain_forward = type(diffusion_model)._forward.__get__(diffusion_model)
 
     def forward(*args, **kwargs):
@@ -99,9 +99,13 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
         elif inside["hooked"] and not inside["in_forward"]:
             inside["gc"] += time.perf_counter() - inside["gc_start"]
 
+    def record_eager(reason: str) -> None:  # the runner's one place to count an eager call
+        inside["reason"] = reason
+        plain_record(reason)
+
     def around_bcg(executor, *args, **kwargs):
         inside["seconds"], inside["runs"], inside["gc"], inside["hooked"] = 0.0, 0, 0.0, True
-        counted = stats.eager.copy() if stats is not None else None
+        inside["reason"] = "served" if stats is not None else "no BCG"
         start = time.perf_counter()
         try:
             out = executor(*args, **kwargs)
@@ -111,7 +115,7 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
         if inside["runs"] == 1:
             times.eager_overhead.append(total - inside["seconds"])
             times.eager_gc.append(inside["gc"])
-            times.eager_reason.append(next(iter(stats.eager - counted), "served") if stats is not None else "no BCG")
+            times.eager_reason.append(inside["reason"])
         elif inside["runs"] == 0:
             times.replay.append(total)
         else:
@@ -121,9 +125,13 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
     diffusion_model._forward = forward
     bcg_model.add_wrapper_with_key(WrappersMP.DIFFUSION_MODEL, KEY, around_bcg)
     gc.callbacks.append(collecting)
+    if stats is not None:
+        plain_record, stats.record_eager = stats.record_eager, record_eager
     try:
         yield times
     finally:
+        if stats is not None:
+            del stats.record_eager
         gc.callbacks.remove(collecting)
         bcg_model.remove_wrappers_with_key(WrappersMP.DIFFUSION_MODEL, KEY)
         del diffusion_model._forward

@@ -225,9 +225,10 @@ stage_tests() {
 # exactness does not depend on what the others run. Lanes suit tests that build their models on the
 # GPU directly (test_full_size_cuda.py) and the comfy files' small models; a test that loads through
 # ComfyUI's model management sees the other lanes' memory as taken, so beside full-size lanes it
-# loads partly (lowvram) and BCG turns itself off: keep those apart. One log (gpu_tests.log, lane by lane) and one table row per lane. TEST_ALONE: test
-# paths run in one process once every lane has ended (a test that reads the device's free memory,
-# test_memory_cuda.py), its own row; the lanes leave it TEST_ALONE_S seconds (150).
+# loads partly (lowvram) and BCG turns itself off: keep those apart. One log (gpu_tests.log, lane by
+# lane) and one table row per lane. TEST_ALONE: test paths run in one process once every lane has
+# ended (a test that reads the device's free memory, test_memory_cuda.py), its own row; the lanes
+# leave it TEST_ALONE_S seconds (150).
 stage_test_lanes() {
   local budget t0=$SECONDS i=0 n spec lanes pids=()
   budget=$(left)
@@ -332,7 +333,12 @@ stage_batch() {
       --prompts "${prompts:-100}" --seeds "${seeds:-1}" ${depth:+--depth "$depth"} ${jobs:+--jobs "$jobs"} \
       --json "$OUT_H/batch_${name}.json" \
       ${BATCH_PROFILE:+--profile-first "$OUT_H/batch_${name}_first.prof.txt"}
-    tail -8 "$OUT_H/batch_${name}.log" | sed 's/^/    /' >>"$OUT_H/summary.rows"
+    # the summary bench.batch prints last, from its first line ("<family> depth=...") on; else the log's end
+    if grep -q "^${family} depth=" "$OUT_H/batch_${name}.log"; then
+      sed -n "/^${family} depth=/,\$p" "$OUT_H/batch_${name}.log"
+    else
+      tail -8 "$OUT_H/batch_${name}.log"
+    fi | sed 's/^/    /' >>"$OUT_H/summary.rows"
     case "$RC" in 0) row batch "$name: ok" "$SECS" ;; *) row batch "$name: FAILED (exit $RC, see batch_${name}.log)" "$SECS"; status=1 ;; esac
   done
 }

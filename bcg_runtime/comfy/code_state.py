@@ -80,11 +80,15 @@ def _namespaces(prefix: str = "") -> Iterator[tuple[str, Any, dict]]:
                 yield name, module, namespace
 
 
+#: Where :func:`attention_global` looks, and what it looks for.
+_MODEL_MODULES, _ATTENTION_NAME = "comfy.ldm.", "optimized_attention"
+
+
 def attention_global(module_name: str, attr: str) -> bool:
     """An attention function bound in a ComfyUI model module (``optimized_attention*`` of a
     ``comfy.ldm`` module: FLUX binds its own copy, so a swap of the generic one says nothing about
     FLUX's). The fingerprint holds these as a part of their own, and its per-call token reads them."""
-    return module_name.startswith("comfy.ldm.") and attr.startswith("optimized_attention")
+    return module_name.startswith(_MODEL_MODULES) and attr.startswith(_ATTENTION_NAME)
 
 
 def attention_globals() -> list[tuple[str, dict, str]]:
@@ -93,9 +97,9 @@ def attention_globals() -> list[tuple[str, dict, str]]:
     # every model module here (thousands), twice.
     return [
         (name, namespace, attr)
-        for name, _, namespace in _namespaces("comfy.ldm.")
+        for name, _, namespace in _namespaces(_MODEL_MODULES)
         for attr in list(namespace)
-        if attr.startswith("optimized_attention")
+        if attr.startswith(_ATTENTION_NAME)
     ]
 
 

@@ -107,6 +107,7 @@ def test_the_batch_benchmark_times_bookkeeping_apart_from_the_forward(pack, mode
         sample(cold, 40, 1)
     assert times.summary()["eager_calls"] == 3 and all(0 < s < 0.05 for s in times.eager_overhead), times
     assert len(times.eager_reason) == 3 and all(r.startswith("not captured") for r in times.eager_reason), times
+    assert "record_eager" not in vars(session_of(cold).runner.stats)  # the runner's own counting again
     assert "_forward" not in vars(model.get_model_object("diffusion_model"))
     # a garbage collection during the bookkeeping (here: while the hook labels the call) is counted apart
     adapter = session_of(cold).adapter
