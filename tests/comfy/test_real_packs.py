@@ -43,7 +43,7 @@ STEPS = 2
 TEXT_TOKENS = 16
 #: A layer real GGUF files keep unquantized, and a quantized one: the LoRA touches both.
 F16_LAYER, QUANT_LAYER = "img_in", "double_blocks.0.img_attn.qkv"
-QUANT_TYPES = ("Q8_0", "Q4_K", "Q5_K", "Q6_K", "Q4_0", "Q5_0", "F16")
+QUANT_TYPES = ("Q8_0", "Q4_K", "Q5_K", "Q6_K", "Q4_0", "Q5_0", "F16", "BF16")
 
 
 def load_pack(name: str):
