@@ -28,7 +28,6 @@ import functools
 import inspect
 import sys
 import threading
-from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 import torch
@@ -65,15 +64,15 @@ class Verify(enum.Enum):
     MEASURE = "measure"
 
 
-@dataclass(frozen=True)
-class CallPlan:
+class CallPlan(NamedTuple):
     """What the hook does with one DiT call: the runner's decision, the call's arguments by name
     as the runner keys them (empty where the call was never bound), what a capture keys it by,
     whether it is a warm-up's capture (logged, never served), what verify does, and the caption
-    the model's own code padded before the key (``text``: then ``call`` is its padded form)."""
+    the model's own code padded before the key (``text``: then ``call`` is its padded form). A
+    named tuple, as the runner's values (one is made per DiT call)."""
 
     decision: Decision
-    call: dict = field(default_factory=dict)
+    call: dict
     dispatch: Dispatch | None = None
     warmup: bool = False
     verify: Verify = Verify.NO
@@ -175,7 +174,7 @@ def _with_caption(
     if embedded.key != decision.call.key:
         why = "the model's caption embedding came out another shape than the call was keyed by"
         return Decision.eager(Reason(reasons.UNCLASSIFIED, why), decision.call), None
-    return replace(decision, call=embedded), text
+    return decision._replace(call=embedded), text
 
 
 class _Binder(NamedTuple):

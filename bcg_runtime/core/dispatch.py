@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import enum
 import logging
-from dataclasses import dataclass
 from typing import Any, Callable, Hashable, NamedTuple
 
 import torch
@@ -88,9 +87,11 @@ PLAIN = Dispatch()
 NO_GATE = Gate()
 
 
-@dataclass(frozen=True)
-class Call:
-    """A keyed call: its key, its tensor leaves in key order, its label and its one device."""
+class Call(NamedTuple):
+    """A keyed call: its key, its tensor leaves in key order, its label and its one device.
+
+    Call, :class:`Decision` and :class:`Pending` are made for every DiT call: named tuples, whose
+    construction costs the hot path a fraction of a frozen dataclass's."""
 
     key: CallKey
     leaves: list[torch.Tensor]
@@ -115,8 +116,7 @@ class Action(enum.Enum):
     EAGER = "eager"  # run eager, with the reason
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     """The runner's final word on one call: :attr:`Action.SERVE` (``entry`` replays),
     :attr:`Action.PROVE` (``entry`` replays for a variant it has not served yet), :attr:`Action.CAPTURE` (capture under ``state`` and prove now, answer with eager) or
     :attr:`Action.EAGER` (``reason``)."""
@@ -129,11 +129,10 @@ class Decision:
 
     @classmethod
     def eager(cls, reason: Reason, call: Call | None = None) -> "Decision":
-        return cls(Action.EAGER, call, reason=reason)
+        return cls(Action.EAGER, call, None, reason)
 
 
-@dataclass(frozen=True)
-class Pending:
+class Pending(NamedTuple):
     """A call whose fate depends on the caller's ``state`` (it has an entry to check, or is to be
     captured): the caller takes the state and hands both to ``GraphRunner.resolve``."""
 
