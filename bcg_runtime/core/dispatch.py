@@ -129,7 +129,7 @@ class Decision(NamedTuple):
 
     @classmethod
     def eager(cls, reason: Reason, call: Call | None = None) -> "Decision":
-        return cls(Action.EAGER, call, None, reason)
+        return cls(Action.EAGER, call, reason=reason)
 
 
 class Pending(NamedTuple):
