@@ -14,6 +14,8 @@ In order, a call runs eager, with a :class:`~bcg_runtime.core.reasons.Reason` na
 5. its ``transformer_options`` hold what a graph cannot serve (:func:`.options.options_key`), or
    the family's adapter refuses it;
 6. the runner's ``lookup`` says so without the model's state (not captured, blocked, put off);
+   a call whose signature (:func:`_signature`) the run met before skips its keying: the runner's
+   ``verdict`` on the key that signature was given decides it;
 7. the run's fingerprint, taken only now, holds something unclassified, or the runner's
    ``resolve`` under it says so (its graph was bound to another state and is not captured again).
 
@@ -28,7 +30,7 @@ import functools
 import inspect
 import sys
 import threading
-from typing import Any, NamedTuple
+from typing import Any, Hashable, NamedTuple
 
 import torch
 
@@ -36,6 +38,7 @@ from ..core import Action, Decision, Dispatch, Pending, reasons
 from ..core.breaks import is_capturing
 from ..core.dispatch import key_call
 from ..core.reasons import Reason, one_line
+from ..core.trees import UnkeyableArgument, flatten_inputs
 from .attention_break import BreakingAttention
 from .config import Mode
 from .fingerprint import qualname
@@ -123,14 +126,27 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
     if refusal:
         return eager(refusal if isinstance(refusal, Reason) else Reason(reasons.OPTIONS, refusal), call, warming)
     adapter = session.adapter
+    key_extra = (extra, _attention_backend(), id(own.previous) if own else None, adapter.call_key(call))
+    # A signature met before in this run was keyed then: the runner's verdict on that key decides
+    # the calls it can decide without the tensors (put off, not captured, blocked) at a fraction
+    # of keying the call again (its caption padded, its label made).
+    signature = None if warming else _signature(call, adapter.opaque_args, key_extra)
+    known = run.keyed.get(signature) if signature is not None else None
+    if known is not None:
+        keyed, dispatch = known
+        gate = session.gate(run, keyed.label)
+        found = runner.verdict(keyed, gate)
+        if found is not None:
+            return CallPlan(found, call, dispatch)
     text = adapter.padded_text(executor.class_obj, call) if session.config.mode is not Mode.FAST else None
     received, call = call, text.call if text is not None else call
-    dispatch = Dispatch(
-        key_extra=(extra, _attention_backend(), id(own.previous) if own else None, adapter.call_key(call)),
-        opaque=("transformer_options",) + adapter.opaque_args + (text.unkeyed if text is not None else ()),
-        label=adapter.label(received, lengths=text.lengths) if text is not None else adapter.label(call),
-        variant=text.length if text is not None else None,
-    )
+    if known is None:
+        dispatch = Dispatch(
+            key_extra=key_extra,
+            opaque=("transformer_options",) + adapter.opaque_args + (text.unkeyed if text is not None else ()),
+            label=adapter.label(received, lengths=text.lengths) if text is not None else adapter.label(call),
+            variant=text.length if text is not None else None,
+        )
     if warming:
         state = session.fingerprint(run)
         if state.refusal is not None:
@@ -139,7 +155,12 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
         if decision.action is Action.EAGER:
             return eager(decision.reason, received, warmup=True)
         return CallPlan(decision, text.call if text else call, dispatch, warmup=True, state=state, text=text)
-    found = runner.lookup((), call, dispatch, session.gate(run, dispatch.label))
+    if known is None:
+        found = runner.lookup((), call, dispatch, session.gate(run, dispatch.label))
+        if signature is not None and found.call is not None:
+            run.remember(signature, (found.call.keyed(), dispatch))
+    else:
+        found = runner.pending(key_call((), call, dispatch), gate)
     if isinstance(found, Pending):
         # Taken only here: it may drop graphs bound to another, or turn the runner off for the run
         # (a fingerprint holding something unclassified), which resolve then says.
@@ -231,6 +252,26 @@ def bind_call(diffusion_model: Any, args: tuple, kwargs: dict) -> dict:
     call = {k: v for k, v in bound.items() if k != b.this and k != b.varkw}
     call.update(bound.get(b.varkw, {}) if b.varkw else {})
     return call
+
+
+def _signature(call: dict, opaque: tuple[str, ...], key_extra: Hashable) -> Hashable | None:
+    """What a call's key and label follow from, made faster than the key: the spec of each
+    tensor argument and the structure of every other, ``transformer_options`` and the family's
+    opaque arguments through ``key_extra`` (which describes them). Within one run (one model, one
+    mode) two calls of equal signatures are keyed alike. None where an argument cannot be keyed:
+    such a call is keyed in full, which says why."""
+    parts: list[Hashable] = [key_extra]
+    for name, value in call.items():
+        if isinstance(value, torch.Tensor):
+            parts.append((name, value.shape, value.stride(), value.dtype, value.device))
+        elif value is None:
+            parts.append((name, None))
+        elif name != "transformer_options" and name not in opaque:
+            try:
+                parts.append((name, flatten_inputs(value)[1]))
+            except UnkeyableArgument:
+                return None
+    return tuple(parts)
 
 
 def foreign_capture() -> bool:

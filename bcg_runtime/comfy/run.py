@@ -21,6 +21,9 @@ from .options import watched_call
 
 log = logging.getLogger(__name__)
 
+#: Call signatures a run keeps the key of; a run meeting more keys the rest in full.
+KEYED_KEPT = 256
+
 
 class RunKind(enum.Enum):
     SAMPLING = "sampling"
@@ -54,6 +57,8 @@ class Run:
         self.thread = threading.get_ident()
         #: DiT calls seen per signature label (the capture gate's count-down).
         self.seen: Counter = Counter()
+        #: Per call signature (``decision``), the key and dispatch it was given at its first call.
+        self.keyed: dict = {}
         #: DiT calls the DIFFUSION_MODEL hook ran for in Python (the APPLY_MODEL hook counts the rest).
         self.hook_calls = 0
         #: What the run's summary says of the foreign attention overrides its calls ran through.
@@ -62,6 +67,11 @@ class Run:
         self.state: fingerprint.Fingerprint | None = None
         self._dicts = module_token.module_dicts(None)
         self._token: tuple = ()
+
+    def remember(self, signature: Any, keyed: Any) -> None:
+        """Keep a call signature's key for the rest of the run (up to :data:`KEYED_KEPT` of them)."""
+        if len(self.keyed) < KEYED_KEPT:
+            self.keyed[signature] = keyed
 
     @property
     def warming(self) -> bool:

@@ -104,6 +104,19 @@ class Call(NamedTuple):
         """The :func:`~.stats.size_class` of the first tensor (a DiT call's latent)."""
         return size_class(self.leaves[0] if self.leaves else None)
 
+    def keyed(self) -> "Keyed":
+        return Keyed(self.key, self.label, self.size)
+
+
+class Keyed(NamedTuple):
+    """What the runner decides a call by where its tensors are not needed: its key, label and
+    size class. A caller that met a call of the same signature before hands this to
+    ``GraphRunner.verdict`` instead of keying the call again (a :class:`Call` has the same three)."""
+
+    key: CallKey
+    label: str
+    size: int
+
 
 class Action(enum.Enum):
     """What the runner does with a call."""
@@ -122,13 +135,14 @@ class Decision(NamedTuple):
     :attr:`Action.EAGER` (``reason``)."""
 
     action: Action
-    call: Call | None = None
+    #: The call; an eager decision made on the key alone (``GraphRunner.verdict``) holds its Keyed.
+    call: Call | Keyed | None = None
     entry: Any = None
     reason: Reason | None = None
     state: Any = None
 
     @classmethod
-    def eager(cls, reason: Reason, call: Call | None = None) -> "Decision":
+    def eager(cls, reason: Reason, call: Call | Keyed | None = None) -> "Decision":
         return cls(Action.EAGER, call, reason=reason)
 
 
@@ -190,7 +204,7 @@ class CaptureGate:
         #: Signatures put off: (calls left when last seen, runs seen in).
         self.deferred: dict[CallKey, tuple[int, int]] = {}
 
-    def put_off(self, call: Call, gate: Gate) -> bool:
+    def put_off(self, call: Call | Keyed, gate: Gate) -> bool:
         if gate.calls_left is None:
             return False
         before, runs = self.deferred.get(call.key, (None, 1))
@@ -212,7 +226,7 @@ class CaptureGate:
         return True
 
 
-def not_captured(call: Call) -> Reason:
+def not_captured(call: Call | Keyed) -> Reason:
     return Reason(reasons.NOT_CAPTURED, f"{NOT_CAPTURED}: {call.label}")
 
 

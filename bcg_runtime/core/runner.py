@@ -1,11 +1,11 @@
 """GraphRunner: key a call, replay its proven graph, or run it eagerly and count why.
 
-One call's fate, in two phases that return values and never call the caller back:
-``lookup(args, kwargs, dispatch, gate)`` gives a final eager :class:`~.dispatch.Decision` where
-the caller's state cannot matter (disabled, unkeyable, not captured, blocked, put off by the
-capture gate), else a :class:`~.dispatch.Pending`; the caller then takes its state (for a DiT:
-the model's fingerprint) and ``resolve(pending, state)`` serves the entry bound to an equal state,
-captures, or runs eager with the reason. ``execute`` carries a decision out.
+One call's fate, in two phases that return values and never call the caller back: ``lookup`` (the
+key, then ``verdict`` on it) gives a final eager :class:`~.dispatch.Decision` where the caller's
+state cannot matter (disabled, unkeyable, not captured, blocked, put off by the capture gate), else a
+:class:`~.dispatch.Pending`; the caller takes its state (a DiT's: the model's fingerprint) and
+``resolve(pending, state)`` serves the entry bound to an equal state, captures, or runs eager with
+the reason. ``execute`` carries a decision out.
 
 Serving contract. An entry serves a call only when all three hold:
 
@@ -49,6 +49,7 @@ from .dispatch import (
     Decision,
     Dispatch,
     Gate,
+    Keyed,
     Pending,
     Reference,
     key_call,
@@ -103,14 +104,23 @@ class GraphRunner:
             call = key_call(args, kwargs, dispatch)
         except (MixedDevices, UnkeyableArgument) as e:
             return Decision.eager(unkeyable(e))
-        had_entry = call.key in self.table.entries
-        if not had_entry:
-            reason = self.table.refusal(call.key)
-            if not gate.on_first_call or reason is not None:
-                return Decision.eager(reason or not_captured(call), call)
-            if self.gate.put_off(call, gate):
-                return Decision.eager(NOT_WORTH_IT, call)
-        return Pending(call, gate, had_entry)
+        return self.verdict(call, gate) or self.pending(call, gate)
+
+    def verdict(self, call: Call | Keyed, gate: Gate = NO_GATE) -> Decision | None:
+        """The final eager decision where the key alone decides (disabled, not captured, blocked, put
+        off by the gate), else None (it has an entry, or the gate let it capture): :meth:`pending`
+        then takes the same ``gate``, which is weighed here only."""
+        if self._disabled is not None:
+            return Decision.eager(self._off())
+        if call.key in self.table.entries:
+            return None
+        reason = self.table.refusal(call.key)
+        if not gate.on_first_call or reason is not None:
+            return Decision.eager(reason or not_captured(call), call)
+        return Decision.eager(NOT_WORTH_IT, call) if self.gate.put_off(call, gate) else None
+
+    def pending(self, call: Call, gate: Gate = NO_GATE) -> Pending:
+        return Pending(call, gate, call.key in self.table.entries)
 
     def resolve(self, pending: Pending, state: Any) -> Decision:
         """Serve the entry bound to ``state``, capture under it, or eager with the reason. An entry
@@ -173,10 +183,9 @@ class GraphRunner:
         binding: StateBinding = UNBOUND,
         reference: Reference | None = None,
     ) -> Any:
-        """Carry out a decision for this very call: replay (``verify``, and PROVE: also run eager
-        and compare; a replay that differs blocks its key and eager's output is returned), capture
-        on sight and answer with eager's output, or run eager counted under the reason.
-        ``reference``: the call as received, where ``fn(*args, **kwargs)`` is a rewritten form."""
+        """Carry out a decision for this call: replay (``verify``, and PROVE: also run eager and compare;
+        a replay that differs blocks its key and eager's output answers), capture on sight and answer
+        with eager's output, or run eager under the reason. ``reference``: the call as received."""
         call = decision.call
         plain = reference or Reference(fn, args, kwargs)
         if decision.action is Action.EAGER:
@@ -201,10 +210,9 @@ class GraphRunner:
         return out
 
     def _replay(self, entry, call: Call, plain: Reference, check: bool) -> tuple[Any, bool]:
-        """Replay ``entry`` for ``call``: ``(replay, True)``. ``check``: also run the call plainly
-        and compare; equal, the entry serves every variant from now on, else its key is blocked and
-        ``(eager's output, False)`` answers. A replay that raises blocks its key (a poisoned entry
-        never replays again) and answers eagerly."""
+        """Replay ``entry`` for ``call``: ``(replay, True)``. ``check``: also run the call plainly and
+        compare; equal, the entry serves every variant from now on, else its key is blocked and
+        ``(eager's output, False)`` answers. A replay that raises blocks its key and answers eagerly."""
         try:
             out = clone_tree(entry.replay(call.leaves))
         except Exception as e:
@@ -224,13 +232,12 @@ class GraphRunner:
         return out, True
 
     def run_eager(self, fn: Callable, args: tuple, kwargs: dict, reason: str) -> Any:
-        """Run ``fn`` eagerly, counted under ``reason`` (also for callers that decided it themselves)."""
+        """Run ``fn`` eagerly, counted under ``reason`` (:meth:`count_eager`)."""
         self.count_eager(reason)
         return fn(*args, **kwargs)
 
     def count_eager(self, reason: str) -> None:
-        """Count one call that runs eager under ``reason`` (a debug line the first time: the run's
-        summary line reports it), for a caller that runs it itself."""
+        """Count one eager call under ``reason`` (a debug line the first time), for any caller."""
         self.stats.record_eager(reason)
         if reason not in self._warned:
             self._warned.add(reason)
@@ -255,8 +262,7 @@ class GraphRunner:
         """Capture ``fn`` for the signature of these arguments under ``state`` and prove it
         (idempotent: an entry bound to an equal state is ALREADY_CAPTURED, after a proof where this
         call is a variant it has not served; one bound to another is dropped and captured again).
-        The eager output of the live call is ``result.output`` whenever ``fn`` ran, so the caller
-        need not run it again. ``reference``: as for :meth:`execute`."""
+        ``result.output``: the live call's eager output whenever ``fn`` ran. ``reference``: as execute's."""
         kwargs = kwargs or {}
         try:
             call = key_call(args, kwargs, Dispatch(key_extra, tuple(opaque), label, variant))
@@ -289,7 +295,9 @@ class GraphRunner:
         except BaseException as e:
             if isinstance(e, self.abort_errors) or not isinstance(e, Exception):
                 raise  # a Cancel: nothing is blocked, the next warm-up tries this shape again
-            reason = self._capture_failed(call, e)
+            memory = isinstance(e, torch.OutOfMemoryError)  # passing: capturing stops until a warm-up
+            self._capture_stopped = "out of memory during capture" if memory else self._capture_stopped
+            reason = self.table.capture_failed(call, e, passing=memory)
         # Outside the except block, so the error's traceback (which holds the failed capture's
         # frames, its pool among them) is gone before the eager fallback allocates.
         if call.device is not None and call.device.type == "cuda":
@@ -323,13 +331,6 @@ class GraphRunner:
         self.table.store(call.key, entry, captured=True)
         self._captured_on.add(call.device)
         return result
-
-    def _capture_failed(self, call: Call, error: Exception) -> Reason:
-        """Record why a capture failed; returns the reason the call runs eager under. Memory is
-        a passing condition: capturing stops for now and the key is retried at the next warm-up."""
-        if isinstance(error, torch.OutOfMemoryError):
-            self._capture_stopped = "out of memory during capture"
-        return self.table.capture_failed(call, error, passing=isinstance(error, torch.OutOfMemoryError))
 
     def _capture_refusal(self, call: Call) -> Reason | None:
         if self._disabled is not None:

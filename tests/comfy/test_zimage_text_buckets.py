@@ -109,10 +109,10 @@ def test_the_batch_benchmark_times_bookkeeping_apart_from_the_forward(pack, mode
     assert len(times.eager_reason) == 3 and all(r.startswith("not captured") for r in times.eager_reason), times
     assert "record_eager" not in vars(session_of(cold).runner.stats)  # the runner's own counting again
     assert "_forward" not in vars(model.get_model_object("diffusion_model"))
-    # a garbage collection during the bookkeeping (here: while the hook labels the call) is counted apart
+    # a garbage collection during the bookkeeping (here: while the adapter checks the call) is counted apart
     adapter = session_of(cold).adapter
-    label = adapter.label
-    monkeypatch.setattr(adapter, "label", lambda *a, **k: (gc.collect(), label(*a, **k))[1])
+    refusal = adapter.refusal
+    monkeypatch.setattr(adapter, "refusal", lambda *a, **k: (gc.collect(), refusal(*a, **k))[1])
     with hook_times(cold) as times:
         sample(cold, 40, 1)
     assert len(times.eager_gc) == 3 and all(0 < g <= s for g, s in zip(times.eager_gc, times.eager_overhead)), times
@@ -194,3 +194,35 @@ def test_a_caption_embedding_of_another_shape_than_its_key_never_replays(pack, m
     run = both(bcg_model, model, 50, 2)
     (reason,) = [r for r in run["eager"] if "another shape" in r]
     assert run["eager"][reason] == 1 and run["replayed"] == 2, run  # that call only, then the right key again
+
+
+@pytest.mark.capture_costs
+def test_a_run_keys_each_call_signature_once_and_the_gate_still_weighs_every_call(pack, model, standin_graphs):
+    """A signature met before in the run is decided on the key it was given then (issue #54: the
+    bookkeeping of a call put off by the capture gate): its caption is not padded again, the gate
+    still counts and weighs every call, the reasons are the same, and a later run keys anew."""
+    from bcg_runtime.core.dispatch import NOT_WORTH_IT
+    from bcg_runtime.core.stats import ProofTimes
+
+    (bcg_model,) = pack[1]["BCGApply"].execute(model, "auto").args
+    session = session_of(bcg_model)
+    costs = session.runner.stats.costs
+    for size in range(64):  # measured: a capture costs 10 s and a replay saves nothing, at every size
+        costs.record(10.0, ProofTimes(eager=0.01, host=0.001, replay=0.001), size)
+    padded = []
+    adapter = session.adapter
+    plain_padded_text = adapter.padded_text
+    adapter.padded_text = lambda dit, call: (padded.append(call["context"].shape[1]), plain_padded_text(dit, call))[1]
+    try:
+        run = both(bcg_model, model, 40, 1)  # 3 calls of one signature
+        assert run["eager"] == {str(NOT_WORTH_IT): 3} and padded == [40], (run, padded)
+        ((key, (calls_left, runs)),) = session.runner.gate.deferred.items()
+        assert (calls_left, runs) == (0, 1)  # the gate weighed the third call too
+        run = both(bcg_model, model, 40, 2, cfg=2.0, negative_length=70)  # 6 calls, two signatures
+        assert run["eager"] == {str(NOT_WORTH_IT): 6} and padded == [40, 40, 70], (run, padded)
+        assert session.runner.gate.deferred[key] == (0, 2)  # a new run, told by the count growing
+        costs.savings.clear()  # no saving measured: a capture always repays again
+        run = both(bcg_model, model, 40, 3)
+        assert run["replayed"] == 2 and session.runner.stats.captures == 1, run
+    finally:
+        del adapter.padded_text
