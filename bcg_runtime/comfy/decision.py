@@ -129,8 +129,10 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
     key_extra = (extra, _attention_backend(), id(own.previous) if own else None, adapter.call_key(call))
     # A signature met before in this run was keyed then: the runner's verdict on that key decides
     # the calls it can decide without the tensors (put off, not captured, blocked) at a fraction
-    # of keying the call again (its caption padded, its label made).
-    signature = None if warming else _signature(call, adapter.opaque_args, key_extra)
+    # of keying the call again (its caption padded, its label made). A family keyed per step never
+    # meets a signature twice in a run.
+    remembers = not warming and not adapter.keys_per_step
+    signature = _signature(call, adapter.opaque_args, key_extra) if remembers else None
     known = run.keyed.get(signature) if signature is not None else None
     if known is not None:
         keyed, dispatch = known
