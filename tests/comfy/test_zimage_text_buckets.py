@@ -226,3 +226,16 @@ def test_a_run_keys_each_call_signature_once_and_the_gate_still_weighs_every_cal
         assert run["replayed"] == 2 and session.runner.stats.captures == 1, run
     finally:
         del adapter.padded_text
+
+
+@pytest.mark.parametrize("mode,lengths", [("auto", [1, 16, 33, 48]), ("fast", [16, 48])])
+def test_the_warmup_proves_a_bucket_at_a_second_length_only_where_it_buckets(pack, model, mode, lengths):
+    """BCG Warmup Capture's plan: in the exact modes each bucket is captured at one length and proven
+    at another; mode fast keys the exact length (no padded caption), so it plans each length once."""
+    from bcg_runtime.comfy.warmup import plan_jobs
+    from bcg_runtime.plan import WarmupPlan
+
+    (bcg_model,) = pack[1]["BCGApply"].execute(model, mode).args
+    jobs, notes = plan_jobs(session_of(bcg_model), WarmupPlan([(64, 64, None)], [16, 48], [1]))
+    assert sorted(int(job.what.split()[1].rstrip(",")) for job in jobs) == lengths, [job.what for job in jobs]
+    assert len([n for n in notes if "one graph for every caption length" in n]) == (2 if mode == "auto" else 0), notes
