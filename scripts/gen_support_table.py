@@ -31,7 +31,8 @@ loader detected). A model of any other class runs unchanged and the badge says
 - **text lengths**: which prompt lengths share a graph. *Natural buckets*: ComfyUI pads the
   prompt before the DiT. *Exact buckets*: the model pads its embedded caption itself; BCG runs that
   embedding and padding eagerly and every length of a bucket replays one graph, proven against the
-  stock forward at a second length before it serves the bucket. *Exact length*: each length the DiT
+  stock forward at a second length before it serves the bucket (in mode `fast` each length is its
+  own graph). *Exact length*: each length the DiT
   sees is its own graph (its positions or attention follow the real length); BCG Apply's `on first
   call` captures each new length as it comes; for `warm-up only`, connect the workflow's
   conditioning to BCG Warmup Capture. *longest* is the longest `text_buckets` value the warm-up
