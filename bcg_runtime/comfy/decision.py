@@ -140,7 +140,7 @@ def decide(session: Any, executor: Any, args: tuple, kwargs: dict) -> CallPlan:
         found = runner.verdict(keyed, gate)
         if found is not None:
             return CallPlan(found, call, dispatch)
-    text = adapter.padded_text(executor.class_obj, call) if session.config.mode is not Mode.FAST else None
+    text = adapter.padded_text(executor.class_obj, call) if session.buckets_text else None
     received, call = call, text.call if text is not None else call
     if known is None:
         dispatch = Dispatch(

@@ -20,7 +20,7 @@ from typing import Any
 from ..core import EXACT, CaptureOptions, CaptureStrategy, Gate, GraphRunner, RunnerLimits
 from . import fingerprint, guards, report
 from .attention_break import BreakingAttention
-from .config import AUTO_BUDGET_SHARE, BCGConfig, CapturePolicy
+from .config import AUTO_BUDGET_SHARE, BCGConfig, CapturePolicy, Mode
 from .models import ModelAdapter
 from .run import Run, RunKind
 
@@ -141,6 +141,13 @@ class BCGSession:
     @property
     def captures_on_first_call(self) -> bool:
         return self.config.capture is CapturePolicy.ON_FIRST_CALL
+
+    @property
+    def buckets_text(self) -> bool:
+        """Whether a family whose model pads its caption itself keys calls by the padded length
+        (``ModelAdapter.padded_text``, one graph per text bucket): not in mode fast, which keys the
+        exact length. The decision and the warm-up's plan both follow it."""
+        return self.config.mode is not Mode.FAST
 
     def status(self) -> dict:
         return report.status(self)

@@ -32,7 +32,6 @@ from ..core import one_line
 from ..plan import WarmupPlan
 from . import guards, sampling
 from . import report as status_report
-from .config import Mode
 from .fast import NOT_BIT_EXACT
 from .session import BCGSession, CaptureRecord
 
@@ -121,10 +120,8 @@ def plan_jobs(
         if seen != requested:
             notes.append(f"text bucket {requested} reaches the DiT as {seen} ({adapter.text_policy})")
         lengths = [seen]
-        # One graph per bucket, captured at one length and proven at another; mode fast keys the
-        # exact length (the caption is not padded before the key there: decision.decide).
-        bucket = adapter.text_bucket(seen) if session.config.mode is not Mode.FAST else None
-        if bucket is not None:
+        bucket = adapter.text_bucket(seen) if session.buckets_text else None
+        if bucket is not None:  # one graph per bucket, captured at one length and proven at another
             if bucket in buckets:
                 continue
             buckets.add(bucket)
