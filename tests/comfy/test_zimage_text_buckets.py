@@ -197,7 +197,9 @@ def test_a_caption_embedding_of_another_shape_than_its_key_never_replays(pack, m
 
 
 @pytest.mark.capture_costs
-def test_a_run_keys_each_call_signature_once_and_the_gate_still_weighs_every_call(pack, model, standin_graphs):
+def test_a_run_keys_each_call_signature_once_and_the_gate_still_weighs_every_call(
+    pack, model, standin_graphs, monkeypatch
+):
     """A signature met before in the run is decided on the key it was given then (issue #54: the
     bookkeeping of a call put off by the capture gate): its caption is not padded again, the gate
     still counts and weighs every call, the reasons are the same, and a later run keys anew."""
@@ -212,20 +214,21 @@ def test_a_run_keys_each_call_signature_once_and_the_gate_still_weighs_every_cal
     padded = []
     adapter = session.adapter
     plain_padded_text = adapter.padded_text
-    adapter.padded_text = lambda dit, call: (padded.append(call["context"].shape[1]), plain_padded_text(dit, call))[1]
-    try:
-        run = both(bcg_model, model, 40, 1)  # 3 calls of one signature
-        assert run["eager"] == {str(NOT_WORTH_IT): 3} and padded == [40], (run, padded)
-        ((key, (calls_left, runs)),) = session.runner.gate.deferred.items()
-        assert (calls_left, runs) == (0, 1)  # the gate weighed the third call too
-        run = both(bcg_model, model, 40, 2, cfg=2.0, negative_length=70)  # 6 calls, two signatures
-        assert run["eager"] == {str(NOT_WORTH_IT): 6} and padded == [40, 40, 70], (run, padded)
-        assert session.runner.gate.deferred[key] == (0, 2)  # a new run, told by the count growing
-        costs.savings.clear()  # no saving measured: a capture always repays again
-        run = both(bcg_model, model, 40, 3)
-        assert run["replayed"] == 2 and session.runner.stats.captures == 1, run
-    finally:
-        del adapter.padded_text
+    monkeypatch.setattr(
+        adapter,
+        "padded_text",
+        lambda dit, call: (padded.append(call["context"].shape[1]), plain_padded_text(dit, call))[1],
+    )
+    run = both(bcg_model, model, 40, 1)  # 3 calls of one signature
+    assert run["eager"] == {str(NOT_WORTH_IT): 3} and padded == [40], (run, padded)
+    ((key, (calls_left, runs)),) = session.runner.gate.deferred.items()
+    assert (calls_left, runs) == (0, 1)  # the gate weighed the third call too
+    run = both(bcg_model, model, 40, 2, cfg=2.0, negative_length=70)  # 6 calls, two signatures
+    assert run["eager"] == {str(NOT_WORTH_IT): 6} and padded == [40, 40, 70], (run, padded)
+    assert session.runner.gate.deferred[key] == (0, 2)  # a new run, told by the count growing
+    costs.savings.clear()  # no saving measured: a capture always repays again
+    run = both(bcg_model, model, 40, 3)
+    assert run["replayed"] == 2 and session.runner.stats.captures == 1, run
 
 
 @pytest.mark.parametrize("mode,lengths", [("auto", [1, 16, 33, 48]), ("fast", [16, 48])])
