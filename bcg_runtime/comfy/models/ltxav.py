@@ -104,7 +104,7 @@ ADAPTER = LTXAVAdapter(
         "2026-12-06; LTX-2.3 too); with cuDNN's attention first (a stock server's order) eager itself does not "
         "always repeat: the audio stream's cross-attention (one query per head over 1,024 text keys) served by "
         "cuDNN's attention gave another output for equal inputs, after CUDA graph work in the process, while plain "
-        "torch on those shapes repeats itself 1,000 calls in a row (docs/benchmarks.md, LTX-2's exactness); the "
+        "torch on those shapes repeats itself 1,000 calls in a row (docs/benchmarks.md, the LTX-2 row); the "
         "cuDNN-first eager repeat over all 56 families parts for LTX-2 and LTX-2.3 alone, on that call (H100, "
         "2026-12-06): no graph can be proven equal to an eager that does not repeat"
     ),
