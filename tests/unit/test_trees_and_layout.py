@@ -262,6 +262,29 @@ def test_the_nodes_reach_the_runtime_only_through_api():
     assert not offending, offending
 
 
+def test_the_architecture_page_names_every_module_and_only_modules_that_exist():
+    """docs/architecture.md's list of modules matches the tree: every module of the product and of
+    the benchmark (a family's adapter through ``models/<family>.py``) is named there, and every
+    ``name.py`` it names exists (a pattern such as ``comfy_*.py`` matches at least one)."""
+    import fnmatch
+    import re
+
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    named = set(re.findall(r"`(?:[\w/]+/)?([\w*<>]+\.(?:py|js))", doc))
+    patterns = [name.replace("<family>", "*") for name in named]
+    families = ROOT / "bcg_runtime" / "comfy" / "models"
+    modules = [
+        p for p in _python_files("bcg_runtime", "nodes", "bench")
+        if p.name != "__init__.py" and not (p.parent == families and p.name != "base.py")
+        and "recipes" not in p.parts
+    ]  # fmt: skip
+    unnamed = [str(p.relative_to(ROOT)) for p in modules if not any(fnmatch.fnmatch(p.name, n) for n in patterns)]
+    assert not unnamed, f"name these in docs/architecture.md: {unnamed}"
+    tree = {p.name for d in (*PRODUCT, *TOOLS, "web") for p in _python_files(d) + sorted((ROOT / d).rglob("*.js"))}
+    stale = sorted(n for n, pattern in zip(named, patterns) if not fnmatch.filter(tree, pattern))
+    assert not stale, f"docs/architecture.md names modules that do not exist: {stale}"
+
+
 #: What the tools may import of the ComfyUI glue: the facade, the model adapters and warm-up facts
 #: (the recipes in bench/recipes/ read them), the sampling helpers the warm-up uses too, and the
 #: process settings that pick kernels; the rest is the product's inside.
