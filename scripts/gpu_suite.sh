@@ -78,7 +78,8 @@
 #
 # Time: the stages share SUITE_BUDGET_S seconds (default 570, under the device's 10-minute limit per
 # command); each runs under `timeout` with what is left, a stage with under 30 s left is skipped, and
-# the table says so. Output: $OUT (default ./bench_out; $OUT/<host>/ with several hosts) keeps
+# the table says so. TESTS_BUDGET_S caps the tests stage (its lanes and TEST_ALONE together), so a
+# benchmark after it in the same call keeps the rest: `TESTS_BUDGET_S=360 ... gpu_suite.sh tests,batch`. Output: $OUT (default ./bench_out; $OUT/<host>/ with several hosts) keeps
 # summary.txt, gpu_tests.log, noflags.json, e2e_summary.json, ray_check.json and server.json; every other log, the benchmark JSON
 # and the e2e artifacts are packed into details.tar.gz (the device returns at most 8 files).
 # BCG_SOAK_PROMPTS sets the e2e soak's size.
@@ -183,6 +184,13 @@ host_comfy() { # host_comfy <host dir or ""> <name>: prints the ComfyUI tree to 
 }
 
 left() { echo $((BUDGET - (SECONDS - START))); }
+# tests_left: what the tests stage may still use (TESTS_BUDGET_S from the stage's start, within left)
+tests_left() {
+  local l
+  l=$(left)
+  [ -n "${TESTS_BUDGET_S:-}" ] && [ $((TESTS_BUDGET_S - (SECONDS - TESTS_START))) -lt "$l" ] && l=$((TESTS_BUDGET_S - (SECONDS - TESTS_START)))
+  echo "$l"
+}
 # row <stage> <result> <seconds>: one line of the host's table
 row() { printf '%-9s %-8s %5ss  %s\n' "$HOST" "$1" "$3" "$2" >>"$OUT_H/summary.rows"; }
 # timed <stage> <log> <cmd...>: runs cmd under what is left of the budget; sets RC, SECS
@@ -190,6 +198,7 @@ timed() {
   local stage=$1 log=$2 t0=$SECONDS budget
   shift 2
   budget=$(left)
+  case "$stage" in tests | tests_alone) budget=$(tests_left) ;; esac
   if [ "$budget" -lt 30 ]; then RC=skip; SECS=0; echo "== $HOST $stage: skipped, ${budget}s of the time budget left"; return; fi
   echo "== $HOST $stage (up to ${budget}s) =="
   timeout -k 15 "$budget" "$@" >"$log" 2>&1
@@ -210,6 +219,7 @@ show_failures() { grep -E "^(FAILED|ERROR) " "$1" | head -25; }
 GPU_PYTEST_ARGS=(-m "(gpu or comfy) and not e2e" -p no:cacheprovider -q -rfEs)
 
 stage_tests() {
+  TESTS_START=$SECONDS
   [ -n "${TEST_LANES:-}" ] && { stage_test_lanes; return; }
   timed tests "$OUT_H/gpu_tests.log" python3 -m pytest ${TESTS:-tests} "${GPU_PYTEST_ARGS[@]}"
   show_failures "$OUT_H/gpu_tests.log"
@@ -231,9 +241,9 @@ stage_tests() {
 # leave it TEST_ALONE_S seconds (150).
 stage_test_lanes() {
   local budget t0=$SECONDS i=0 n spec lanes pids=()
-  budget=$(left)
+  budget=$(tests_left)
   if [ -n "${TEST_ALONE:-}" ]; then  # the lanes leave TEST_ALONE its seconds, at most half the budget
-    budget=$((budget - ${TEST_ALONE_S:-150})) && [ "$budget" -lt "$(($(left) / 2))" ] && budget=$(($(left) / 2))
+    budget=$((budget - ${TEST_ALONE_S:-150})) && [ "$budget" -lt "$(($(tests_left) / 2))" ] && budget=$(($(tests_left) / 2))
   fi
   IFS=';' read -ra lanes <<<"$TEST_LANES"
   for spec in "${lanes[@]}"; do
