@@ -6,8 +6,9 @@ innermost for every run, so this one runs around it) and times, inside it, every
 ``_forward`` (an instance attribute over the class's method for the duration; the benchmark's own
 model only). A call that ran the forward once was answered eagerly: the time beyond that forward is
 BCG's bookkeeping (deciding, keying, a text prologue, counting), kept with the reason BCG counted
-(a graph's proof on another variant of its key also runs the forward once, beside a replay: its
-reason reads "served"). A call that ran no forward replayed: its time is the replay's host cost.
+(read from the runner's counters before and after the call, outside the timed region; a graph's
+proof on another variant of its key also runs the forward once, beside a replay: its reason reads
+"served"). A call that ran no forward replayed: its time is the replay's host cost.
 Calls that ran it more often captured a graph and are counted apart. Python's garbage collector
 may pause any call: the pauses that fell in an eager call's bookkeeping (outside its forward) are
 summed apart (``gc.callbacks``), and the slowest calls are listed with their reasons, so a slow
@@ -20,6 +21,7 @@ import contextlib
 import gc
 import statistics
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -80,7 +82,7 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
         times.measured = False
         yield times
         return
-    inside = {"seconds": 0.0, "runs": 0, "in_forward": False, "hooked": False, "gc": 0.0, "gc_start": 0.0, "reason": ""}
+    inside = {"seconds": 0.0, "runs": 0, "in_forward": False, "hooked": False, "gc": 0.0, "gc_start": 0.0}
     plain_forward = type(diffusion_model)._forward.__get__(diffusion_model)
 
     def forward(*args, **kwargs):
@@ -99,13 +101,9 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
         elif inside["hooked"] and not inside["in_forward"]:
             inside["gc"] += time.perf_counter() - inside["gc_start"]
 
-    def record_eager(reason: str) -> None:  # the runner's one place to count an eager call
-        inside["reason"] = reason
-        plain_record(reason)
-
     def around_bcg(executor, *args, **kwargs):
         inside["seconds"], inside["runs"], inside["gc"], inside["hooked"] = 0.0, 0, 0.0, True
-        inside["reason"] = "served" if stats is not None else "no BCG"
+        counted = stats.eager.copy() if stats is not None else None
         start = time.perf_counter()
         try:
             out = executor(*args, **kwargs)
@@ -115,7 +113,7 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
         if inside["runs"] == 1:
             times.eager_overhead.append(total - inside["seconds"])
             times.eager_gc.append(inside["gc"])
-            times.eager_reason.append(inside["reason"])
+            times.eager_reason.append(_reason(counted, stats))
         elif inside["runs"] == 0:
             times.replay.append(total)
         else:
@@ -125,16 +123,21 @@ def hook_times(bcg_model: Any) -> Iterator[HookTimes]:
     diffusion_model._forward = forward
     bcg_model.add_wrapper_with_key(WrappersMP.DIFFUSION_MODEL, KEY, around_bcg)
     gc.callbacks.append(collecting)
-    if stats is not None:
-        plain_record, stats.record_eager = stats.record_eager, record_eager
     try:
         yield times
     finally:
-        if stats is not None:
-            del stats.record_eager
         gc.callbacks.remove(collecting)
         bcg_model.remove_wrappers_with_key(WrappersMP.DIFFUSION_MODEL, KEY)
         del diffusion_model._forward
+
+
+def _reason(before: Counter | None, stats: Any) -> str:
+    """The reason BCG counted an eager call under: the runner's eager counter that grew during it
+    ("served" where none did: a proof that replayed; "no BCG" on a model without BCG)."""
+    if before is None:
+        return "no BCG"
+    grown = stats.eager - before
+    return next(iter(grown), "served")
 
 
 KEY = "bench_hook_times"
