@@ -246,6 +246,18 @@ def left_eager_split(jobs: list[Job]) -> dict:
     }
 
 
+def capture_phases(entries) -> dict[str, float] | None:
+    """The median of each phase of the held entries' captures and proofs (ms), the earliest held
+    left out (the process's first capture, unless evicted, carries the device's one-time
+    initialisation): where the cost a capture must repay goes."""
+    timed = [e for e in entries if e.phases is not None and e.proof is not None][1:]
+    if not timed:
+        return None
+    phases = {name: [1000 * getattr(e.phases, name) for e in timed] for name in timed[0].phases._fields}
+    phases |= {f"proof_{name}": [1000 * getattr(e.proof, name) for e in timed] for name in ("eager", "replay")}
+    return {name: round(statistics.median(values), 1) for name, values in phases.items()}
+
+
 def _summary(jobs, session, hook, args, steps, cfg, comfy_version) -> dict:
     import torch
 
@@ -260,6 +272,7 @@ def _summary(jobs, session, hook, args, steps, cfg, comfy_version) -> dict:
         "eager_s": round(sum(j.eager_s for j in jobs), 2), "bcg_s": round(sum(j.bcg_s for j in jobs), 2),
         "captures": stats.captures, "evictions": stats.evictions,
         "mean_capture_s": round(stats.capture_seconds / max(stats.captures, 1), 3),
+        "capture_phases_ms": capture_phases(session.runner.entries()),
         "mean_eager_call_s": round(sum(j.eager_s for j in jobs) / max(calls, 1), 4),
         "peak_graph_mib": round(max(j.graph_mib for j in jobs), 1),
         "memory_budget_mib": round((session.runner.limits.memory_budget_bytes or 0) / 2**20, 1),
@@ -282,7 +295,8 @@ def format_summary(jobs: list[Job], s: dict) -> str:
         f"DiT calls replayed: {s['replayed']}/{s['dit_calls']} ({100 * s['replayed_share']:.1f}%)",
         f"end to end: eager {s['eager_s']:.1f}s, BCG {s['bcg_s']:.1f}s, speedup {s['speedup']:.2f}x",
         f"captures {s['captures']} (mean {s['mean_capture_s']:.2f}s each; a plain eager DiT call "
-        f"{1000 * s['mean_eager_call_s']:.0f} ms), evictions {s['evictions']}",
+        f"{1000 * s['mean_eager_call_s']:.0f} ms), evictions {s['evictions']}; a capture's phases and proof, "
+        f"median ms: {s.get('capture_phases_ms')}",
         f"BCG's host time beyond the forward: {s['bookkeeping_ms_mean']} ms mean ({s['bookkeeping_ms_median']} median, "
         f"{s['bookkeeping_ms_p99']} p99, {s['bookkeeping_gc_ms_mean']} ms mean of garbage collection) per eager call "
         f"({s['eager_calls']}); {s['replay_host_ms_median']} ms median per replay"

@@ -36,7 +36,7 @@ from .host_copies import HostCopyStaging
 from .host_reads import HostReads
 from .outside_reads import HeldTensor, OutsideReads, storage_key, storage_keys
 from .reasons import Reason, one_line
-from .stats import EntryStats, ProofTimes
+from .stats import CapturePhases, EntryStats, ProofTimes
 from .trees import make_static_buffer, outputs_equal, tensor_bytes, unflatten_inputs
 
 
@@ -206,10 +206,12 @@ def record(
                         with staging.recording() if staging and run == runs - 1 else nothing():
                             capture_fn(*s_args, **s_kwargs)
             backend.synchronize(device)
+            warmed = time.perf_counter()
             with reads.replaying() if reads else nothing(), staging.replaying() if staging else nothing():
                 with audit or nothing():
                     output = graph.capture(capture_fn, s_args, s_kwargs)
             backend.synchronize(device)
+            recorded = time.perf_counter()
             outside = _held(audit, static_leaves, s_kwargs, call.key.opaque, options, binding)
     except BaseException:
         graph.reset()
@@ -218,13 +220,15 @@ def record(
     static_bytes = (
         tensor_bytes(static_leaves) + graph.bridge_bytes + tensor_bytes([h.bits for h in outside if h.bits is not None])
     )
+    end = time.perf_counter()
     stats = EntryStats(
         label=call.label,
         segments=graph.num_segments,
         breaks=graph.num_breaks,
-        capture_seconds=time.perf_counter() - start,
+        capture_seconds=end - start,
         pool_bytes_after=0,
         static_bytes=static_bytes,
+        phases=CapturePhases(warmed - start, recorded - warmed, end - recorded),
     )
     return Entry(graph, static_leaves, output, stats, None, staging.buffers if staging else [], outside)
 

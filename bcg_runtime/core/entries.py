@@ -159,13 +159,14 @@ class EntryTable:
             return
         self.stats.captures += 1
         self.stats.capture_seconds += entry.stats.capture_seconds
-        outside, proof = entry.outside, entry.stats.proof
+        outside, proof, phases = entry.outside, entry.stats.proof, entry.stats.phases
         log.info(
             "[BCG] %s: captured %s in %.2fs: %d segments, %d breaks, pool %.1f MiB, replay exact%s%s",
             self.name, entry.stats.label, entry.stats.capture_seconds, entry.graph.num_segments,
             entry.graph.num_breaks, self.stats.pool_bytes / 2**20,
-            f" (proof: eager {1000 * proof.eager:.1f} ms, {1000 * proof.host:.1f} of it host; replay "
-            f"{1000 * proof.replay:.1f} ms)" if proof else "",
+            f" (warm-up {1000 * phases.warmup:.1f} ms, graph {1000 * phases.graph:.1f} ms, held reads "
+            f"{1000 * phases.held:.1f} ms; proof: eager {1000 * proof.eager:.1f} ms, {1000 * proof.host:.1f} of "
+            f"it host; replay {1000 * proof.replay:.1f} ms)" if proof and phases else "",
             f"; holds {len(outside)} tensor(s) it reads outside its arguments and weights: "
             + ", ".join(held.read.describe() for held in outside[:4]) if outside else "",
         )  # fmt: skip

@@ -18,7 +18,26 @@ class ProofTimes(NamedTuple):
     replay: float
 
     def as_ms(self) -> dict[str, float]:
-        return {name: round(1000 * value, 2) for name, value in self._asdict().items()}
+        return _ms(self)
+
+
+class CapturePhases(NamedTuple):
+    """Where one capture's time went, in seconds, the device synchronised after each: ``warmup``
+    the eager runs before it (on the capture stream; with the live call's host reads recorded
+    first where the adapter replays them), ``graph`` recording the graph (the forward's Python
+    under the outside-reads audit) and instantiating it, ``held`` sorting the outside reads the
+    entry holds (their bit copies included)."""
+
+    warmup: float
+    graph: float
+    held: float
+
+    def as_ms(self) -> dict[str, float]:
+        return _ms(self)
+
+
+def _ms(times: NamedTuple) -> dict[str, float]:
+    return {name: round(1000 * value, 2) for name, value in times._asdict().items()}
 
 
 @dataclass
@@ -35,6 +54,8 @@ class EntryStats:
     #: The proof's timings (seconds, None before it): the eager call and the host's share of it
     #: (until the call returned, before the device was synchronised), then the replay.
     proof: ProofTimes | None = None
+    #: The capture's own time (``capture_seconds``) by phase.
+    phases: CapturePhases | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +67,7 @@ class EntryStats:
             "static_bytes": self.static_bytes,
             "hits": self.hits,
             "proof_ms": self.proof.as_ms() if self.proof else None,
+            "capture_ms": self.phases.as_ms() if self.phases else None,
         }
 
 

@@ -120,6 +120,9 @@ def test_stats_count_exactly(device, make_runner):
     assert {e.label: (e.hits, e.segments, e.breaks) for e in runner.entries()} == {"A": (3, 3, 2), "B": (2, 3, 2)}
     assert runner.stats.capture_seconds > 0
     assert runner.memory_bytes > 0
+    for e in runner.entries():  # each capture's time by phase: warm-up, graph, held reads
+        assert min(e.phases) >= 0 and e.phases.graph > 0 and sum(e.phases) <= e.capture_seconds + 1e-6, e.phases
+        assert e.as_dict()["capture_ms"] == e.phases.as_ms() and e.proof is not None
 
 
 def test_outputs_of_two_calls_of_one_shape_do_not_alias(device, make_runner):

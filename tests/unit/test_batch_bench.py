@@ -98,3 +98,21 @@ def test_jobs_bcg_left_eager_are_told_apart_by_where_their_time_went():
         "left_eager_plain_extra_ms": 25.0,
     }, split  # fmt: skip
     assert left_eager_split(jobs[2:3]) == {"left_eager_jobs": 0}
+
+
+def test_capture_phases_are_medians_that_leave_the_first_capture_out():
+    """The batch summary's split of a capture's cost: each phase's median over the held entries
+    but the earliest (the process's first capture carries one-time initialisation)."""
+    from bench.batch import capture_phases
+    from bcg_runtime.core.stats import CapturePhases, EntryStats, ProofTimes
+
+    def entry(warmup, graph, held, eager, replay):
+        return EntryStats("512x512", 1, 0, warmup + graph + held, 0, 0, proof=ProofTimes(eager, eager, replay),
+                          phases=CapturePhases(warmup, graph, held))  # fmt: skip
+
+    first = entry(2.0, 2.0, 0.5, 1.0, 1.0)
+    later = [entry(0.06, 0.12, 0.01, 0.067, 0.035), entry(0.08, 0.14, 0.03, 0.069, 0.037)]
+    assert capture_phases([first, *later]) == {
+        "warmup": 70.0, "graph": 130.0, "held": 20.0, "proof_eager": 68.0, "proof_replay": 36.0
+    }  # fmt: skip
+    assert capture_phases([first]) is None and capture_phases([]) is None
