@@ -79,7 +79,8 @@
 # Time: the stages share SUITE_BUDGET_S seconds (default 570, under the device's 10-minute limit per
 # command); each runs under `timeout` with what is left, a stage with under 30 s left is skipped, and
 # the table says so. TESTS_BUDGET_S caps the tests stage (its lanes and TEST_ALONE together), so a
-# benchmark after it in the same call keeps the rest: `TESTS_BUDGET_S=360 ... gpu_suite.sh tests,batch`. Output: $OUT (default ./bench_out; $OUT/<host>/ with several hosts) keeps
+# benchmark after it in the same call keeps the rest: `TESTS_BUDGET_S=360 ... gpu_suite.sh tests,batch`.
+# Output: $OUT (default ./bench_out; $OUT/<host>/ with several hosts) keeps
 # summary.txt, gpu_tests.log, noflags.json, e2e_summary.json, ray_check.json and server.json; every other log, the benchmark JSON
 # and the e2e artifacts are packed into details.tar.gz (the device returns at most 8 files).
 # BCG_SOAK_PROMPTS sets the e2e soak's size.

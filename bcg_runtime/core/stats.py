@@ -22,11 +22,11 @@ class ProofTimes(NamedTuple):
 
 
 class CapturePhases(NamedTuple):
-    """Where one capture's time went, in seconds, the device synchronised after each: ``warmup``
-    the eager runs before it (on the capture stream; with the live call's host reads recorded
-    first where the adapter replays them), ``graph`` recording the graph (the forward's Python
-    under the outside-reads audit) and instantiating it, ``held`` sorting the outside reads the
-    entry holds (their bit copies included)."""
+    """Where one capture's time went, in seconds, the device synchronised after the first two:
+    ``warmup`` the eager runs before it (on the capture stream; with the live call's host reads
+    recorded first where the adapter replays them), ``graph`` recording the graph (the forward's
+    Python under the outside-reads audit) and instantiating it, ``held`` sorting the outside reads
+    the entry holds (their bit copies launched)."""
 
     warmup: float
     graph: float
