@@ -246,6 +246,27 @@ def left_eager_split(jobs: list[Job]) -> dict:
     }
 
 
+def replay_ceiling(jobs: list[Job]) -> dict:
+    """What exact replay can give this batch at most: each size's median eager and BCG seconds
+    over its jobs that replayed every call, and the end-to-end speed-up were every job that fast
+    (no capture, no eager call): None where some size has no such job. The gap between it and the
+    measured speed-up is what captures and calls left eager cost."""
+    sizes: dict[str, list[Job]] = {}
+    for job in jobs:
+        sizes.setdefault(f"{job.width}x{job.height}", []).append(job)
+    replayed = {size: [j for j in group if j.calls and j.replayed == j.calls] for size, group in sizes.items()}
+    per_size = {
+        size: [round(statistics.median(j.eager_s for j in full), 3), round(statistics.median(j.bcg_s for j in full), 3)]
+        for size, full in replayed.items()
+        if full
+    }
+    ceiling = None
+    if per_size and len(per_size) == len(sizes):
+        at_best = sum(per_size[size][1] * len(group) for size, group in sizes.items())
+        ceiling = round(sum(j.eager_s for j in jobs) / max(at_best, 1e-9), 3)
+    return {"replayed_jobs_s": per_size, "replay_ceiling": ceiling}
+
+
 def capture_phases(entries) -> dict[str, float] | None:
     """The median of each phase of the held entries' captures and proofs (ms), the earliest held
     left out (the process's first capture, unless evicted, carries the device's one-time
@@ -280,9 +301,20 @@ def _summary(jobs, session, hook, args, steps, cfg, comfy_version) -> dict:
         "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "comfyui": comfy_version,
         **hook.summary(),
         **left_eager_split(jobs),
+        **replay_ceiling(jobs),
     }  # fmt: skip
     summary["speedup"] = round(summary["eager_s"] / max(summary["bcg_s"], 1e-9), 3)
     return summary
+
+
+def _ceiling(s: dict) -> str:
+    """:func:`replay_ceiling`'s figures in a line's words."""
+    if not s.get("replay_ceiling"):
+        return "no ceiling (a size has no job that replayed whole)"
+    return (
+        f"were every job replayed whole {s['replay_ceiling']:.2f}x (per size, median eager / BCG s of "
+        f"such jobs: {s['replayed_jobs_s']})"
+    )
 
 
 def format_summary(jobs: list[Job], s: dict) -> str:
@@ -293,7 +325,7 @@ def format_summary(jobs: list[Job], s: dict) -> str:
         f"{s['jobs']} jobs: {s['prompts']} prompts x {s['seeds']} seeds, {s['token_range'][0]}-{s['token_range'][1]} tokens "
         f"({s['distinct_lengths']} distinct lengths)",
         f"DiT calls replayed: {s['replayed']}/{s['dit_calls']} ({100 * s['replayed_share']:.1f}%)",
-        f"end to end: eager {s['eager_s']:.1f}s, BCG {s['bcg_s']:.1f}s, speedup {s['speedup']:.2f}x",
+        f"end to end: eager {s['eager_s']:.1f}s, BCG {s['bcg_s']:.1f}s, speedup {s['speedup']:.2f}x; {_ceiling(s)}",
         f"captures {s['captures']} (mean {s['mean_capture_s']:.2f}s each; a plain eager DiT call "
         f"{1000 * s['mean_eager_call_s']:.0f} ms), evictions {s['evictions']}; a capture's phases and proof, "
         f"median ms: {s.get('capture_phases_ms')}",
@@ -337,6 +369,7 @@ def merge(parts: list[dict]) -> dict:
         "eager_s": round(eager_s, 2), "bcg_s": round(bcg_s, 2), "speedup": round(eager_s / max(bcg_s, 1e-9), 3),
         "captures": sum(part["summary"]["captures"] for part in parts),
         "exact": sum(bool(j["exact"]) for j in jobs),
+        **replay_ceiling([Job(**j) for j in jobs]),
     }  # fmt: skip
 
 
@@ -346,7 +379,7 @@ def format_merged(m: dict) -> str:
         f"torch {m['torch']}, ComfyUI {m['comfyui']}: {m['jobs']} of {m['of_jobs']} jobs in {m['parts']} parts "
         "(each a fresh process)",
         f"DiT calls replayed: {m['replayed']}/{m['dit_calls']}; captures {m['captures']}",
-        f"end to end: eager {m['eager_s']:.1f}s, BCG {m['bcg_s']:.1f}s, speedup {m['speedup']:.2f}x",
+        f"end to end: eager {m['eager_s']:.1f}s, BCG {m['bcg_s']:.1f}s, speedup {m['speedup']:.2f}x; {_ceiling(m)}",
         f"bit-equal to eager: {m['exact']}/{m['jobs']} images",
     ])  # fmt: skip
 

@@ -38,6 +38,7 @@ def test_the_summary_says_when_bcgs_host_time_could_not_be_measured():
     assert "0.3 ms mean (0.3 median, 0.2 p99, 0.1 ms mean of garbage collection) per eager call (2);" in text
     assert "\n    0.4 ms (0.2 gc): served\n    0.2 ms (0.0 gc): not captured\n" in text, text
     assert "1.0 ms median per replay" in text and "jobs BCG left eager: 0\n" in text
+    assert "speedup 2.00x; no ceiling (a size has no job that replayed whole)\n" in text
     split = {"left_eager_jobs": 3, "left_eager_capturing_jobs": 1, "left_eager_extra_ms": 30.0,
              "left_eager_extra_load_ms": 2.0, "left_eager_extra_dit_ms": 2.0, "left_eager_extra_rest_ms": 26.0,
              "left_eager_plain_extra_ms": 25.0}  # fmt: skip
@@ -52,8 +53,13 @@ def test_the_summary_says_when_bcgs_host_time_could_not_be_measured():
 def _part(indexes, eager_s, bcg_s, exact=True, **summary):
     same = {"family": "qwen_image", "depth": "full", "steps": 20, "cfg": 2.5, "sizes": "512x512", "prompts": 4,
             "seeds": 1, "gpu": "H100", "torch": "2.11", "comfyui": "0.33.0", "captures": len(indexes)}  # fmt: skip
-    jobs = [
-        {"index": i, "eager_s": eager_s, "bcg_s": bcg_s, "calls": 40, "replayed": 39, "exact": exact} for i in indexes
+    from dataclasses import asdict
+
+    from bench.batch import Job
+
+    jobs = [  # as --json writes them
+        asdict(Job(i, 512, 512, 40, i, eager_s=eager_s, bcg_s=bcg_s, calls=40, replayed=39 + (i == 0), exact=exact))
+        for i in indexes
     ]
     return {"summary": {**same, **summary}, "jobs": jobs}
 
@@ -68,7 +74,9 @@ def test_a_batch_run_in_parts_adds_up_to_the_whole():
     merged = merge([_part([0, 1], eager_s=6.0, bcg_s=3.0), _part([2, 3], eager_s=4.0, bcg_s=4.0, exact=False)])
     assert (merged["jobs"], merged["of_jobs"], merged["parts"]) == (4, 4, 2)
     assert (merged["eager_s"], merged["bcg_s"], merged["speedup"]) == (20.0, 14.0, round(20 / 14, 3))
-    assert (merged["replayed"], merged["dit_calls"], merged["captures"], merged["exact"]) == (156, 160, 4, 2)
+    assert (merged["replayed"], merged["dit_calls"], merged["captures"], merged["exact"]) == (157, 160, 4, 2)
+    assert merged["replay_ceiling"] == round(20 / (4 * 3.0), 3)  # job 0 replayed whole in 3.0 s
+    assert "were every job replayed whole 1.67x (per size" in format_merged(merged)
     assert "4 of 4 jobs in 2 parts" in format_merged(merged) and "bit-equal to eager: 2/4" in format_merged(merged)
     with pytest.raises(ValueError, match="overlap"):
         merge([_part([0, 1], 1.0, 1.0), _part([1, 2], 1.0, 1.0)])
@@ -116,3 +124,24 @@ def test_capture_phases_are_medians_that_leave_the_first_capture_out():
         "warmup": 70.0, "graph": 130.0, "held": 20.0, "proof_eager": 68.0, "proof_replay": 36.0
     }  # fmt: skip
     assert capture_phases([first]) is None and capture_phases([]) is None
+
+
+def test_the_replay_ceiling_prices_every_job_at_its_sizes_whole_replay():
+    """Host C's batch (docs/benchmarks.md): a 512² job replayed whole took 0.282 s against eager's
+    0.541, a 768x512 one 0.377 against 0.509; priced so, the batch could gain at most their blend,
+    whatever the captures cost. A size with no job replayed whole gives no ceiling."""
+    from bench.batch import Job, replay_ceiling
+
+    def job(i, w, h, eager_s, bcg_s, replayed):
+        return Job(i, w, h, 40, i, bcg_s=bcg_s, eager_s=eager_s, calls=8, replayed=replayed)
+
+    jobs = [
+        job(0, 512, 512, 0.541, 0.9, 0),  # captured: eager calls and a capture
+        job(1, 512, 512, 0.541, 0.282, 8),
+        job(2, 768, 512, 0.509, 0.377, 8),
+        job(3, 768, 512, 0.509, 0.6, 7),
+    ]
+    out = replay_ceiling(jobs)
+    assert out["replayed_jobs_s"] == {"512x512": [0.541, 0.282], "768x512": [0.509, 0.377]}
+    assert out["replay_ceiling"] == round((2 * 0.541 + 2 * 0.509) / (2 * 0.282 + 2 * 0.377), 3) == 1.593
+    assert replay_ceiling(jobs[:1] + jobs[2:])["replay_ceiling"] is None  # 512² never replayed whole
