@@ -8,8 +8,9 @@ for every mode is its :class:`CaptureOptions`; what the caller binds by address 
   anything the graph froze instead of computing at replay (a value read on the host, work on a
   stream the capture did not see, a tensor computed once and cached) shows in the proof as a
   difference, not later as a wrong image.
-* The proof runs the call eagerly on the live arguments, replays the same arguments, and holds the
-  entry only if the outputs are ``torch.equal``.
+* The proof runs the call eagerly on the live arguments (before the capture, except a device's
+  first, which follows its warm-up runs: that run does the shape's lazy work, so a later capture
+  runs no warm-up of its own), replays them, and holds the entry only if the outputs are equal.
 * What the capture read outside its inputs, its own memory and the binding's storages is held by
   the entry with how a write into it shows (:class:`~.outside_reads.HeldTensor`); a tensor read
   from an opaque argument the key does not hold fails the capture (:class:`UnkeyedOpaqueRead`).
@@ -23,7 +24,7 @@ import functools
 import gc
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, NamedTuple, Protocol
 
 import torch
 
@@ -233,21 +234,48 @@ def record(
     return Entry(graph, static_leaves, output, stats, None, staging.buffers if staging else [], outside)
 
 
-def prove(entry: Entry, call: Call, truth_of: Callable[[], Any], table: EntryTable) -> CaptureResult:
-    """Eager on the live call (``truth_of()``), then a replay of the same inputs (module
-    docstring): CAPTURED with eager's output, or the key blocked in ``table`` with why. Both
-    are timed into ``entry.stats.proof`` once the replay ran."""
+class Truth(NamedTuple):
+    """The live call's eager output, the proof's truth (module docstring), and its seconds from a
+    synchronised device: until the device finished (``eager``) and the call returned (``host``)."""
+
+    output: Any
+    eager: float
+    host: float
+
+
+def truth_of(
+    fn: Callable, capture_fn: Callable, args: tuple, kwargs: dict, plain: Reference, binding: StateBinding
+) -> Callable[[], Any]:
+    """What the proof holds a replay to: ``plain`` with its options watched where the capture
+    runs ``fn`` itself, else the strategy's own forward on ``args`` and ``kwargs`` (the strategy's
+    ``accept`` then judges it against ``plain``)."""
+    if capture_fn is fn:
+        return functools.partial(plain, binding.watch)
+    return functools.partial(capture_fn, *args, **kwargs)
+
+
+def eager_truth(run: Callable[[], Any], device: torch.device, backend: GraphBackend) -> Truth:
+    """Run :func:`truth_of`'s callable on the live call, timed (:class:`Truth`)."""
+    backend.synchronize(device)
+    start = time.perf_counter()
+    output = run()
+    host_s = time.perf_counter() - start
+    backend.synchronize(device)
+    return Truth(output, time.perf_counter() - start, host_s)
+
+
+def prove(entry: Entry, call: Call, truth: Truth, table: EntryTable) -> CaptureResult:
+    """A replay of the live call's inputs against its eager output (``truth``, module docstring):
+    CAPTURED with eager's output, or the key blocked in ``table`` with why. The truth's times
+    and the replay's go into ``entry.stats.proof`` once the replay ran."""
     sync = entry.graph.backend.synchronize
+    eager_s, host_s, truth = truth.eager, truth.host, truth.output
     sync(call.device)
     start = time.perf_counter()
-    truth = truth_of()
-    host_s = time.perf_counter() - start
-    sync(call.device)
-    eager_s = time.perf_counter() - start
     try:
         replayed = entry.replay(call.leaves)
         sync(call.device)
-        replay_s = time.perf_counter() - start - eager_s
+        replay_s = time.perf_counter() - start
         exact, diff = outputs_equal(replayed, truth)
     except Exception as e:
         reason = table.block(call, Reason(reasons.CAPTURE_FAILED, f"replay failed: {one_line(e)}"))
@@ -264,26 +292,20 @@ def prove(entry: Entry, call: Call, truth_of: Callable[[], Any], table: EntryTab
 def settle(
     entry: Entry,
     call: Call,
-    fn: Callable,
-    capture_fn: Callable,
-    args: tuple,
-    kwargs: dict,
+    truth: Truth | Callable[[], Any],
     plain: Reference,
     state: Any,
     strategy: CaptureStrategy,
     binding: StateBinding,
     table: EntryTable,
 ) -> CaptureResult:
-    """Prove a recorded entry (:func:`prove`; the truth is ``plain`` with its options watched, or
-    the strategy's own forward on ``args`` and ``kwargs``) and let the strategy ``accept`` it: CAPTURED with the entry bound to
-    the binding's state after capture and to the call's variant, else the graph reset and the
+    """Prove a recorded entry against ``truth`` (:func:`prove`; made now where it is
+    :func:`truth_of`'s callable) and let the strategy ``accept`` it: CAPTURED with the entry bound
+    to the binding's state after capture and to the call's variant, else the graph reset and the
     pools no stored entry uses released. An error does the same before it propagates."""
     try:
-        if capture_fn is fn:
-            truth_of = functools.partial(plain, binding.watch)
-        else:  # the proof holds replay to the strategy's forward; ``accept`` judges it against plain
-            truth_of = functools.partial(capture_fn, *args, **kwargs)
-        result = prove(entry, call, truth_of, table)
+        truth = truth if isinstance(truth, Truth) else eager_truth(truth, call.device, entry.graph.backend)
+        result = prove(entry, call, truth, table)
         if result.status is CaptureStatus.CAPTURED and strategy.accept is not None:
             result = accept(call, result, strategy.accept, plain.fn, plain.args, binding.watch(plain.kwargs), table)
         if result.status is CaptureStatus.CAPTURED:

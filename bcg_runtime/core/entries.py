@@ -49,9 +49,11 @@ class RunnerLimits:
     #: Eager runs on the capture stream before the first capture on a device (lazy init: cuBLAS
     #: creates its workspace for the capture stream, kernels load and tune on first use).
     warmup_runs: int = 2
-    #: Eager runs before every later capture: one, for per-shape lazy work (a kernel's first launch
-    #: at a new size). Each costs a whole forward, which is most of the first-call overhead.
-    warmup_runs_after_first: int = 1
+    #: Eager runs before every later capture: none, since the proof's eager run of the live call
+    #: comes first and does a shape's lazy work (a kernel's first launch at a new size); the
+    #: capture stream's own (cuBLAS's workspace) the device's first capture did. Each run costs a
+    #: whole forward, most of what a first-call capture costs beyond its eager answer.
+    warmup_runs_after_first: int = 0
     #: At ``max_entries`` or the memory budget, drop the least recently used entries to make room
     #: for a new capture instead of refusing it.
     evict_lru: bool = False

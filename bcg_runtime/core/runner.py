@@ -308,6 +308,8 @@ class GraphRunner:
         capture_fn = strategy.capture_forward(fn)
         backend = self._backend(call.device)
         first = call.device not in self._captured_on
+        run_truth = capture.truth_of(fn, capture_fn, args, kwargs, plain, binding)
+        truth = run_truth if first else capture.eager_truth(run_truth, call.device, backend)
         try:
             entry = capture.record(
                 call, fn, capture_fn, args, kwargs,
@@ -320,9 +322,7 @@ class GraphRunner:
             self.table.forget_pool(call.device)
             raise
         try:
-            result = capture.settle(
-                entry, call, fn, capture_fn, args, kwargs, plain, state, strategy, binding, self.table
-            )
+            result = capture.settle(entry, call, truth, plain, state, strategy, binding, self.table)
         finally:
             if entry.stats.proof is not None:  # a device's first capture time carries its lazy init
                 self.stats.costs.record(None if first else entry.stats.capture_seconds, entry.stats.proof, call.size)
