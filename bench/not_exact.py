@@ -57,7 +57,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--prior-batch",
         type=int,
         default=None,
-        help="capture a call of this batch first on the same runner (the target then gets one warm-up run)",
+        help="capture a call of this batch first on the same runner (the target then runs no warm-up: its proof's eager run comes first)",
     )
     p.add_argument(
         "--through-session",
@@ -463,8 +463,9 @@ def capture_once(
 ) -> tuple[str, float | None]:
     """One runner capture of the DiT's :func:`plain_forward` on these inputs: ``(status, max_abs_diff)``.
     ``shift=False`` captures on the live values (the runner's shift off). ``prior``: the
-    ``(args, kwargs)`` of another call captured first on the same runner, so that this capture
-    gets the one warm-up run a runner gives every capture after its first (as in a session)."""
+    ``(args, kwargs)`` of another call captured first on the same runner, so that this capture is
+    made as a runner makes every capture after its first (as in a session: the proof's eager run
+    first, no warm-up run)."""
     from bcg_runtime.core import CaptureOptions, GraphRunner
     from bcg_runtime.core import capture as capture_module
 
