@@ -187,9 +187,12 @@ host_comfy() { # host_comfy <host dir or ""> <name>: prints the ComfyUI tree to 
 left() { echo $((BUDGET - (SECONDS - START))); }
 # tests_left: what the tests stage may still use (TESTS_BUDGET_S from the stage's start, within left)
 tests_left() {
-  local l
+  local l cap
   l=$(left)
-  [ -n "${TESTS_BUDGET_S:-}" ] && [ $((TESTS_BUDGET_S - (SECONDS - TESTS_START))) -lt "$l" ] && l=$((TESTS_BUDGET_S - (SECONDS - TESTS_START)))
+  if [ -n "${TESTS_BUDGET_S:-}" ]; then
+    cap=$((TESTS_BUDGET_S - (SECONDS - TESTS_START)))
+    [ "$cap" -lt "$l" ] && l=$cap
+  fi
   echo "$l"
 }
 # row <stage> <result> <seconds>: one line of the host's table
